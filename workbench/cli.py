@@ -1,0 +1,409 @@
+"""The `workbench` command line: thin commands over the services (DESIGN section 8).
+
+Every command takes the global --db (or WORKBENCH_DB). Errors are one sentence
+with the fix and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from .errors import WorkbenchError
+from .store import Store, default_db_path
+
+EXIT_ERROR = 1
+EXIT_GATE_FAILED = 3
+
+
+class Ctx:
+    def __init__(self, db: str):
+        self.db = db
+        self._store: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.db)
+        return self._store
+
+
+def clean_errors(fn: Callable) -> Callable:
+    """Turn our named errors (and anything unexpected) into one line on stderr and exit 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except WorkbenchError as e:
+            click.secho(f"Error: {e}", fg="red", err=True)
+            sys.exit(EXIT_ERROR)
+        except KeyboardInterrupt:
+            click.echo("Interrupted; everything finished so far is saved.", err=True)
+            sys.exit(130)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except Exception as e:  # noqa: BLE001 - the edge: users get a sentence, developers the env switch
+            if os.environ.get("WORKBENCH_DEBUG"):
+                raise
+            click.secho(f"Error: unexpected {type(e).__name__}: {e}; rerun with WORKBENCH_DEBUG=1 for details.",
+                        fg="red", err=True)
+            sys.exit(EXIT_ERROR)
+
+    return wrapper
+
+
+def _echo_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+def _count_lines(path: Path) -> int:
+    n = 0
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            n += chunk.count(b"\n")
+    return max(n, 1)
+
+
+def _with_progress(path: str, label: str, run: Callable[[Callable[[int], None]], Any]) -> Any:
+    p = Path(path)
+    if not p.exists() or p.stat().st_size < 5_000_000:
+        return run(lambda n: None)
+    with click.progressbar(length=_count_lines(p), label=label, file=sys.stderr) as bar:
+        result = run(bar.update)
+        bar.update(bar.length)
+        return result
+
+
+pass_ctx = click.make_pass_decorator(Ctx)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--db", envvar="WORKBENCH_DB", default=default_db_path, show_default="workbench.db",
+              help="SQLite database file (or set WORKBENCH_DB).")
+@click.version_option(package_name="judge-workbench")
+@click.pass_context
+def main(ctx: click.Context, db: str) -> None:
+    """Judge Workbench: decide which LLM judges you may trust.
+
+    \b
+    Label a golden set, run or import judges, score each judge against the
+    humans, and export only calibrated rubrics.
+
+    \b
+    Start here:  workbench demo
+    """
+    ctx.obj = Ctx(db)
+
+
+# -- demo and ui ---------------------------------------------------------------
+
+@main.command()
+@click.option("--no-ui", is_flag=True, help="Seed the database and stop; do not start the UI.")
+@click.option("--port", default=8501, show_default=True, help="Port of the UI on 127.0.0.1.")
+@pass_ctx
+@clean_errors
+def demo(ctx: Ctx, no_ui: bool, port: int) -> None:
+    """Seed the database with the synthetic demo and open the UI.
+
+    \b
+    Example:
+      workbench demo              # seeds ./workbench.db, UI on http://127.0.0.1:8501
+      workbench --db /tmp/d.db demo --no-ui
+    """
+    from .services.demo import seed_demo
+
+    summary = seed_demo(ctx.store)
+    n_judgments = sum(summary["judgments"].values())
+    click.echo(f"Seeded {ctx.db} with the SYNTHETIC demo: {summary['items']} items, {summary['labels']} labels, "
+               f"{summary['adjudications']} adjudications, {n_judgments} recorded judgments of "
+               f"{len(summary['judgments'])} judges, rubric {summary['rubric']}.")
+    if not no_ui:
+        _run_ui(ctx.db, port)
+
+
+@main.command()
+@click.option("--port", default=8501, show_default=True, help="Port of the UI on 127.0.0.1.")
+@pass_ctx
+@clean_errors
+def ui(ctx: Ctx, port: int) -> None:
+    """Start the Streamlit UI on 127.0.0.1.
+
+    \b
+    Example:
+      workbench ui --port 8502
+    """
+    _run_ui(ctx.db, port)
+
+
+def _run_ui(db: str, port: int) -> None:
+    app = Path(__file__).parent / "ui" / "app.py"
+    env = {**os.environ, "WORKBENCH_DB": str(Path(db).resolve())}
+    click.echo(f"Judge Workbench UI on http://127.0.0.1:{port} (Ctrl-C to stop)")
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.address", "127.0.0.1",
+           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    try:
+        subprocess.run(cmd, env=env, check=False)
+    except KeyboardInterrupt:
+        pass
+
+
+# -- rubrics -------------------------------------------------------------------
+
+@main.group()
+def rubric() -> None:
+    """Add, list and show rubric versions."""
+
+
+@rubric.command("add")
+@click.argument("path", type=click.Path(dir_okay=False))
+@pass_ctx
+@clean_errors
+def rubric_add(ctx: Ctx, path: str) -> None:
+    """Add a rubric YAML; changed content becomes a new version.
+
+    \b
+    Example:
+      workbench rubric add rubrics/demo-patch-quality.yaml
+    """
+    from .services.rubrics import add_rubric
+
+    rv = add_rubric(ctx.store, path)
+    state = "added as" if rv.created else "unchanged:"
+    click.echo(f"Rubric '{rv.name}' {state} version {rv.version} ({rv.hash[:12]}), "
+               f"{len(rv.rubric.judges)} judge(s): {', '.join(j.id for j in rv.rubric.judges) or 'none'}.")
+
+
+@rubric.command("list")
+@pass_ctx
+@clean_errors
+def rubric_list(ctx: Ctx) -> None:
+    """List rubrics and their latest versions.
+
+    \b
+    Example:
+      workbench rubric list
+    """
+    from .services.rubrics import list_rubrics
+
+    rows = list_rubrics(ctx.store)
+    if not rows:
+        click.echo("No rubrics yet; add one with 'workbench rubric add rubrics/NAME.yaml'.")
+    for r in rows:
+        click.echo(f"{r['name']}\tv{r['latest_version']}\t({r['n_versions']} version(s))")
+
+
+@rubric.command("show")
+@click.argument("name")
+@click.option("--version", type=int, default=None, help="Version number (default: latest).")
+@pass_ctx
+@clean_errors
+def rubric_show(ctx: Ctx, name: str, version: int | None) -> None:
+    """Print a rubric version as YAML.
+
+    \b
+    Example:
+      workbench rubric show demo-patch-quality --version 1
+    """
+    from .rubrics import dump_rubric
+    from .services.rubrics import get_rubric
+
+    rv = get_rubric(ctx.store, name, version)
+    click.echo(f"# {rv.name} version {rv.version}, hash {rv.hash}")
+    click.echo(dump_rubric(rv.rubric))
+
+
+# -- imports -------------------------------------------------------------------
+
+@main.group("import")
+def import_() -> None:
+    """Import items, labels, adjudications and judgments (.jsonl or .csv)."""
+
+
+@import_.command("items")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--golden-set", "-g", required=True, help="Golden set to import into (created if new).")
+@pass_ctx
+@clean_errors
+def import_items(ctx: Ctx, file: str, golden_set: str) -> None:
+    """Import items into a golden set; the whole file lands or nothing does.
+
+    \b
+    Example:
+      workbench import items golden_sets/demo/items.jsonl --golden-set demo
+    """
+    from .services import golden_sets as svc
+
+    res = _with_progress(file, "Importing items",
+                         lambda tick: svc.import_items(ctx.store, file, golden_set, progress=tick))
+    click.echo(res.summary("items"))
+
+
+@import_.command("labels")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--golden-set", "-g", required=True, help="Golden set the items belong to.")
+@click.option("--rubric", "-r", required=True, help="Rubric whose scale the scores are on.")
+@pass_ctx
+@clean_errors
+def import_labels(ctx: Ctx, file: str, golden_set: str, rubric: str) -> None:
+    """Import human labels; one label per item, rater and rubric.
+
+    \b
+    Example:
+      workbench import labels golden_sets/demo/demo-patch-quality/labels.jsonl \\
+          --golden-set demo --rubric demo-patch-quality
+    """
+    from .services import golden_sets as svc
+
+    res = _with_progress(file, "Importing labels",
+                         lambda tick: svc.import_labels(ctx.store, file, golden_set, rubric, progress=tick))
+    click.echo(res.summary("labels"))
+
+
+@import_.command("adjudications")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--golden-set", "-g", required=True, help="Golden set the items belong to.")
+@click.option("--rubric", "-r", required=True, help="Rubric whose scale the scores are on.")
+@pass_ctx
+@clean_errors
+def import_adjudications(ctx: Ctx, file: str, golden_set: str, rubric: str) -> None:
+    """Import leads' final labels (item_id, score, note, lead).
+
+    \b
+    Example:
+      workbench import adjudications golden_sets/demo/demo-patch-quality/adjudications.jsonl \\
+          --golden-set demo --rubric demo-patch-quality
+    """
+    from .services import golden_sets as svc
+
+    click.echo(svc.import_adjudications(ctx.store, file, golden_set, rubric).summary("adjudications"))
+
+
+@import_.command("judgments")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--golden-set", "-g", required=True, help="Golden set the items belong to.")
+@click.option("--rubric", "-r", required=True, help="Rubric that declares the judge.")
+@click.option("--judge", "-j", required=True, help="Judge id declared in the rubric.")
+@pass_ctx
+@clean_errors
+def import_judgments(ctx: Ctx, file: str, golden_set: str, rubric: str, judge: str) -> None:
+    """Import judgments made elsewhere for a declared judge.
+
+    \b
+    Example:
+      workbench import judgments golden_sets/demo/demo-patch-quality/judgments/lenient-mini.jsonl \\
+          --golden-set demo --rubric demo-patch-quality --judge lenient-mini
+    """
+    from .services import golden_sets as svc
+
+    res = _with_progress(file, "Importing judgments",
+                         lambda tick: svc.import_judgments(ctx.store, file, golden_set, rubric, judge, progress=tick))
+    click.echo(res.summary("judgments"))
+
+
+# -- golden sets ---------------------------------------------------------------
+
+@main.group("golden-set")
+def golden_set() -> None:
+    """List, show, freeze and export golden sets."""
+
+
+@golden_set.command("list")
+@pass_ctx
+@clean_errors
+def golden_set_list(ctx: Ctx) -> None:
+    """List golden sets with counts.
+
+    \b
+    Example:
+      workbench golden-set list
+    """
+    from .services.golden_sets import list_golden_sets
+
+    rows = list_golden_sets(ctx.store)
+    if not rows:
+        click.echo("No golden sets yet; run 'workbench demo --no-ui' or 'workbench import items FILE --golden-set G'.")
+    for r in rows:
+        demo = "  [synthetic demo]" if r["is_demo"] else ""
+        click.echo(f"{r['name']}\t{r['n_items']} items\t{r['n_labels']} labels by {r['n_raters']} raters\t"
+                   f"{r['n_judgments']} judgments\tversion {r['latest_version'] or '-'}{demo}")
+
+
+@golden_set.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_ctx
+@clean_errors
+def golden_set_show(ctx: Ctx, name: str, as_json: bool) -> None:
+    """Show a golden set: categories, producers, labels, consensus, runs.
+
+    \b
+    Example:
+      workbench golden-set show demo
+    """
+    from .services.golden_sets import show_golden_set
+
+    info = show_golden_set(ctx.store, name)
+    if as_json:
+        _echo_json(info)
+        return
+    click.echo(f"Golden set '{info['name']}': {info['items']} items" +
+               (" (SYNTHETIC demo data)" if info["synthetic_demo"] else ""))
+    click.echo("  categories: " + ", ".join(f"{k} {v}" for k, v in sorted(info["categories"].items())))
+    click.echo("  producer families: " + ", ".join(f"{k} {v}" for k, v in sorted(info["producer_families"].items())))
+    for rubric, r in info["rubrics"].items():
+        click.echo(f"  rubric {rubric}: {r['labels']} labels by {r['raters']} raters on {r['labeled_items']} items, "
+                   f"{r['with_2_or_more']} with 2+ labels; {r['resolved']} with consensus, {r['unresolved']} "
+                   f"unresolved, {r['adjudicated']} adjudicated")
+    for run in info["runs"]:
+        click.echo(f"  judge {run['judge']} (rubric {run['rubric']} v{run['rubric_version']}), run {run['run']}: "
+                   f"{run['judgments']} judgments [{run['source']}, {run['status']}]")
+    for v in info["versions"]:
+        click.echo(f"  frozen version {v['version']}: {v['hash'][:16]} at {v['created_at']}")
+
+
+@golden_set.command("freeze")
+@click.argument("name")
+@pass_ctx
+@clean_errors
+def golden_set_freeze(ctx: Ctx, name: str) -> None:
+    """Freeze a version: item ids, content hashes and consensus labels, named by their hash.
+
+    \b
+    Example:
+      workbench golden-set freeze demo
+    """
+    from .services.golden_sets import freeze
+
+    v = freeze(ctx.store, name)
+    click.echo(f"Golden set '{name}' version {v['version']}: {v['hash']} ({v['n_items']} items).")
+
+
+@golden_set.command("export")
+@click.argument("name")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder to write.")
+@pass_ctx
+@clean_errors
+def golden_set_export(ctx: Ctx, name: str, out: str) -> None:
+    """Write items, labels, adjudications and judgments back to files (lossless).
+
+    \b
+    Example:
+      workbench golden-set export demo --out /tmp/demo-export
+    """
+    from .services.golden_sets import export_golden_set
+
+    counts = export_golden_set(ctx.store, name, out)
+    for f, n in counts.items():
+        click.echo(f"{Path(out) / f}\t{n} records")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

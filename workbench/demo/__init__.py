@@ -1,0 +1,1 @@
+"""The synthetic demo golden set and its generator with planted, known effects."""

@@ -1,0 +1,45 @@
+"""Named exceptions whose message is one sentence a user can act on.
+
+They are raised deep inside services and turned into a clean message (no
+traceback) by the CLI and the UI.
+"""
+
+from __future__ import annotations
+
+
+class WorkbenchError(Exception):
+    """Base class: the message names the offending thing and the fix."""
+
+
+class InputError(WorkbenchError):
+    """Bad input in a file: names the file, line, field and the fix."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
+                 field: str | None = None, fix: str | None = None):
+        self.file, self.line, self.field, self.fix = file, line, field, fix
+        where = ""
+        if file:
+            where = f"{file}"
+            if line is not None:
+                where += f" line {line}"
+            where += ": "
+        if field:
+            message = f"field '{field}': {message}"
+        text = where + message
+        if fix:
+            text = text.rstrip(".") + f"; {fix}"
+        if not text.endswith("."):
+            text += "."
+        super().__init__(text)
+
+
+class NotFound(WorkbenchError):
+    """A named golden set, rubric, judge or item does not exist."""
+
+
+class Conflict(WorkbenchError):
+    """The request contradicts stored state (e.g. changing an immutable version)."""
+
+
+class ConfigError(WorkbenchError):
+    """Missing SDK, key or setting; the message says what to install or set."""

@@ -1,0 +1,342 @@
+"""Reading and validating the file formats of DESIGN section 2 (items, labels, judgments).
+
+Files are streamed record by record so memory does not grow with the file;
+every problem becomes one ``InputError`` naming file, line, field and fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from .errors import InputError
+from .models import Item, Judgment, Label, Producer, derived_item_id
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+STEP_ROLES = ("system", "user", "assistant", "tool")
+# Fields that hold JSON inside a CSV cell.
+NESTED = {"trajectory", "producer", "metadata", "evidence_steps", "trace"}
+
+
+@dataclass(frozen=True)
+class Record:
+    file: str
+    line: int
+    data: dict[str, Any]
+    from_csv: bool = False
+
+    def error(self, message: str, *, field: str | None = None, fix: str | None = None) -> InputError:
+        return InputError(message, file=self.file, line=self.line, field=field, fix=fix)
+
+
+def read_records(path: str | Path) -> Iterator[Record]:
+    """Yield each record of a .jsonl or .csv file with its line number."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", file=str(path), fix="check the path")
+    if path.stat().st_size == 0:
+        raise InputError("the file is empty", file=path.name, fix="export at least one record into it")
+    if path.suffix.lower() == ".csv":
+        yield from _read_csv(path)
+    elif path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+        yield from _read_jsonl(path)
+    else:
+        raise InputError(f"unknown file type '{path.suffix}'", file=path.name,
+                         fix="use .jsonl (one JSON object per line) or .csv")
+
+
+def _read_jsonl(path: Path) -> Iterator[Record]:
+    seen = False
+    with path.open("rb") as fh:
+        lineno = 0
+        while True:
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                break
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise InputError(f"the line is longer than the {MAX_LINE_BYTES // 2**20} MB limit", file=path.name,
+                                 line=lineno, fix="split the item or move large attachments out of it")
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(f"not valid UTF-8 at byte {e.start}", file=path.name, line=lineno,
+                                 fix="save the file as UTF-8") from None
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise InputError(f"malformed JSON at column {e.colno} ({e.msg})", file=path.name, line=lineno,
+                                 fix="write one complete JSON object per line") from None
+            if not isinstance(data, dict):
+                raise InputError(f"expected a JSON object, got {_kind(data)}", file=path.name, line=lineno,
+                                 fix="write one JSON object per line")
+            seen = True
+            yield Record(path.name, lineno, data)
+    if not seen:
+        raise InputError("the file has no records", file=path.name, fix="add one JSON object per line")
+
+
+def _read_csv(path: Path) -> Iterator[Record]:
+    csv.field_size_limit(MAX_LINE_BYTES)
+    # utf-8-sig: spreadsheets often write a byte-order mark, which is not part of the first column name.
+    with path.open("r", encoding="utf-8-sig", newline="") as fh:
+        try:
+            reader = csv.DictReader(fh)
+            header = reader.fieldnames
+        except UnicodeDecodeError:
+            raise InputError("not valid UTF-8", file=path.name, line=1, fix="save the file as UTF-8") from None
+        if not header:
+            raise InputError("the file has no header row", file=path.name, line=1,
+                             fix="put the column names on the first line")
+        if len(header) == 1:
+            for sep, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "pipes")):
+                if sep in header[0]:
+                    raise InputError(f"the header is separated by {name}, not commas", file=path.name, line=1,
+                                     fix="save the file as comma-separated CSV")
+        seen = False
+        try:
+            for row in reader:
+                lineno = reader.line_num
+                if None in row:
+                    raise InputError("the row has more cells than the header", file=path.name, line=lineno,
+                                     fix="quote cells that contain commas")
+                data: dict[str, Any] = {}
+                for key, value in row.items():
+                    if value is None or value == "":
+                        continue
+                    if key in NESTED:
+                        try:
+                            value = json.loads(value)
+                        except json.JSONDecodeError as e:
+                            raise InputError(f"cell is not valid JSON ({e.msg})", file=path.name, line=lineno,
+                                             field=key, fix="write nested fields as JSON strings") from None
+                    data[key] = value
+                if data:
+                    seen = True
+                    yield Record(path.name, lineno, data, from_csv=True)
+        except UnicodeDecodeError:
+            raise InputError("not valid UTF-8", file=path.name, line=reader.line_num + 1,
+                             fix="save the file as UTF-8") from None
+        except csv.Error as e:
+            raise InputError(f"malformed CSV ({e})", file=path.name, line=reader.line_num,
+                             fix="check quoting of that row") from None
+    if not seen:
+        raise InputError("the file has no records", file=path.name, fix="add rows under the header")
+
+
+def _kind(v: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+# -- field access with types -------------------------------------------------
+
+def _check_fields(rec: Record, known: tuple[str, ...]) -> None:
+    for key in rec.data:
+        if key not in known:
+            raise rec.error(f"unknown field '{key}'", fix=f"use only {', '.join(known)}")
+
+
+def _str(rec: Record, name: str, *, required: bool = False) -> str | None:
+    v = rec.data.get(name)
+    if v is None:
+        if required:
+            raise rec.error("is missing", field=name, fix=f"give every record a '{name}'")
+        return None
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and name in ("id", "item_id", "task_id", "run"):
+        v = str(v)
+    if not isinstance(v, str):
+        raise rec.error(f"must be a string, got {_kind(v)}", field=name, fix="quote the value")
+    if required and not v.strip():
+        raise rec.error("is empty", field=name, fix=f"give every record a non-empty '{name}'")
+    return v
+
+
+def _int(rec: Record, name: str, *, required: bool = False, nullable: bool = False) -> int | None:
+    v = rec.data.get(name)
+    if v is None:
+        if required and not nullable:
+            raise rec.error("is missing", field=name, fix=f"give every record a '{name}'")
+        return None
+    if rec.from_csv and isinstance(v, str):
+        try:
+            return int(v.strip())
+        except ValueError:
+            raise rec.error(f"must be an integer, got '{v}'", field=name, fix="write a whole number") from None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
+        raise rec.error(f"must be an integer, got {json.dumps(v)[:40]}", field=name, fix="write a whole number")
+    return int(v)
+
+
+def _float(rec: Record, name: str) -> float | None:
+    v = rec.data.get(name)
+    if v is None:
+        return None
+    try:
+        if isinstance(v, bool):
+            raise ValueError
+        return float(v)
+    except (TypeError, ValueError):
+        raise rec.error(f"must be a number, got {json.dumps(v)[:40]}", field=name, fix="write a number") from None
+
+
+def _obj(rec: Record, name: str, kind: type, example: str) -> Any:
+    v = rec.data.get(name)
+    if v is None:
+        return None
+    if not isinstance(v, kind):
+        raise rec.error(f"must be {_kind(kind())}, got {_kind(v)}", field=name, fix=f"write it like {example}")
+    return v
+
+
+# -- items ---------------------------------------------------------------------
+
+ITEM_FIELDS = ("id", "task_id", "category", "input", "output", "trajectory", "producer", "reference", "metadata")
+
+
+def parse_item(rec: Record) -> Item:
+    _check_fields(rec, ITEM_FIELDS)
+    input_ = _str(rec, "input", required=True)
+    output = _str(rec, "output")
+    trajectory = _obj(rec, "trajectory", list, '[{"role": "assistant", "content": "..."}]')
+    if output is None and trajectory is None:
+        raise rec.error("an item needs an 'output' or a 'trajectory'", field="output",
+                        fix="add the final answer as 'output' or the steps as 'trajectory'")
+    if trajectory is not None:
+        _check_trajectory(rec, trajectory)
+    producer = _obj(rec, "producer", dict, '{"model": "gpt-4o", "family": "openai"}')
+    prod = None
+    if producer is not None:
+        extra = set(producer) - {"model", "family"}
+        if extra or not isinstance(producer.get("model"), str) or not isinstance(producer.get("family"), str):
+            raise rec.error("must be an object with string 'model' and 'family'", field="producer",
+                            fix='write it like {"model": "gpt-4o", "family": "openai"}')
+        prod = Producer(producer["model"], producer["family"])
+    metadata = _obj(rec, "metadata", dict, '{"source": "..."}') or {}
+    content = {"task_id": _str(rec, "task_id"), "category": _str(rec, "category") or "default", "input": input_,
+               "output": output, "trajectory": trajectory, "producer": producer, "reference": _str(rec, "reference"),
+               "metadata": metadata or None}
+    item_id = _str(rec, "id")
+    if item_id is None:
+        item_id = derived_item_id(content)
+    elif not item_id.strip():
+        raise rec.error("is empty", field="id", fix="give the item a non-empty id or leave the field out")
+    return Item(id=item_id, input=input_, task_id=content["task_id"] or item_id, category=content["category"],
+                output=output, trajectory=trajectory, producer=prod, reference=content["reference"],
+                metadata=metadata)
+
+
+def _check_trajectory(rec: Record, steps: list) -> None:
+    for n, step in enumerate(steps):
+        where = f"trajectory[{n}]"
+        if not isinstance(step, dict):
+            raise rec.error(f"must be an object, got {_kind(step)}", field=where,
+                            fix='write each step like {"role": "assistant", "content": "..."}')
+        if step.get("role") not in STEP_ROLES:
+            raise rec.error(f"role must be one of {', '.join(STEP_ROLES)}, got {json.dumps(step.get('role'))}",
+                            field=where, fix="set the step's role")
+        if not isinstance(step.get("content", ""), str):
+            raise rec.error(f"content must be a string, got {_kind(step.get('content'))}", field=where,
+                            fix="serialise structured content as text")
+        calls = step.get("tool_calls")
+        if calls is not None:
+            if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
+                                                      for c in calls):
+                raise rec.error("tool_calls must be a list of {name, arguments}", field=where,
+                                fix='write tool calls like [{"name": "bash", "arguments": {"cmd": "ls"}}]')
+
+
+# -- labels --------------------------------------------------------------------
+
+LABEL_FIELDS = ("item_id", "rater", "score", "rationale", "created_at")
+
+
+def parse_label(rec: Record) -> Label:
+    _check_fields(rec, LABEL_FIELDS)
+    return Label(item_id=_str(rec, "item_id", required=True), rater=_str(rec, "rater", required=True).strip(),
+                 score=_int(rec, "score", required=True), rationale=_str(rec, "rationale"),
+                 created_at=_str(rec, "created_at"))
+
+
+ADJUDICATION_FIELDS = ("item_id", "score", "note", "lead", "created_at")
+
+
+def parse_adjudication(rec: Record) -> dict:
+    _check_fields(rec, ADJUDICATION_FIELDS)
+    return {"item_id": _str(rec, "item_id", required=True), "score": _int(rec, "score", required=True),
+            "note": _str(rec, "note"), "lead": _str(rec, "lead") or "import", "created_at": _str(rec, "created_at")}
+
+
+# -- judgments -----------------------------------------------------------------
+
+JUDGMENT_FIELDS = ("item_id", "score", "unscored_reason", "repeat", "run", "rationale", "model_version", "created_at",
+                   "evidence_steps", "trace", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "latency_ms")
+
+
+def parse_judgment(rec: Record) -> tuple[str | None, Judgment]:
+    """Returns (run name or None, judgment)."""
+    _check_fields(rec, JUDGMENT_FIELDS)
+    if "score" not in rec.data and not rec.from_csv:
+        raise rec.error("is missing", field="score", fix="give a score, or null with an 'unscored_reason'")
+    score = _int(rec, "score", nullable=True)
+    reason = _str(rec, "unscored_reason")
+    if score is None and not reason:
+        raise rec.error("is null without an 'unscored_reason'", field="score",
+                        fix="give a score or say why there is none in 'unscored_reason'")
+    if score is not None and reason:
+        raise rec.error("has both a score and an 'unscored_reason'", field="unscored_reason",
+                        fix="keep one of them")
+    repeat = _int(rec, "repeat") or 0
+    if repeat < 0:
+        raise rec.error(f"must be 0 or more, got {repeat}", field="repeat", fix="number repeats from 0")
+    evidence = _obj(rec, "evidence_steps", list, "[3, 7]") or []
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in evidence):
+        raise rec.error("must be a list of step numbers", field="evidence_steps", fix="write it like [3, 7]")
+    return _str(rec, "run"), Judgment(
+        item_id=_str(rec, "item_id", required=True), score=score, repeat=repeat, unscored_reason=reason,
+        rationale=_str(rec, "rationale"), evidence_steps=tuple(evidence),
+        trace=_obj(rec, "trace", list, '[{"role": "assistant", ...}]'), tokens_in=_int(rec, "tokens_in"),
+        tokens_out=_int(rec, "tokens_out"), tokens_cached=_int(rec, "tokens_cached"), cost_usd=_float(rec, "cost_usd"),
+        latency_ms=_float(rec, "latency_ms"), model_version=_str(rec, "model_version"),
+        created_at=_str(rec, "created_at"))
+
+
+def judgment_to_dict(run: str | None, j: Judgment) -> dict:
+    d: dict[str, Any] = {"item_id": j.item_id, "score": j.score}
+    if j.score is None:
+        d["unscored_reason"] = j.unscored_reason
+    d["repeat"] = j.repeat
+    if run is not None:
+        d["run"] = run
+    for key in ("rationale", "model_version", "created_at", "tokens_in", "tokens_out", "tokens_cached", "cost_usd",
+                "latency_ms", "trace"):
+        v = getattr(j, key)
+        if v is not None:
+            d[key] = v
+    if j.evidence_steps:
+        d["evidence_steps"] = list(j.evidence_steps)
+    return d
+
+
+def write_jsonl(path: Path, records: Iterator[dict] | list[dict]) -> int:
+    """Write atomically (temp file + rename) so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    n = 0
+    with tmp.open("w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+            n += 1
+    tmp.replace(path)
+    return n
+
+
+ParseFn = Callable[[Record], Any]

@@ -1,0 +1,169 @@
+"""Rubric YAML: loading and validation into a ``Rubric`` (no storage here).
+
+Errors name the file, the line of the offending key and the field path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import InputError
+from .models import Criterion, JudgeSpec, Rubric
+from .scale import DEFAULT_SCALE, Scale, ScaleLevel
+
+RUBRIC_KEYS = ("name", "title", "description", "scale", "pass_threshold", "criteria", "instructions", "examples",
+               "gate", "judges")
+JUDGE_KEYS = ("id", "model", "family", "mode", "temperature", "max_tokens", "max_turns", "repeats", "see_reference")
+PROVIDERS = ("anthropic", "openai", "openai-api", "python")
+MODES = ("single", "agentic")
+
+
+class _Ctx:
+    def __init__(self, file: str, root: yaml.Node | None):
+        self.file, self.root = file, root
+
+    def line(self, path: tuple) -> int | None:
+        node = self.root
+        for key in path:
+            if isinstance(node, yaml.MappingNode):
+                node = next((v for k, v in node.value if k.value == key), None)
+            elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+                node = node.value[key]
+            else:
+                node = None
+            if node is None:
+                break
+        return node.start_mark.line + 1 if node is not None else None
+
+    def error(self, path: tuple, message: str, fix: str) -> InputError:
+        field = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in path).replace(".[", "[")
+        return InputError(message, file=self.file, line=self.line(path), field=field or None, fix=fix)
+
+
+def load_rubric(path: str | Path) -> Rubric:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", file=str(path), fix="check the path") from None
+    return parse_rubric(text, file=path.name, default_name=path.stem)
+
+
+def parse_rubric(text: str, *, file: str = "<rubric>", default_name: str | None = None) -> Rubric:
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise InputError(f"malformed YAML ({getattr(e, 'problem', e)})", file=file,
+                         line=mark.line + 1 if mark else None, fix="fix the indentation or quoting there") from None
+    ctx = _Ctx(file, root)
+    if not isinstance(data, dict):
+        raise ctx.error((), "a rubric must be a YAML mapping", "start the file with 'name: ...'")
+    return rubric_from_dict(data, ctx=ctx, default_name=default_name)
+
+
+def rubric_from_dict(data: dict[str, Any], *, ctx: _Ctx | None = None, default_name: str | None = None) -> Rubric:
+    ctx = ctx or _Ctx("<rubric>", None)
+    for key in data:
+        if key not in RUBRIC_KEYS:
+            raise ctx.error((key,), f"unknown key '{key}'", f"use only {', '.join(RUBRIC_KEYS)}")
+    name = data.get("name") or default_name
+    if not isinstance(name, str) or not name.strip():
+        raise ctx.error(("name",), "the rubric needs a name", "add 'name: my-rubric'")
+    scale = _scale(data.get("scale"), ctx)
+    threshold = data.get("pass_threshold", 0 if 0 in scale.values else scale.values[len(scale.values) // 2])
+    if threshold not in scale:
+        raise ctx.error(("pass_threshold",), f"{threshold!r} is not a value of the scale {scale.describe()}",
+                        "set it to the lowest passing value")
+    criteria = []
+    for n, c in enumerate(data.get("criteria") or []):
+        if not isinstance(c, dict) or not isinstance(c.get("id"), str) or not isinstance(c.get("description"), str):
+            raise ctx.error(("criteria", n), "a criterion needs a string 'id' and 'description'",
+                            "write it like {id: correctness, description: ...}")
+        criteria.append(Criterion(c["id"], c["description"]))
+    examples = data.get("examples") or []
+    if not isinstance(examples, list) or not all(isinstance(e, dict) for e in examples):
+        raise ctx.error(("examples",), "examples must be a list of mappings", "write {item: ..., score: ..., rationale: ...}")
+    for n, e in enumerate(examples):
+        if e.get("score") not in scale:
+            raise ctx.error(("examples", n, "score"), f"{e.get('score')!r} is not on the scale {scale.describe()}",
+                            "use a value of the scale")
+    gate = data.get("gate") or {}
+    if not isinstance(gate, dict):
+        raise ctx.error(("gate",), "gate must be a mapping of policy overrides", "write e.g. gate: {min_items: 80}")
+    judges = []
+    seen: set[str] = set()
+    for n, j in enumerate(data.get("judges") or []):
+        spec = _judge(j, ctx, n)
+        if spec.id in seen:
+            raise ctx.error(("judges", n, "id"), f"judge id '{spec.id}' is declared twice", "give each judge its own id")
+        seen.add(spec.id)
+        judges.append(spec)
+    for key in ("title", "description", "instructions"):
+        if not isinstance(data.get(key, ""), str):
+            raise ctx.error((key,), f"{key} must be text", "quote it or use a YAML block (|)")
+    return Rubric(name=name.strip(), title=data.get("title", ""), description=data.get("description", ""),
+                  scale=scale, pass_threshold=threshold, criteria=tuple(criteria),
+                  instructions=data.get("instructions", ""), examples=tuple(examples), gate=gate,
+                  judges=tuple(judges))
+
+
+def _scale(raw: Any, ctx: _Ctx) -> Scale:
+    if raw is None:
+        return DEFAULT_SCALE
+    if not isinstance(raw, list) or len(raw) < 2:
+        raise ctx.error(("scale",), "the scale must be a list of at least two levels",
+                        "write levels like {value: -1, label: fail, description: ...}")
+    levels = []
+    for n, lv in enumerate(raw):
+        if not isinstance(lv, dict) or isinstance(lv.get("value"), bool) or not isinstance(lv.get("value"), int) \
+                or not isinstance(lv.get("label"), str):
+            raise ctx.error(("scale", n), "a level needs an integer 'value' and a 'label'",
+                            "write it like {value: 0, label: competent pass, description: ...}")
+        levels.append(ScaleLevel(lv["value"], lv["label"], lv.get("description", "")))
+    try:
+        return Scale(tuple(levels))
+    except ValueError as e:
+        raise ctx.error(("scale",), str(e), "list distinct integer values, lowest first") from None
+
+
+def _judge(j: Any, ctx: _Ctx, n: int) -> JudgeSpec:
+    if not isinstance(j, dict):
+        raise ctx.error(("judges", n), "a judge must be a mapping", "write {id: ..., model: provider/model}")
+    for key in j:
+        if key not in JUDGE_KEYS:
+            raise ctx.error(("judges", n, key), f"unknown judge key '{key}'", f"use only {', '.join(JUDGE_KEYS)}")
+    if not isinstance(j.get("id"), str) or not j["id"].strip():
+        raise ctx.error(("judges", n, "id"), "a judge needs an 'id'", "add id: my-judge")
+    model = j.get("model")
+    if not isinstance(model, str) or "/" not in model or model.split("/", 1)[0] not in PROVIDERS:
+        raise ctx.error(("judges", n, "model"), f"model {model!r} has no known provider prefix",
+                        f"write '<provider>/<model>' with provider one of {', '.join(PROVIDERS)}")
+    if model.startswith("openai-api/") and model.count("/") < 2:
+        raise ctx.error(("judges", n, "model"), f"model {model!r} does not name a service",
+                        "write 'openai-api/<service>/<model>'")
+    mode = j.get("mode", "single")
+    if mode not in MODES:
+        raise ctx.error(("judges", n, "mode"), f"mode {mode!r} is not known", "use single or agentic")
+    for key in ("max_tokens", "max_turns", "repeats"):
+        v = j.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ctx.error(("judges", n, key), f"{key} must be a positive integer, got {v!r}", "write a whole number")
+    t = j.get("temperature")
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2):
+        raise ctx.error(("judges", n, "temperature"), f"temperature must be between 0 and 2, got {t!r}",
+                        "write e.g. temperature: 0")
+    # The family of a first-party model is its provider; an OpenAI-compatible server's must be declared.
+    family = j.get("family") or {"anthropic": "anthropic", "openai": "openai"}.get(model.split("/", 1)[0])
+    return JudgeSpec(id=j["id"].strip(), model=model, family=family, mode=mode,
+                     temperature=float(t) if t is not None else None, max_tokens=j.get("max_tokens"),
+                     max_turns=j.get("max_turns"), repeats=j.get("repeats", 1),
+                     see_reference=bool(j.get("see_reference", False)))
+
+
+def dump_rubric(rubric: Rubric) -> str:
+    return yaml.safe_dump(rubric.content(), sort_keys=False, allow_unicode=True, width=100)

@@ -1,0 +1,1 @@
+"""Use cases the CLI and the UI both call: importing, labeling, judging, calibrating, gating, exporting."""

@@ -1,0 +1,308 @@
+"""Schema migrations, registered in order and recorded in the database.
+
+Each migration runs in one transaction together with the row that records it,
+so a crash mid-migration leaves the previous schema intact.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from typing import Callable
+
+from .db import immediate
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+def applied(conn: sqlite3.Connection) -> list[str]:
+    conn.execute("""CREATE TABLE IF NOT EXISTS _migrations (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL) STRICT""")
+    return [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY id")]
+
+
+def migrate(conn: sqlite3.Connection, *, upto: int | None = None) -> list[str]:
+    """Apply every migration not yet recorded; returns the names applied now."""
+    done = set(applied(conn))
+    ran = []
+    for name, fn in MIGRATIONS[:upto]:
+        if name in done:
+            continue
+        with immediate(conn):
+            if name in {r[0] for r in conn.execute("SELECT name FROM _migrations")}:
+                continue  # another process got there first
+            fn(conn)
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+                         (name, datetime.now(timezone.utc).isoformat(timespec="seconds")))
+        ran.append(name)
+    return ran
+
+
+def _script(conn: sqlite3.Connection, sql: str) -> None:
+    # executescript would COMMIT our transaction; run statement by statement instead.
+    for stmt in _split(sql):
+        conn.execute(stmt)
+
+
+def _split(sql: str) -> list[str]:
+    """Split on ';' at top level, keeping trigger bodies (BEGIN ... END;) whole."""
+    out, buf, depth = [], [], 0
+    for line in sql.splitlines():
+        s = line.strip().upper()
+        buf.append(line)
+        if s == "BEGIN" or s.endswith(" BEGIN"):
+            depth += 1
+        if s.startswith("END;"):
+            depth -= 1
+        if s.endswith(";") and depth == 0:
+            stmt = "\n".join(buf).strip()
+            if stmt.strip(";").strip():
+                out.append(stmt)
+            buf = []
+    rest = "\n".join(buf).strip()
+    if rest:
+        out.append(rest)
+    return out
+
+
+@migration
+def m001_initial(conn: sqlite3.Connection) -> None:
+    _script(conn, """
+CREATE TABLE golden_sets (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE CHECK (length(name) > 0),
+    overlap INTEGER NOT NULL DEFAULT 2 CHECK (overlap >= 1),
+    is_demo INTEGER NOT NULL DEFAULT 0 CHECK (is_demo IN (0, 1)),
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE items (
+    pk INTEGER PRIMARY KEY,
+    golden_set_id INTEGER NOT NULL REFERENCES golden_sets(id),
+    item_id TEXT NOT NULL CHECK (length(item_id) > 0),
+    task_id TEXT NOT NULL,
+    category TEXT NOT NULL,
+    producer_model TEXT,
+    producer_family TEXT,
+    content TEXT NOT NULL CHECK (json_valid(content)),
+    content_hash TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (golden_set_id, item_id)
+) STRICT;
+CREATE INDEX items_task ON items(golden_set_id, task_id);
+
+CREATE TABLE golden_set_versions (
+    id INTEGER PRIMARY KEY,
+    golden_set_id INTEGER NOT NULL REFERENCES golden_sets(id),
+    version INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    snapshot TEXT NOT NULL CHECK (json_valid(snapshot)),
+    created_at TEXT NOT NULL,
+    UNIQUE (golden_set_id, version),
+    UNIQUE (golden_set_id, hash)
+) STRICT;
+
+CREATE TABLE raters (
+    name TEXT PRIMARY KEY CHECK (length(name) > 0),
+    role TEXT NOT NULL DEFAULT 'reviewer' CHECK (role IN ('reviewer', 'lead', 'admin')),
+    email TEXT,
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE rubrics (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL CHECK (length(name) > 0),
+    version INTEGER NOT NULL CHECK (version >= 1),
+    hash TEXT NOT NULL,
+    content TEXT NOT NULL CHECK (json_valid(content)),
+    created_at TEXT NOT NULL,
+    UNIQUE (name, version),
+    UNIQUE (name, hash)
+) STRICT;
+
+CREATE TABLE rubric_scale (
+    rubric_id INTEGER NOT NULL REFERENCES rubrics(id),
+    value INTEGER NOT NULL,
+    PRIMARY KEY (rubric_id, value)
+) STRICT;
+
+CREATE TRIGGER rubrics_immutable BEFORE UPDATE ON rubrics
+BEGIN
+    SELECT RAISE(ABORT, 'rubric versions are immutable: add the changed YAML as a new version');
+END;
+
+CREATE TABLE labels (
+    id INTEGER PRIMARY KEY,
+    item_pk INTEGER NOT NULL REFERENCES items(pk),
+    rater TEXT NOT NULL REFERENCES raters(name),
+    rubric_name TEXT NOT NULL,
+    rubric_id INTEGER NOT NULL REFERENCES rubrics(id),
+    score INTEGER NOT NULL,
+    rationale TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (item_pk, rater, rubric_name)
+) STRICT;
+CREATE INDEX labels_rubric ON labels(rubric_name, item_pk);
+
+CREATE TRIGGER labels_score_on_scale BEFORE INSERT ON labels
+WHEN NOT EXISTS (SELECT 1 FROM rubric_scale WHERE rubric_id = NEW.rubric_id AND value = NEW.score)
+BEGIN
+    SELECT RAISE(ABORT, 'label score is not on the rubric scale');
+END;
+
+CREATE TRIGGER labels_score_on_scale_update BEFORE UPDATE OF score ON labels
+WHEN NOT EXISTS (SELECT 1 FROM rubric_scale WHERE rubric_id = NEW.rubric_id AND value = NEW.score)
+BEGIN
+    SELECT RAISE(ABORT, 'label score is not on the rubric scale');
+END;
+
+CREATE TABLE label_events (
+    id INTEGER PRIMARY KEY,
+    label_id INTEGER NOT NULL,
+    item_pk INTEGER NOT NULL,
+    rater TEXT NOT NULL,
+    rubric_name TEXT NOT NULL,
+    event TEXT NOT NULL CHECK (event IN ('insert', 'update')),
+    old_score INTEGER,
+    new_score INTEGER NOT NULL,
+    rationale TEXT,
+    at TEXT NOT NULL
+) STRICT;
+
+CREATE TRIGGER label_events_on_insert AFTER INSERT ON labels
+BEGIN
+    INSERT INTO label_events (label_id, item_pk, rater, rubric_name, event, old_score, new_score, rationale, at)
+    VALUES (NEW.id, NEW.item_pk, NEW.rater, NEW.rubric_name, 'insert', NULL, NEW.score, NEW.rationale, NEW.updated_at);
+END;
+
+CREATE TRIGGER label_events_on_update AFTER UPDATE ON labels
+WHEN OLD.score IS NOT NEW.score OR OLD.rationale IS NOT NEW.rationale
+BEGIN
+    INSERT INTO label_events (label_id, item_pk, rater, rubric_name, event, old_score, new_score, rationale, at)
+    VALUES (NEW.id, NEW.item_pk, NEW.rater, NEW.rubric_name, 'update', OLD.score, NEW.score, NEW.rationale, NEW.updated_at);
+END;
+
+CREATE TRIGGER label_events_no_update BEFORE UPDATE ON label_events
+BEGIN
+    SELECT RAISE(ABORT, 'label_events is append-only');
+END;
+
+CREATE TRIGGER label_events_no_delete BEFORE DELETE ON label_events
+BEGIN
+    SELECT RAISE(ABORT, 'label_events is append-only');
+END;
+
+CREATE TABLE adjudications (
+    item_pk INTEGER NOT NULL REFERENCES items(pk),
+    rubric_name TEXT NOT NULL,
+    rubric_id INTEGER NOT NULL REFERENCES rubrics(id),
+    score INTEGER NOT NULL,
+    note TEXT,
+    lead TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (item_pk, rubric_name)
+) STRICT;
+
+CREATE TRIGGER adjudications_on_scale BEFORE INSERT ON adjudications
+WHEN NOT EXISTS (SELECT 1 FROM rubric_scale WHERE rubric_id = NEW.rubric_id AND value = NEW.score)
+BEGIN
+    SELECT RAISE(ABORT, 'adjudicated score is not on the rubric scale');
+END;
+
+CREATE TABLE flags (
+    id INTEGER PRIMARY KEY,
+    item_pk INTEGER NOT NULL REFERENCES items(pk),
+    rater TEXT NOT NULL,
+    rubric_name TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('broken item', 'unsure', 'skip')),
+    note TEXT,
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE judges (
+    pk INTEGER PRIMARY KEY,
+    rubric_id INTEGER NOT NULL REFERENCES rubrics(id),
+    judge_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    family TEXT,
+    config TEXT NOT NULL CHECK (json_valid(config)),
+    config_hash TEXT NOT NULL,
+    UNIQUE (rubric_id, judge_id)
+) STRICT;
+
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    judge_pk INTEGER NOT NULL REFERENCES judges(pk),
+    golden_set_id INTEGER NOT NULL REFERENCES golden_sets(id),
+    source TEXT NOT NULL CHECK (source IN ('run', 'import')),
+    name TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'stopped', 'done')),
+    params TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params)),
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    UNIQUE (judge_pk, golden_set_id, name)
+) STRICT;
+
+CREATE TABLE judgments (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    item_pk INTEGER NOT NULL REFERENCES items(pk),
+    item_content_hash TEXT NOT NULL,
+    config_hash TEXT NOT NULL,
+    repeat INTEGER NOT NULL DEFAULT 0 CHECK (repeat >= 0),
+    score INTEGER,
+    unscored_reason TEXT,
+    rationale TEXT,
+    evidence_steps TEXT CHECK (evidence_steps IS NULL OR json_valid(evidence_steps)),
+    trace TEXT CHECK (trace IS NULL OR json_valid(trace)),
+    tokens_in INTEGER,
+    tokens_out INTEGER,
+    tokens_cached INTEGER,
+    cost_usd REAL,
+    latency_ms REAL,
+    model_version TEXT,
+    created_at TEXT NOT NULL,
+    CHECK ((score IS NULL) != (unscored_reason IS NULL)),
+    UNIQUE (run_id, item_pk, repeat)
+) STRICT;
+CREATE INDEX judgments_cache ON judgments(config_hash, item_content_hash, repeat);
+
+CREATE TABLE batches (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    provider TEXT NOT NULL,
+    batch_id TEXT NOT NULL UNIQUE,
+    keys TEXT NOT NULL CHECK (json_valid(keys)),
+    status TEXT NOT NULL DEFAULT 'submitted' CHECK (status IN ('submitted', 'done', 'failed')),
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE reports (
+    id INTEGER PRIMARY KEY,
+    key_hash TEXT NOT NULL UNIQUE,
+    golden_set_id INTEGER NOT NULL REFERENCES golden_sets(id),
+    rubric_id INTEGER NOT NULL REFERENCES rubrics(id),
+    judge_pk INTEGER REFERENCES judges(pk),
+    kind TEXT NOT NULL,
+    report TEXT NOT NULL CHECK (json_valid(report)),
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE exports (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    rubric_id INTEGER NOT NULL REFERENCES rubrics(id),
+    judge_pk INTEGER NOT NULL REFERENCES judges(pk),
+    golden_set_version_id INTEGER NOT NULL REFERENCES golden_set_versions(id),
+    created_at TEXT NOT NULL
+) STRICT;
+""")

@@ -1,0 +1,404 @@
+"""Store: every query the services need, over one migrated SQLite connection.
+
+Rows come back as plain dicts (or data classes where one exists); JSON columns
+are decoded here so nothing above the store sees SQL or serialised text.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from ..errors import NotFound
+from .db import as_sqlite_utils, connect, default_db_path, immediate
+from .migrations import migrate
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _dumps(obj: Any) -> str | None:
+    return None if obj is None else json.dumps(obj, ensure_ascii=False, sort_keys=True)
+
+
+def _chunks(seq: Sequence, n: int = 500) -> Iterator[Sequence]:
+    for i in range(0, len(seq), n):
+        yield seq[i:i + n]
+
+
+class Store:
+    """One migrated connection; use as a context manager or call ``close()``."""
+
+    def __init__(self, path: str | Path | None = None, *, migrate_schema: bool = True):
+        self.path = str(path or default_db_path())
+        self.conn = connect(self.path)
+        if migrate_schema:
+            migrate(self.conn)
+
+    # -- plumbing ---------------------------------------------------------
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator["Store"]:
+        """BEGIN IMMEDIATE ... COMMIT; nested calls join the outer transaction."""
+        with immediate(self.conn):
+            yield self
+
+    def _all(self, sql: str, params: Sequence | dict = ()) -> list[dict]:
+        return [dict(r) for r in self.conn.execute(sql, params)]
+
+    def _one(self, sql: str, params: Sequence | dict = ()) -> dict | None:
+        row = self.conn.execute(sql, params).fetchone()
+        return dict(row) if row else None
+
+    def table_counts(self) -> dict[str, int]:
+        db = as_sqlite_utils(self.conn)
+        return {t: db[t].count for t in db.table_names()}
+
+    # -- golden sets ------------------------------------------------------
+    def ensure_golden_set(self, name: str, *, is_demo: bool = False, overlap: int | None = None) -> int:
+        with self.transaction():
+            row = self._one("SELECT id FROM golden_sets WHERE name = ?", (name,))
+            if row:
+                if overlap is not None:
+                    self.conn.execute("UPDATE golden_sets SET overlap = ? WHERE id = ?", (overlap, row["id"]))
+                if is_demo:
+                    self.conn.execute("UPDATE golden_sets SET is_demo = 1 WHERE id = ?", (row["id"],))
+                return row["id"]
+            cur = self.conn.execute(
+                "INSERT INTO golden_sets (name, overlap, is_demo, created_at) VALUES (?, ?, ?, ?)",
+                (name, overlap or 2, int(is_demo), now()))
+            return cur.lastrowid
+
+    def golden_set(self, name: str) -> dict:
+        row = self._one("SELECT * FROM golden_sets WHERE name = ?", (name,))
+        if not row:
+            known = ", ".join(r["name"] for r in self._all("SELECT name FROM golden_sets ORDER BY name")) or "none yet"
+            raise NotFound(f"no golden set '{name}' (known: {known}); import items with "
+                           f"'workbench import items FILE --golden-set {name}'")
+        return row
+
+    def golden_sets(self) -> list[dict]:
+        return self._all("""
+            SELECT g.*, (SELECT count(*) FROM items i WHERE i.golden_set_id = g.id) AS n_items,
+                   (SELECT count(*) FROM labels l JOIN items i ON i.pk = l.item_pk
+                     WHERE i.golden_set_id = g.id) AS n_labels,
+                   (SELECT count(DISTINCT l.rater) FROM labels l JOIN items i ON i.pk = l.item_pk
+                     WHERE i.golden_set_id = g.id) AS n_raters,
+                   (SELECT count(*) FROM judgments j JOIN items i ON i.pk = j.item_pk
+                     WHERE i.golden_set_id = g.id) AS n_judgments,
+                   (SELECT max(version) FROM golden_set_versions v WHERE v.golden_set_id = g.id) AS latest_version
+            FROM golden_sets g ORDER BY g.name""")
+
+    # -- items ------------------------------------------------------------
+    def item_hashes(self, golden_set_id: int, item_ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for chunk in _chunks(list(item_ids)):
+            marks = ",".join("?" * len(chunk))
+            for r in self.conn.execute(
+                    f"SELECT item_id, content_hash FROM items WHERE golden_set_id = ? AND item_id IN ({marks})",
+                    (golden_set_id, *chunk)):
+                out[r[0]] = r[1]
+        return out
+
+    def next_item_position(self, golden_set_id: int) -> int:
+        return self.conn.execute("SELECT coalesce(max(position), -1) + 1 FROM items WHERE golden_set_id = ?",
+                                 (golden_set_id,)).fetchone()[0]
+
+    def insert_items(self, golden_set_id: int, rows: Iterable[dict]) -> int:
+        """Insert new items (callers check duplicates first); returns how many were inserted."""
+        at = now()
+        cur = self.conn.executemany(
+            """INSERT INTO items (golden_set_id, item_id, task_id, category, producer_model, producer_family,
+                                  content, content_hash, position, created_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (golden_set_id, item_id) DO NOTHING""",
+            [(golden_set_id, r["item_id"], r["task_id"], r["category"], r.get("producer_model"),
+              r.get("producer_family"), r["content"], r["content_hash"], r["position"], at) for r in rows])
+        return cur.rowcount
+
+    def items(self, golden_set_id: int, item_ids: Sequence[str] | None = None) -> list[dict]:
+        """Items with their decoded content, in import order."""
+        sql = "SELECT pk, item_id, task_id, category, producer_model, producer_family, content, content_hash FROM items WHERE golden_set_id = ?"
+        params: list = [golden_set_id]
+        if item_ids is not None:
+            rows: list[dict] = []
+            for chunk in _chunks(list(item_ids)):
+                rows += self._all(sql + f" AND item_id IN ({','.join('?' * len(chunk))}) ORDER BY position",
+                                  (golden_set_id, *chunk))
+        else:
+            rows = self._all(sql + " ORDER BY position", params)
+        for r in rows:
+            r["content"] = json.loads(r["content"])
+        return rows
+
+    def item(self, golden_set_id: int, item_id: str) -> dict:
+        rows = self.items(golden_set_id, [item_id])
+        if not rows:
+            raise NotFound(f"golden set has no item '{item_id}'")
+        return rows[0]
+
+    def item_pks(self, golden_set_id: int) -> dict[str, int]:
+        return {r[0]: r[1] for r in self.conn.execute(
+            "SELECT item_id, pk FROM items WHERE golden_set_id = ?", (golden_set_id,))}
+
+    def item_index(self, golden_set_id: int) -> list[dict]:
+        """Light rows (no content) for statistics: id, cluster, category, producer."""
+        return self._all("""SELECT pk, item_id, task_id, category, producer_model, producer_family, content_hash
+                            FROM items WHERE golden_set_id = ? ORDER BY position""", (golden_set_id,))
+
+    # -- golden-set versions ---------------------------------------------
+    def golden_set_version_by_hash(self, golden_set_id: int, version_hash: str) -> dict | None:
+        return self._one("SELECT * FROM golden_set_versions WHERE golden_set_id = ? AND hash = ?",
+                         (golden_set_id, version_hash))
+
+    def insert_golden_set_version(self, golden_set_id: int, version_hash: str, snapshot: dict) -> dict:
+        with self.transaction():
+            existing = self.golden_set_version_by_hash(golden_set_id, version_hash)
+            if existing:
+                return existing
+            version = self.conn.execute(
+                "SELECT coalesce(max(version), 0) + 1 FROM golden_set_versions WHERE golden_set_id = ?",
+                (golden_set_id,)).fetchone()[0]
+            self.conn.execute(
+                "INSERT INTO golden_set_versions (golden_set_id, version, hash, snapshot, created_at) VALUES (?, ?, ?, ?, ?)",
+                (golden_set_id, version, version_hash, _dumps(snapshot), now()))
+            return self.golden_set_version_by_hash(golden_set_id, version_hash)
+
+    def golden_set_versions(self, golden_set_id: int) -> list[dict]:
+        return self._all("SELECT id, version, hash, created_at FROM golden_set_versions WHERE golden_set_id = ? ORDER BY version",
+                         (golden_set_id,))
+
+    # -- rubrics ----------------------------------------------------------
+    def rubric_versions(self, name: str) -> list[dict]:
+        rows = self._all("SELECT * FROM rubrics WHERE name = ? ORDER BY version", (name,))
+        for r in rows:
+            r["content"] = json.loads(r["content"])
+        return rows
+
+    def rubric_names(self) -> list[dict]:
+        return self._all("""SELECT name, max(version) AS latest_version, count(*) AS n_versions
+                            FROM rubrics GROUP BY name ORDER BY name""")
+
+    def rubric_row(self, name: str, version: int | None = None) -> dict:
+        if version is None:
+            row = self._one("SELECT * FROM rubrics WHERE name = ? ORDER BY version DESC LIMIT 1", (name,))
+        else:
+            row = self._one("SELECT * FROM rubrics WHERE name = ? AND version = ?", (name, version))
+        if not row:
+            what = f"rubric '{name}'" + (f" version {version}" if version else "")
+            raise NotFound(f"no {what}; add it with 'workbench rubric add rubrics/{name}.yaml'")
+        row["content"] = json.loads(row["content"])
+        return row
+
+    def rubric_row_by_id(self, rubric_id: int) -> dict:
+        row = self._one("SELECT * FROM rubrics WHERE id = ?", (rubric_id,))
+        if not row:
+            raise NotFound(f"no rubric with id {rubric_id}")
+        row["content"] = json.loads(row["content"])
+        return row
+
+    def add_rubric_version(self, name: str, content_hash: str, content: dict, scale_values: Sequence[int],
+                           judges: Sequence[dict]) -> tuple[dict, bool]:
+        """Store a rubric version unless the same content exists; returns (row, created)."""
+        with self.transaction():
+            existing = self._one("SELECT id FROM rubrics WHERE name = ? AND hash = ?", (name, content_hash))
+            if existing:
+                return self.rubric_row_by_id(existing["id"]), False
+            version = self.conn.execute("SELECT coalesce(max(version), 0) + 1 FROM rubrics WHERE name = ?",
+                                        (name,)).fetchone()[0]
+            rid = self.conn.execute(
+                "INSERT INTO rubrics (name, version, hash, content, created_at) VALUES (?, ?, ?, ?, ?)",
+                (name, version, content_hash, _dumps(content), now())).lastrowid
+            self.conn.executemany("INSERT INTO rubric_scale (rubric_id, value) VALUES (?, ?)",
+                                  [(rid, v) for v in scale_values])
+            self.conn.executemany(
+                "INSERT INTO judges (rubric_id, judge_id, model, family, config, config_hash) VALUES (?, ?, ?, ?, ?, ?)",
+                [(rid, j["judge_id"], j["model"], j.get("family"), _dumps(j["config"]), j["config_hash"]) for j in judges])
+            return self.rubric_row_by_id(rid), True
+
+    def rubric_usage(self, rubric_id: int) -> dict[str, int]:
+        return {
+            "labels": self.conn.execute("SELECT count(*) FROM labels WHERE rubric_id = ?", (rubric_id,)).fetchone()[0],
+            "judgments": self.conn.execute(
+                "SELECT count(*) FROM judgments j JOIN runs r ON r.id = j.run_id JOIN judges g ON g.pk = r.judge_pk "
+                "WHERE g.rubric_id = ?", (rubric_id,)).fetchone()[0],
+        }
+
+    def judge_row(self, rubric_id: int, judge_id: str) -> dict:
+        row = self._one("SELECT * FROM judges WHERE rubric_id = ? AND judge_id = ?", (rubric_id, judge_id))
+        if not row:
+            known = ", ".join(r["judge_id"] for r in self._all(
+                "SELECT judge_id FROM judges WHERE rubric_id = ? ORDER BY judge_id", (rubric_id,))) or "none"
+            raise NotFound(f"the rubric declares no judge '{judge_id}' (declared: {known}); add it under judges: in the rubric YAML")
+        row["config"] = json.loads(row["config"])
+        return row
+
+    def judges_of(self, rubric_id: int) -> list[dict]:
+        rows = self._all("SELECT * FROM judges WHERE rubric_id = ? ORDER BY pk", (rubric_id,))
+        for r in rows:
+            r["config"] = json.loads(r["config"])
+        return rows
+
+    # -- raters -----------------------------------------------------------
+    def ensure_raters(self, names: Iterable[str], role: str = "reviewer") -> None:
+        at = now()
+        self.conn.executemany("INSERT INTO raters (name, role, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+                              [(n, role, at) for n in set(names)])
+
+    def set_rater_role(self, name: str, role: str, email: str | None = None) -> None:
+        with self.transaction():
+            self.conn.execute(
+                """INSERT INTO raters (name, role, email, created_at) VALUES (?, ?, ?, ?)
+                   ON CONFLICT (name) DO UPDATE SET role = excluded.role, email = coalesce(excluded.email, raters.email)""",
+                (name, role, email, now()))
+
+    def raters(self) -> list[dict]:
+        return self._all("SELECT * FROM raters ORDER BY name")
+
+    def rater(self, name: str) -> dict | None:
+        return self._one("SELECT * FROM raters WHERE name = ?", (name,))
+
+    # -- labels -----------------------------------------------------------
+    def upsert_labels(self, rows: Iterable[dict]) -> int:
+        """One label per (item, rater, rubric); a changed score or rationale updates it (and logs an event).
+
+        Returns the number of rows inserted or changed.
+        """
+        before = self.conn.total_changes
+        at = now()
+        self.conn.executemany(
+            """INSERT INTO labels (item_pk, rater, rubric_name, rubric_id, score, rationale, created_at, updated_at)
+               VALUES (:item_pk, :rater, :rubric_name, :rubric_id, :score, :rationale, coalesce(:created_at, :at), :at)
+               ON CONFLICT (item_pk, rater, rubric_name) DO UPDATE
+               SET score = excluded.score, rationale = excluded.rationale, rubric_id = excluded.rubric_id,
+                   updated_at = excluded.updated_at
+               WHERE labels.score IS NOT excluded.score OR labels.rationale IS NOT excluded.rationale""",
+            [{"created_at": None, "rationale": None, **r, "at": at} for r in rows])
+        # total_changes counts trigger rows too; count label rows only via events written.
+        return self.conn.total_changes - before
+
+    def count_label_events(self) -> int:
+        """Events are written only for inserts and real changes: the count of what a write did."""
+        return self.conn.execute("SELECT coalesce(max(id), 0) FROM label_events").fetchone()[0]
+
+    def labels(self, golden_set_id: int, rubric_name: str) -> list[dict]:
+        return self._all("""
+            SELECT i.item_id, i.pk AS item_pk, l.rater, l.score, l.rationale, l.created_at, l.updated_at
+            FROM labels l JOIN items i ON i.pk = l.item_pk
+            WHERE i.golden_set_id = ? AND l.rubric_name = ? ORDER BY i.position, l.rater""",
+                         (golden_set_id, rubric_name))
+
+    def label_rubrics(self, golden_set_id: int) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            """SELECT DISTINCT l.rubric_name FROM labels l JOIN items i ON i.pk = l.item_pk
+               WHERE i.golden_set_id = ? UNION SELECT DISTINCT a.rubric_name FROM adjudications a
+               JOIN items i ON i.pk = a.item_pk WHERE i.golden_set_id = ? ORDER BY 1""",
+            (golden_set_id, golden_set_id))]
+
+    def label_events(self, golden_set_id: int | None = None) -> list[dict]:
+        if golden_set_id is None:
+            return self._all("SELECT * FROM label_events ORDER BY id")
+        return self._all("""SELECT e.* FROM label_events e JOIN items i ON i.pk = e.item_pk
+                            WHERE i.golden_set_id = ? ORDER BY e.id""", (golden_set_id,))
+
+    # -- adjudications ----------------------------------------------------
+    def upsert_adjudications(self, rows: Iterable[dict]) -> int:
+        before = self.conn.total_changes
+        self.conn.executemany(
+            """INSERT INTO adjudications (item_pk, rubric_name, rubric_id, score, note, lead, created_at)
+               VALUES (:item_pk, :rubric_name, :rubric_id, :score, :note, :lead, coalesce(:created_at, :at))
+               ON CONFLICT (item_pk, rubric_name) DO UPDATE
+               SET score = excluded.score, note = excluded.note, lead = excluded.lead, rubric_id = excluded.rubric_id,
+                   created_at = excluded.created_at
+               WHERE adjudications.score IS NOT excluded.score OR adjudications.note IS NOT excluded.note""",
+            [{"note": None, "created_at": None, **r, "at": now()} for r in rows])
+        return self.conn.total_changes - before
+
+    def adjudications(self, golden_set_id: int, rubric_name: str) -> list[dict]:
+        return self._all("""
+            SELECT i.item_id, a.item_pk, a.score, a.note, a.lead, a.created_at
+            FROM adjudications a JOIN items i ON i.pk = a.item_pk
+            WHERE i.golden_set_id = ? AND a.rubric_name = ? ORDER BY i.position""", (golden_set_id, rubric_name))
+
+    # -- runs and judgments -----------------------------------------------
+    def ensure_run(self, judge_pk: int, golden_set_id: int, *, source: str, name: str,
+                   params: dict | None = None, status: str = "running") -> tuple[int, bool]:
+        with self.transaction():
+            row = self._one("SELECT id FROM runs WHERE judge_pk = ? AND golden_set_id = ? AND name = ?",
+                            (judge_pk, golden_set_id, name))
+            if row:
+                return row["id"], False
+            rid = self.conn.execute(
+                "INSERT INTO runs (judge_pk, golden_set_id, source, name, status, params, started_at, finished_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (judge_pk, golden_set_id, source, name, status, _dumps(params or {}), now(),
+                 None if status == "running" else now())).lastrowid
+            return rid, True
+
+    def set_run_status(self, run_id: int, status: str) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE runs SET status = ?, finished_at = CASE WHEN ? = 'running' THEN NULL ELSE ? END WHERE id = ?",
+                              (status, status, now(), run_id))
+
+    def runs(self, golden_set_id: int, judge_pk: int | None = None) -> list[dict]:
+        sql = """SELECT r.*, g.judge_id, g.config_hash, ru.name AS rubric_name, ru.version AS rubric_version,
+                        (SELECT count(*) FROM judgments j WHERE j.run_id = r.id) AS n_judgments
+                 FROM runs r JOIN judges g ON g.pk = r.judge_pk JOIN rubrics ru ON ru.id = g.rubric_id
+                 WHERE r.golden_set_id = ?"""
+        params: list = [golden_set_id]
+        if judge_pk is not None:
+            sql += " AND r.judge_pk = ?"
+            params.append(judge_pk)
+        rows = self._all(sql + " ORDER BY r.id", params)
+        for r in rows:
+            r["params"] = json.loads(r["params"])
+        return rows
+
+    def insert_judgments(self, rows: Iterable[dict]) -> int:
+        before = self.conn.total_changes
+        self.conn.executemany(
+            """INSERT INTO judgments (run_id, item_pk, item_content_hash, config_hash, repeat, score, unscored_reason,
+                   rationale, evidence_steps, trace, tokens_in, tokens_out, tokens_cached, cost_usd, latency_ms,
+                   model_version, created_at)
+               VALUES (:run_id, :item_pk, :item_content_hash, :config_hash, :repeat, :score, :unscored_reason,
+                   :rationale, :evidence_steps, :trace, :tokens_in, :tokens_out, :tokens_cached, :cost_usd,
+                   :latency_ms, :model_version, coalesce(:created_at, :at))
+               ON CONFLICT (run_id, item_pk, repeat) DO NOTHING""",
+            [{**r, "evidence_steps": _dumps(r.get("evidence_steps")), "trace": _dumps(r.get("trace")), "at": now()}
+             for r in rows])
+        return self.conn.total_changes - before
+
+    def judgments(self, golden_set_id: int, judge_pk: int, run_id: int | None = None) -> list[dict]:
+        sql = """SELECT j.*, i.item_id, r.name AS run_name FROM judgments j
+                 JOIN runs r ON r.id = j.run_id JOIN items i ON i.pk = j.item_pk
+                 WHERE r.golden_set_id = ? AND r.judge_pk = ?"""
+        params: list = [golden_set_id, judge_pk]
+        if run_id is not None:
+            sql += " AND j.run_id = ?"
+            params.append(run_id)
+        rows = self._all(sql + " ORDER BY j.run_id, i.position, j.repeat", params)
+        for r in rows:
+            r["evidence_steps"] = json.loads(r["evidence_steps"]) if r["evidence_steps"] else []
+            r["trace"] = json.loads(r["trace"]) if r["trace"] else None
+        return rows
+
+    def done_keys(self, config_hash: str, run_id: int | None = None) -> set[tuple[str, int]]:
+        """(item content hash, repeat) already judged under this config: never paid for twice."""
+        sql = "SELECT item_content_hash, repeat FROM judgments WHERE config_hash = ?"
+        params: list = [config_hash]
+        if run_id is not None:
+            sql += " AND run_id = ?"
+            params.append(run_id)
+        return {(r[0], r[1]) for r in self.conn.execute(sql, params)}
