@@ -306,3 +306,19 @@ CREATE TABLE exports (
     created_at TEXT NOT NULL
 ) STRICT;
 """)
+
+
+@migration
+def m002_reservations(conn: sqlite3.Connection) -> None:
+    """Queue reservations: an item shown to a reviewer is held for them for a while."""
+    _script(conn, """
+CREATE TABLE reservations (
+    item_pk INTEGER NOT NULL REFERENCES items(pk),
+    rubric_name TEXT NOT NULL,
+    rater TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    PRIMARY KEY (item_pk, rubric_name, rater)
+) STRICT;
+CREATE INDEX reservations_expiry ON reservations(rubric_name, expires_at);
+CREATE INDEX flags_item ON flags(item_pk, rubric_name);
+""")

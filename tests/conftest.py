@@ -1,0 +1,71 @@
+"""Shared fixtures: a fresh SQLite file per test, the seeded demo, and a CLI runner."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from workbench.cli import main
+from workbench.services.demo import seed_demo
+from workbench.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_DIR = ROOT / "golden_sets" / "demo"
+DEMO_RUBRIC = ROOT / "rubrics" / "demo-patch-quality.yaml"
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "workbench.db"
+
+
+@pytest.fixture
+def store(db_path: Path):
+    s = Store(db_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="session")
+def demo_db_template(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    with Store(path) as s:
+        seed_demo(s, ROOT)
+        s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path
+
+
+@pytest.fixture
+def demo_store(demo_db_template: Path, tmp_path: Path):
+    """A private copy of the seeded demo database."""
+    path = tmp_path / "demo.db"
+    shutil.copy(demo_db_template, path)
+    s = Store(path)
+    yield s
+    s.close()
+
+
+class Cli:
+    def __init__(self, db: Path):
+        self.db = db
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, input: str | None = None):
+        return self.runner.invoke(main, ["--db", str(self.db), *map(str, args)], input=input, catch_exceptions=False)
+
+
+@pytest.fixture
+def cli(db_path: Path) -> Cli:
+    return Cli(db_path)
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,126 @@
+"""The SQLite store: pragmas, STRICT tables, triggers, migrations, concurrent writers."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DEMO_RUBRIC, write
+from workbench.services import golden_sets as gs
+from workbench.services.labeling import save_label
+from workbench.services.rubrics import add_rubric
+from workbench.store import Store
+from workbench.store.db import connect
+from workbench.store.migrations import MIGRATIONS, migrate
+
+
+def test_pragmas_and_strict_tables(store):
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+    for (name, sql) in store.conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"):
+        assert sql.rstrip().endswith("STRICT"), name
+    applied = [r[0] for r in store.conn.execute("SELECT name FROM _migrations ORDER BY id")]
+    assert applied == [name for name, _ in MIGRATIONS]
+
+
+def test_strict_rejects_wrong_types(store):
+    with pytest.raises(sqlite3.IntegrityError):
+        store.conn.execute("INSERT INTO golden_sets (name, overlap, created_at) VALUES ('x', 'two', 'now')")
+
+
+def _one_labeled_item(store, tmp_path) -> None:
+    add_rubric(store, DEMO_RUBRIC)
+    write(tmp_path / "i.jsonl", '{"id": "a", "input": "t", "output": "o"}\n')
+    gs.import_items(store, tmp_path / "i.jsonl", "g")
+    save_label(store, "g", "demo-patch-quality", "a", "ana", 1)
+
+
+def test_label_events_append_only(store, tmp_path):
+    _one_labeled_item(store, tmp_path)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        store.conn.execute("UPDATE label_events SET new_score = 0")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        store.conn.execute("DELETE FROM label_events")
+
+
+def test_database_refuses_off_scale_label_even_without_the_service(store, tmp_path):
+    _one_labeled_item(store, tmp_path)
+    with pytest.raises(sqlite3.IntegrityError, match="not on the rubric scale"):
+        store.conn.execute("UPDATE labels SET score = 5")
+
+
+def test_rubric_versions_immutable(store):
+    add_rubric(store, DEMO_RUBRIC)
+    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+        store.conn.execute("UPDATE rubrics SET content = '{}'")
+
+
+def test_save_label_is_idempotent_and_logs_changes(store, tmp_path):
+    _one_labeled_item(store, tmp_path)
+    assert save_label(store, "g", "demo-patch-quality", "a", "ana", 1) is False  # double click
+    assert save_label(store, "g", "demo-patch-quality", "a", "ana", 0, "changed my mind") is True
+    assert [e["event"] for e in store.label_events()] == ["insert", "update"]
+    assert [l["score"] for l in store.labels(store.golden_set("g")["id"], "demo-patch-quality")] == [0]
+
+
+def test_old_schema_is_migrated_in_place(tmp_path):
+    path = tmp_path / "old.db"
+    conn = connect(path)
+    migrate(conn, upto=1)  # a database made before the reservations migration
+    conn.execute("INSERT INTO golden_sets (name, overlap, is_demo, created_at) VALUES ('old', 2, 0, 'then')")
+    conn.execute("INSERT INTO items (golden_set_id, item_id, task_id, category, content, content_hash, position, "
+                 "created_at) VALUES (1, 'x', 'x', 'default', '{}', 'h', 0, 'then')")
+    conn.close()
+    with Store(path) as s:
+        assert "reservations" in s.table_counts()
+        assert s.table_counts()["items"] == 1 and s.golden_set("old")["name"] == "old"
+        assert len(s.conn.execute("SELECT * FROM _migrations").fetchall()) == len(MIGRATIONS)
+
+
+N_PROCS, N_ITEMS = 8, 100  # 250 saves per process
+
+
+def _writer(db: str, proc: int) -> None:
+    with Store(db) as s:
+        for n in range(N_ITEMS):  # each process labels every item as its own rater, then changes half
+            save_label(s, "g", "demo-patch-quality", f"i{n}", f"rater{proc}", (n + proc) % 3 - 1)
+        for n in range(0, N_ITEMS, 2):
+            save_label(s, "g", "demo-patch-quality", f"i{n}", f"rater{proc}", (n + proc + 1) % 3 - 1, "second look")
+        for n in range(N_ITEMS):  # and every process writes the shared rater 'team' on every item
+            save_label(s, "g", "demo-patch-quality", f"i{n}", "team", 0)
+
+
+def test_eight_processes_write_labels_at_once(tmp_path):
+    db = tmp_path / "c.db"
+    with Store(db) as s:
+        add_rubric(s, DEMO_RUBRIC)
+        write(tmp_path / "i.jsonl", "".join(f'{{"id": "i{n}", "input": "t", "output": "o{n}"}}\n'
+                                            for n in range(N_ITEMS)))
+        gs.import_items(s, tmp_path / "i.jsonl", "g")
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(db), p)) for p in range(N_PROCS)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=300)
+        assert p.exitcode == 0
+    with Store(db) as s:
+        labels = s.labels(s.golden_set("g")["id"], "demo-patch-quality")
+        keys = [(l["item_id"], l["rater"]) for l in labels]
+        assert len(keys) == len(set(keys)) == N_ITEMS * (N_PROCS + 1)
+        for l in labels:
+            if l["rater"] == "team":
+                assert l["score"] == 0
+                continue
+            proc, n = int(l["rater"][5:]), int(l["item_id"][1:])
+            expected = (n + proc + 1) % 3 - 1 if n % 2 == 0 else (n + proc) % 3 - 1
+            assert l["score"] == expected
+        events = s.label_events()
+        inserts = [e for e in events if e["event"] == "insert"]
+        updates = [e for e in events if e["event"] == "update"]
+        assert len(inserts) == N_ITEMS * (N_PROCS + 1)
+        assert len(updates) == N_PROCS * N_ITEMS // 2  # every change logged, no-op saves not

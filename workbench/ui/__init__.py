@@ -1,0 +1,1 @@
+"""Streamlit front end: thin pages over the services (no SQL, no SDK calls here)."""

@@ -1,0 +1,38 @@
+"""Home: what is in this workbench (golden sets, rubrics, counts)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from ...services.golden_sets import list_golden_sets
+from ...services.rubrics import list_rubrics
+from ..state import store
+
+
+def render() -> None:
+    st.title("Judge Workbench")
+    st.caption("Decide which LLM judges you may trust: label a golden set, score judges against the humans, "
+               "export only calibrated rubrics.")
+    s = store()
+    sets = list_golden_sets(s)
+    if any(g["is_demo"] for g in sets):
+        st.warning("This database holds the **synthetic demo**: the items, reviewers and judges are simulated, with "
+                   "planted properties, to show what the workbench finds. None of it is real data.", icon="🧪")
+    st.subheader("Golden sets")
+    if not sets:
+        st.info("No golden sets yet. Run `workbench demo` or `workbench import items FILE --golden-set NAME`.")
+    else:
+        st.dataframe(pd.DataFrame([{
+            "golden set": g["name"], "items": g["n_items"], "labels": g["n_labels"], "raters": g["n_raters"],
+            "judgments": g["n_judgments"], "frozen version": g["latest_version"] or "-",
+            "synthetic": "yes" if g["is_demo"] else "",
+        } for g in sets]), hide_index=True, width="stretch")
+    st.subheader("Rubrics")
+    rubrics = list_rubrics(s)
+    if not rubrics:
+        st.info("No rubrics yet. Add one with `workbench rubric add rubrics/NAME.yaml`.")
+    else:
+        st.dataframe(pd.DataFrame([{"rubric": r["name"], "latest version": r["latest_version"],
+                                    "versions": r["n_versions"]} for r in rubrics]),
+                     hide_index=True, width="stretch")

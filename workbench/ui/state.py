@@ -1,0 +1,26 @@
+"""Per-session access to the store for the pages.
+
+Each browser session gets its own connection (SQLite connections are not
+shared across Streamlit's script threads); WAL lets them read concurrently.
+"""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from ..store import Store, default_db_path
+
+
+def db_path() -> str:
+    return os.environ.get("WORKBENCH_DB") or default_db_path()
+
+
+def store() -> Store:
+    path = db_path()
+    s = st.session_state.get("_store")
+    if s is None or s.path != path:
+        s = Store(path)
+        st.session_state["_store"] = s
+    return s
