@@ -405,5 +405,122 @@ def golden_set_export(ctx: Ctx, name: str, out: str) -> None:
         click.echo(f"{Path(out) / f}\t{n} records")
 
 
+# -- calibration ---------------------------------------------------------------
+
+def _calibration_options(f: Callable) -> Callable:
+    for opt in reversed([
+        click.option("--resamples", default=2000, show_default=True, help="Bootstrap resamples."),
+        click.option("--seed", default=0, show_default=True, help="Bootstrap seed (recorded in the report)."),
+        click.option("--epsilon", default=0.2, show_default=True,
+                     help="Alt-test epsilon: 0.2 expert raters, 0.15 skilled, 0.1 crowd."),
+        click.option("--alt-metric", type=click.Choice(["accuracy", "neg_rmse"]), default="accuracy",
+                     show_default=True, help="How the alt-test aligns a score with the other raters."),
+        click.option("--run", default=None, help="Run name to calibrate (default: the latest)."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def _options(resamples: int, seed: int, epsilon: float, alt_metric: str, run: str | None):
+    from .services.calibration import Options
+    return Options(resamples=resamples, seed=seed, epsilon=epsilon, alt_metric=alt_metric, run=run)
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+@main.command()
+@click.option("--golden-set", "-g", required=True)
+@click.option("--rubric", "-r", required=True)
+@click.option("--judge", "-j", required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the report object (schema workbench.calibration/1).")
+@_calibration_options
+@pass_ctx
+@clean_errors
+def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str, as_json: bool, **opts: Any) -> None:
+    """Score a judge against the humans: agreement with intervals, ceiling, alt-test, bias, noise, drift, verdict.
+
+    \b
+    Example:
+      workbench calibrate --golden-set demo --rubric demo-patch-quality --judge careful-sonnet
+      workbench calibrate -g demo -r demo-patch-quality -j noisy-llama --json
+    """
+    from .services.calibration import calibrate as run
+
+    report = run(ctx.store, golden_set, rubric, judge, _options(**opts))
+    if as_json:
+        _echo_json(report)
+        return
+    _print_report(report)
+
+
+def _print_report(r: dict) -> None:
+    v = r["verdict"]
+    head = "CALIBRATED" if v["calibrated"] else "NOT CALIBRATED"
+    click.secho(f"{head}: judge {r['judge']['id']} ({r['judge']['model']}) on golden set {r['golden_set']['name']} "
+                f"v{r['golden_set']['version']}, rubric {r['rubric']['name']} v{r['rubric']['version']}, run "
+                f"{r['run']['name']}", fg="green" if v["calibrated"] else "red", bold=True)
+    click.echo(f"{r['n_items']} items with consensus and judge score; {r['n_unresolved']} unresolved; "
+               f"{r['n_unscored']} unscored; bootstrap {r['bootstrap']['resamples']} resamples of task clusters, "
+               f"seed {r['bootstrap']['seed']}")
+    click.echo("\nmetric                        value   95% interval")
+    for name, m in r["metrics"].items():
+        click.echo(f"  {name:28s}{_fmt(m['value']):>7}   {_fmt(m['ci_low'])} to {_fmt(m['ci_high'])}")
+    hc = r["human_ceiling"]
+    click.echo(f"\nhumans: alpha {_fmt(hc['krippendorff_alpha_ordinal'])}, human-human pairwise agreement "
+               f"{_fmt(hc['human_pairwise_agreement'])}, judge-human {_fmt(hc['judge_human_pairwise_agreement'])}")
+    if r["alt_test"]:
+        a = r["alt_test"]
+        click.echo(f"alt-test: winning rate {_fmt(a['winning_rate'])}, advantage probability "
+                   f"{_fmt(a['advantage_probability'])} (epsilon {a['epsilon']}, {a['metric']})")
+    sp = r["self_preference"]["same_family"]
+    click.echo(f"same-family effect: {_fmt(sp['value'])} ({_fmt(sp['ci_low'])} to {_fmt(sp['ci_high'])})"
+               if sp["value"] is not None else f"same-family effect: not measurable ({sp.get('reason')})")
+    click.echo("\ngate:")
+    for c in v["checks"]:
+        mark = {"passed": "PASS", "failed": "FAIL", "not_measurable": "WARN", "not_applicable": " -- "}[c["status"]]
+        click.secho(f"  [{mark}] {c['name']}: {c['message']}", fg={"FAIL": "red", "WARN": "yellow"}.get(mark))
+
+
+@main.command()
+@click.option("--golden-set", "-g", required=True)
+@click.option("--rubric", "-r", required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_calibration_options
+@pass_ctx
+@clean_errors
+def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) -> None:
+    """All judges of a rubric side by side, with paired-bootstrap differences from the best.
+
+    \b
+    Example:
+      workbench compare --golden-set demo --rubric demo-patch-quality
+    """
+    from .services.calibration import compare as run
+
+    result = run(ctx.store, golden_set, rubric, _options(**opts))
+    if as_json:
+        _echo_json(result)
+        return
+    click.echo(f"{'judge':18s}{'alpha':>7}  {'interval':15s}{'exact':>7}{'MSE':>7}{'TPR':>6}{'TNR':>6}"
+               f"{'family':>8}{'flips':>7}{'$/100':>8}  verdict")
+    for r in result["judges"]:
+        m = r["metrics"]
+        a = m["krippendorff_alpha_ordinal"]
+        fam = r["self_preference"]["same_family"]["value"]
+        flip = (r["noise"] or {}).get("flip_rate")
+        cost = r["cost"]["per_100_items_usd"]
+        click.echo(f"{r['judge']['id']:18s}{_fmt(a['value'], 2):>7}  {_fmt(a['ci_low'], 2)}-{_fmt(a['ci_high'], 2):10s}"
+                   f"{_fmt(m['exact_agreement']['value'], 2):>7}{_fmt(m['mean_signed_error']['value'], 2):>7}"
+                   f"{_fmt(m['tpr']['value'], 2):>6}{_fmt(m['tnr']['value'], 2):>6}{_fmt(fam, 2):>8}"
+                   f"{_fmt(flip, 2):>7}{_fmt(cost, 2):>8}  "
+                   f"{'calibrated' if r['verdict']['calibrated'] else 'not calibrated'}")
+    for d in result["differences"]:
+        click.echo(f"{d['judge']} vs {d['baseline']}: alpha difference {_fmt(d['value'])} "
+                   f"({_fmt(d['ci_low'])} to {_fmt(d['ci_high'])}) "
+                   f"{'significant' if d['significant'] else 'not significant'}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

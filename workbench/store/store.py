@@ -402,3 +402,20 @@ class Store:
             sql += " AND run_id = ?"
             params.append(run_id)
         return {(r[0], r[1]) for r in self.conn.execute(sql, params)}
+
+    # -- reports ----------------------------------------------------------
+    def report(self, key_hash: str) -> dict | None:
+        row = self._one("SELECT report FROM reports WHERE key_hash = ?", (key_hash,))
+        return json.loads(row["report"]) if row else None
+
+    def save_report(self, key_hash: str, golden_set_id: int, rubric_id: int, judge_pk: int | None, kind: str,
+                    report: dict) -> None:
+        with self.transaction():
+            self.conn.execute(
+                """INSERT INTO reports (key_hash, golden_set_id, rubric_id, judge_pk, kind, report, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING""",
+                (key_hash, golden_set_id, rubric_id, judge_pk, kind, json.dumps(report, sort_keys=True), now()))
+
+    def report_created_at(self, key_hash: str) -> str | None:
+        row = self._one("SELECT created_at FROM reports WHERE key_hash = ?", (key_hash,))
+        return row["created_at"] if row else None

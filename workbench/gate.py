@@ -1,0 +1,275 @@
+"""The gate: a policy turns a calibration report into a verdict with reasons (DESIGN section 6).
+
+Pure: it reads the report's numbers and the policy, and writes sentences a lead
+can act on. A check is *passed*, *failed*, *not measurable* (a warning that
+does not block, said plainly) or *not applicable* (e.g. no repeats to judge
+stability by).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import InputError
+
+PASSED, FAILED, NOT_MEASURABLE, NOT_APPLICABLE = "passed", "failed", "not_measurable", "not_applicable"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Thresholds of the gate; every field can be overridden in rubrics/policy.yaml or a rubric's gate:."""
+
+    min_items: int = 50                    # items with a consensus label and a judge score
+    min_raters_per_item: int = 2
+    min_multi_rated_share: float = 0.30    # share of those items with >= min_raters_per_item labels
+    agreement_metric: str = "krippendorff_alpha_ordinal"
+    min_agreement_lower: float = 0.667     # lower bound of the interval
+    alt_test_min_raters: int = 3           # raters qualifying for the alternative-annotator test
+    human_margin: float = 0.05             # judge-human agreement may trail human-human by this much
+    max_self_preference: float = 0.10      # fail when the same-family interval lies wholly above this
+    max_flip_rate: float = 0.10
+    max_unscored_share: float = 0.02
+    drift_min_p: float = 0.01
+    drift_max_agreement_drop: float = 0.05
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+POLICY_KEYS = tuple(f.name for f in fields(Policy))
+
+
+def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None, source: str = "policy") -> Policy:
+    """Apply overrides to a base policy, refusing unknown keys and wrong types by name."""
+    base = base or Policy()
+    if not data:
+        return base
+    if not isinstance(data, dict):
+        raise InputError("the gate policy must be a mapping of overrides", file=source,
+                         fix=f"write keys such as min_items: 80 (known: {', '.join(POLICY_KEYS)})")
+    changes = {}
+    for key, value in data.items():
+        if key not in POLICY_KEYS:
+            raise InputError(f"unknown gate key '{key}'", file=source, field=key,
+                             fix=f"use one of {', '.join(POLICY_KEYS)}")
+        default = getattr(base, key)
+        if isinstance(default, str):
+            ok = isinstance(value, str)
+        elif isinstance(default, int) and not isinstance(default, bool):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok:
+            raise InputError(f"must be a {type(default).__name__}, got {value!r}", file=source, field=key,
+                             fix=f"write e.g. {key}: {default}")
+        changes[key] = float(value) if isinstance(default, float) else value
+    return replace(base, **changes)
+
+
+def load_policy(path: str | Path | None, rubric_gate: dict[str, Any] | None = None) -> Policy:
+    """Defaults, then rubrics/policy.yaml (if present), then the rubric's own gate: overrides."""
+    policy = Policy()
+    if path is not None and Path(path).exists():
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except yaml.YAMLError as e:
+            raise InputError(f"malformed YAML ({e})", file=Path(path).name, fix="fix the file's syntax") from None
+        policy = policy_from_dict(data, base=policy, source=Path(path).name)
+    return policy_from_dict(rubric_gate, base=policy, source="rubric gate:")
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    name: str
+    status: str
+    value: Any
+    threshold: Any
+    message: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status != FAILED
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "passed": self.passed}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    checks: tuple[Check, ...]
+
+    @property
+    def calibrated(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.status == FAILED]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"calibrated": self.calibrated, "checks": [c.to_dict() for c in self.checks]}
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) else x
+
+
+def _f(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def evaluate(report: dict[str, Any], policy: Policy) -> Verdict:
+    """Every check of DESIGN section 6, in order, each with a sentence a lead can act on."""
+    return Verdict((_evidence(report, policy), _agreement(report, policy), _as_good_as_human(report, policy),
+                    _self_preference(report, policy), _stable(report, policy), _complete(report, policy),
+                    _no_drift(report, policy)))
+
+
+def _evidence(r: dict, p: Policy) -> Check:
+    ev = r.get("evidence") or {}
+    n = int(ev.get("n_items", r.get("n_items", 0)) or 0)
+    multi = int(ev.get("n_multi_rated", 0) or 0)
+    share = multi / n if n else 0.0
+    need_items = max(0, p.min_items - n)
+    # multi-rated items needed so that multi / max(n, min_items) reaches the share
+    need_multi = max(0, math.ceil(p.min_multi_rated_share * max(n, p.min_items) - 1e-9) - multi)
+    ok = need_items == 0 and need_multi == 0
+    if ok:
+        msg = (f"{n} items have a consensus label and a judge score, {share:.0%} of them with "
+               f"{p.min_raters_per_item}+ raters.")
+    else:
+        parts = []
+        if need_items:
+            parts.append(f"label {need_items} more item{'s' * (need_items != 1)} to reach {p.min_items} with a "
+                         f"consensus and a judge score")
+        if need_multi:
+            parts.append(f"get {need_multi} more item{'s' * (need_multi != 1)} labeled by {p.min_raters_per_item} "
+                         f"raters to reach {p.min_multi_rated_share:.0%}")
+        msg = "Not enough evidence: " + " and ".join(parts) + "."
+    return Check("evidence", "enough evidence", PASSED if ok else FAILED,
+                 {"n_items": n, "multi_rated_share": round(share, 4)},
+                 {"min_items": p.min_items, "min_multi_rated_share": p.min_multi_rated_share}, msg)
+
+
+def _agreement(r: dict, p: Policy) -> Check:
+    m = (r.get("metrics") or {}).get(p.agreement_metric) or {}
+    value, low = _num(m.get("value")), _num(m.get("ci_low"))
+    name = p.agreement_metric
+    if low is None:
+        return Check("agreement", "agreement", FAILED, value, p.min_agreement_lower,
+                     f"{name} has no interval ({m.get('reason') or 'too few items or a single label'}); "
+                     f"add labeled items with varied scores.")
+    ok = low >= p.min_agreement_lower
+    msg = (f"{name} is {_f(value)} (interval {_f(low)} to {_f(_num(m.get('ci_high')))}); its lower bound "
+           + (f"clears {p.min_agreement_lower}." if ok else
+              f"is below {p.min_agreement_lower}: the judge does not agree with the consensus reliably enough."))
+    if not ok:
+        mse = _num(((r.get("metrics") or {}).get("mean_signed_error") or {}).get("value"))
+        if mse is not None and abs(mse) >= 0.1:
+            msg += f" It scores {abs(mse):.2f} {'higher' if mse > 0 else 'lower'} than the humans on average " \
+                   f"({'lenient' if mse > 0 else 'harsh'}): tighten the rubric's level descriptions."
+    return Check("agreement", "agreement", PASSED if ok else FAILED, {"value": value, "ci_low": low},
+                 p.min_agreement_lower, msg)
+
+
+def _as_good_as_human(r: dict, p: Policy) -> Check:
+    alt = r.get("alt_test")
+    qualified = len(alt.get("raters") or []) if alt else 0
+    if alt and qualified >= p.alt_test_min_raters and alt.get("winning_rate") is not None:
+        ok = bool(alt.get("passed"))
+        wr, adv = _num(alt.get("winning_rate")), _num(alt.get("advantage_probability"))
+        msg = (f"Alternative-annotator test over {qualified} raters: winning rate {_f(wr)} "
+               f"(advantage probability {_f(adv)}, epsilon {alt.get('epsilon')}); "
+               + ("the judge can stand in for a reviewer." if ok else
+                  "below 0.5: the judge cannot yet replace a reviewer."))
+        return Check("as_good_as_human", "as good as a human", PASSED if ok else FAILED,
+                     {"winning_rate": wr, "advantage_probability": adv}, {"winning_rate": 0.5}, msg)
+    hc = r.get("human_ceiling") or {}
+    hh, jh = _num(hc.get("human_pairwise_agreement")), _num(hc.get("judge_human_pairwise_agreement"))
+    if hh is None or jh is None:
+        return Check("as_good_as_human", "as good as a human", FAILED, None, None,
+                     f"Cannot compare the judge with the humans: {qualified} rater(s) qualify for the alternative-"
+                     f"annotator test and no item has two human labels; have at least two reviewers label the same items.")
+    ok = jh >= hh - p.human_margin
+    msg = (f"Judge-human pairwise agreement {_f(jh)} against human-human {_f(hh)} (only {qualified} rater(s) "
+           f"qualify for the alternative-annotator test, {p.alt_test_min_raters} needed); "
+           + ("within the margin." if ok else f"more than {p.human_margin} below the humans' own agreement."))
+    return Check("as_good_as_human", "as good as a human", PASSED if ok else FAILED,
+                 {"judge_human": jh, "human_human": hh}, {"margin": p.human_margin}, msg)
+
+
+def _self_preference(r: dict, p: Policy) -> Check:
+    sf = ((r.get("self_preference") or {}).get("same_family")) or {}
+    value, low, high = _num(sf.get("value")), _num(sf.get("ci_low")), _num(sf.get("ci_high"))
+    family = (r.get("judge") or {}).get("family") or "its"
+    if value is None or low is None:
+        return Check("self_preference", "no material self-preference", NOT_MEASURABLE, None, p.max_self_preference,
+                     f"Not measurable: {(sf.get('reason') or f'no items produced by the {family} family').rstrip('.')}"
+                     f"; this is a warning, not evidence of no bias.")
+    ok = not (low > p.max_self_preference)
+    direction = "higher" if value >= 0 else "lower"
+    msg = (f"The judge scores its own family ({family}) {abs(value):.2f} {direction} than humans do, relative to "
+           f"other families (interval {_f(low)} to {_f(high)})")
+    msg += "." if ok else f": the whole interval is above +{p.max_self_preference}; do not use it on {family} outputs."
+    return Check("self_preference", "no material self-preference", PASSED if ok else FAILED,
+                 {"value": value, "ci_low": low, "ci_high": high}, p.max_self_preference, msg)
+
+
+def _stable(r: dict, p: Policy) -> Check:
+    noise = r.get("noise")
+    flip = _num((noise or {}).get("flip_rate"))
+    if flip is None:
+        return Check("stable", "stable", NOT_APPLICABLE, None, p.max_flip_rate,
+                     "No repeats recorded; run the judge with --repeats 2 or more to measure its noise.")
+    ok = flip <= p.max_flip_rate
+    msg = (f"{flip:.0%} of items change score between repeats "
+           + ("(within the limit)." if ok else
+              f"(limit {p.max_flip_rate:.0%}): lower the temperature or average several repeats."))
+    return Check("stable", "stable", PASSED if ok else FAILED, flip, p.max_flip_rate, msg)
+
+
+def _complete(r: dict, p: Policy) -> Check:
+    n_unscored = int(r.get("n_unscored") or 0)
+    total = n_unscored + int(r.get("n_scored") or (r.get("evidence") or {}).get("n_items") or 0)
+    share = n_unscored / total if total else 0.0
+    ok = share <= p.max_unscored_share
+    msg = (f"{n_unscored} of {total} judgments are unscored ({share:.1%})"
+           + ("." if ok else f", above {p.max_unscored_share:.0%}: read their reasons and fix the prompt or budget."))
+    return Check("complete", "complete", PASSED if ok else FAILED, round(share, 4), p.max_unscored_share, msg)
+
+
+def _no_drift(r: dict, p: Policy) -> Check:
+    d = r.get("drift")
+    if not d:
+        return Check("no_drift", "no drift", NOT_APPLICABLE, None, None,
+                     "No earlier run of this judge config to compare with.")
+    pval = _num((d.get("stuart_maxwell") or {}).get("p_value"))
+    delta = _num(((d.get("deltas") or {}).get(p.agreement_metric) or {}).get("value"))
+    problems = []
+    if pval is not None and pval < p.drift_min_p:
+        problems.append(f"its score distribution changed (Stuart-Maxwell p = {pval:.2g})")
+    if delta is not None and delta < -p.drift_max_agreement_drop:
+        problems.append(f"{p.agreement_metric} fell by {-delta:.2f}")
+    versions = d.get("model_versions") or {}
+    seen = " -> ".join(", ".join(versions.get(k) or ["unknown"]) for k in ("baseline", "candidate")) if versions else ""
+    runs = f"run '{d.get('baseline_run')}' to run '{d.get('run')}'"
+    if problems:
+        msg = f"From {runs} " + " and ".join(problems) + (f" (model versions {seen})" if seen else "") + \
+              "; recalibrate before trusting the new run."
+    else:
+        msg = f"No drift from {runs}" + (f" (model versions {seen})." if seen else ".")
+    return Check("no_drift", "no drift", FAILED if problems else PASSED,
+                 {"stuart_maxwell_p": pval, "agreement_delta": delta},
+                 {"min_p": p.drift_min_p, "max_drop": p.drift_max_agreement_drop}, msg)

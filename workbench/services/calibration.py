@@ -1,0 +1,277 @@
+"""Calibrating a judge against the humans: gather the data, call stats, apply the gate, cache the report.
+
+A report is keyed by a hash of everything it is computed from (labels,
+adjudications, judgments, item clusters and producers, options and policy),
+so an unchanged report is read back instead of recomputed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import stats
+from ..errors import NotFound, WorkbenchError
+from ..gate import Policy, evaluate, load_policy
+from ..hashing import sha256_hex
+from ..models import JudgeSpec
+from ..store import Store
+from .golden_sets import consensus, freeze
+from .rubrics import RubricVersion, get_rubric, get_rubric_by_id
+
+SCHEMA = "workbench.calibration/1"
+
+
+@dataclass(frozen=True)
+class Options:
+    resamples: int = 2000
+    seed: int = 0
+    epsilon: float = 0.2
+    alt_metric: str = "accuracy"
+    run: str | None = None  # default: the latest run
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"resamples": self.resamples, "seed": self.seed, "epsilon": self.epsilon,
+                "alt_metric": self.alt_metric, "run": self.run}
+
+
+def policy_path() -> Path:
+    from .demo import project_root
+    return project_root() / "rubrics" / "policy.yaml"
+
+
+def policy_for(rv: RubricVersion) -> Policy:
+    return load_policy(policy_path(), rv.rubric.gate)
+
+
+@dataclass
+class JudgeData:
+    """Everything the statistics need about one judge on one golden set."""
+
+    rubric: RubricVersion
+    spec: JudgeSpec
+    judge_row: dict
+    runs: list[dict]
+    run: dict
+    judgments: pd.DataFrame  # item_id, run_id, repeat, score, model_version, cost_usd, latency_ms
+
+
+def judge_data(store: Store, golden_set: str, rubric: str, judge: str, run: str | None = None) -> JudgeData:
+    """The judge's runs on the golden set, under the newest rubric version that has any (else the newest)."""
+    gs = store.golden_set(golden_set)
+    rv = get_rubric(store, rubric)
+    candidates = [rv] + [get_rubric(store, rubric, v) for v in range(rv.version - 1, 0, -1)]
+    for cand in candidates:
+        try:
+            row = store.judge_row(cand.id, judge)
+        except NotFound:
+            continue
+        runs = [r for r in store.runs(gs["id"], row["pk"]) if r["n_judgments"]]
+        if runs or cand is candidates[-1]:
+            rv = cand
+            break
+    spec = rv.rubric.judge(judge)
+    row = store.judge_row(rv.id, judge)
+    runs = [r for r in store.runs(gs["id"], row["pk"]) if r["n_judgments"]]
+    if not runs:
+        raise NotFound(f"judge '{judge}' has no judgments on golden set '{golden_set}'; run it with 'workbench judge "
+                       f"run --golden-set {golden_set} --rubric {rubric} --judge {judge}' or import its judgments")
+    if run is None:
+        chosen = runs[-1]
+    else:
+        chosen = next((r for r in runs if r["name"] == run), None)
+        if chosen is None:
+            raise NotFound(f"judge '{judge}' has no run '{run}' (runs: {', '.join(r['name'] for r in runs)})")
+    rows = store.judgments(gs["id"], row["pk"])
+    frame = pd.DataFrame([{k: r[k] for k in ("item_id", "run_id", "repeat", "score", "unscored_reason",
+                                              "model_version", "cost_usd", "latency_ms", "tokens_in", "tokens_out")}
+                          for r in rows])
+    return JudgeData(rv, spec, row, runs, chosen, frame)
+
+
+def _labels_frame(store: Store, golden_set: str, rubric: str) -> pd.DataFrame:
+    gs = store.golden_set(golden_set)
+    rows = store.labels(gs["id"], rubric)
+    return pd.DataFrame({"item_id": [r["item_id"] for r in rows], "rater": [r["rater"] for r in rows],
+                         "score": [r["score"] for r in rows]})
+
+
+def _scores(frame: pd.DataFrame, run_id: int, repeat: int | None = 0) -> pd.Series:
+    sel = frame[frame["run_id"] == run_id]
+    if repeat is not None:
+        sel = sel[sel["repeat"] == repeat]
+    return sel.set_index("item_id")["score"]
+
+
+def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options(), *,
+              use_cache: bool = True) -> dict[str, Any]:
+    """The calibration report of DESIGN section 8 (``calibrate --json``), with the gate's verdict."""
+    data = judge_data(store, golden_set, rubric, judge, options.run)
+    rv, spec = data.rubric, data.spec
+    scale = list(rv.rubric.scale.values)
+    policy = policy_for(rv)
+    cons = consensus(store, golden_set, rv.name)
+    labels = _labels_frame(store, golden_set, rv.name)
+    gs = store.golden_set(golden_set)
+    index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
+
+    key = sha256_hex({"schema": SCHEMA, "labels": labels.to_dict("list"), "adjudicated": cons.adjudicated,
+                      "judgments": data.judgments[["item_id", "run_id", "repeat", "score"]].to_dict("list"),
+                      "items": index[["task_id", "category", "producer_model", "producer_family",
+                                      "content_hash"]].to_dict("index"),
+                      "rubric": rv.hash, "judge": data.judge_row["config_hash"], "run": data.run["id"],
+                      "options": options.to_dict(), "policy": policy.to_dict()})
+    if use_cache:
+        cached = store.report(key)
+        if cached is not None:
+            return cached
+    version = freeze(store, golden_set)
+
+    primary = _scores(data.judgments, data.run["id"])
+    unscored = int(primary.isna().sum())
+    scored = primary.dropna().astype(int)
+    resolved = cons.resolved
+    ids = [i for i in index.index if i in resolved and i in scored.index]
+    judged_unresolved = [i for i in cons.unresolved if i in scored.index]
+    c = np.array([resolved[i] for i in ids], dtype=int)
+    j = np.array([scored[i] for i in ids], dtype=int)
+    sub = index.loc[ids] if ids else index.iloc[:0]
+    clusters = sub["task_id"].to_numpy()
+
+    agreement = stats.agreement_with_intervals(c, j, clusters, scale=scale, pass_threshold=rv.rubric.pass_threshold,
+                                               resamples=options.resamples, seed=options.seed)
+    ceiling = stats.human_ceiling(labels, scored, scale=scale)
+    try:
+        alt = stats.alternative_annotator_test(labels, scored, scale=scale, epsilon=options.epsilon,
+                                               metric=options.alt_metric)
+    except ValueError as e:
+        alt = None
+        alt_reason = str(e)
+    else:
+        alt_reason = None if alt else "no rater has 30 or more items shared with another rater"
+    bias = stats.self_preference(c, j, scale=scale, producer_model=sub["producer_model"].to_numpy(),
+                                 producer_family=sub["producer_family"].to_numpy(), judge_model=spec.model,
+                                 judge_family=spec.family, category=sub["category"].to_numpy(), clusters=clusters,
+                                 resamples=options.resamples, seed=options.seed)
+    run_frame = data.judgments[data.judgments["run_id"] == data.run["id"]]
+    noise = None
+    if run_frame["repeat"].nunique() >= 2:
+        noise = stats.repeat_noise(run_frame[["item_id", "repeat", "score"]], scale=scale,
+                                   consensus=pd.Series(resolved, dtype="Int64"))
+    drift = _drift(data, resolved, index, scale, rv, options)
+    n_multi = int(sum(len(cons.human.get(i, {})) >= 2 for i in ids))
+    report: dict[str, Any] = {
+        "schema": SCHEMA,
+        "golden_set": {"name": golden_set, "version": version["version"], "version_hash": version["hash"]},
+        "rubric": {"name": rv.name, "version": rv.version, "hash": rv.hash},
+        "judge": {"id": spec.id, "model": spec.model, "family": spec.family, "mode": spec.mode,
+                  "config_hash": data.judge_row["config_hash"]},
+        "run": {"name": data.run["name"], "source": data.run["source"],
+                "model_versions": sorted({v for v in run_frame["model_version"].dropna()})},
+        "n_items": agreement["n_items"],
+        "n_unresolved": len(judged_unresolved),
+        "n_unscored": unscored,
+        "n_scored": int(len(scored)),
+        "bootstrap": agreement["bootstrap"],
+        "metrics": agreement["metrics"],
+        "metric_reasons": agreement["reasons"],
+        "confusion": agreement["confusion"],
+        "human_ceiling": ceiling,
+        "alt_test": alt,
+        "alt_test_reason": alt_reason,
+        "self_preference": {"same_model": bias["same_model"], "same_family": bias["same_family"]},
+        "noise": noise,
+        "drift": drift,
+        "noise_floor": stats.noise_floor(agreement, target_width=0.1),
+        "evidence": {"n_items": agreement["n_items"], "n_multi_rated": n_multi,
+                     "unresolved_items": judged_unresolved},
+        "cost": _cost(run_frame),
+        "policy": policy.to_dict(),
+    }
+    report = stats.jsonable(report)
+    report["verdict"] = evaluate(report, policy).to_dict()
+    store.save_report(key, gs["id"], rv.id, data.judge_row["pk"], "calibration", report)
+    return report
+
+
+def _drift(data: JudgeData, resolved: dict[str, int], index: pd.DataFrame, scale: list[int], rv: RubricVersion,
+           options: Options) -> dict | None:
+    """Against the run just before the calibrated one, if there is one."""
+    earlier = [r for r in data.runs if r["id"] < data.run["id"]]
+    if not earlier:
+        return None
+    base_run = earlier[-1]
+    base = _scores(data.judgments, base_run["id"])
+    cand = _scores(data.judgments, data.run["id"])
+    ids = [i for i in index.index if i in base.index and i in cand.index]
+    if not ids:
+        return None
+    frame = data.judgments
+    d = stats.drift([resolved.get(i) for i in ids], [base[i] for i in ids], [cand[i] for i in ids],
+                    index.loc[ids, "task_id"].to_numpy(), scale=scale, pass_threshold=rv.rubric.pass_threshold,
+                    baseline_versions=frame[frame["run_id"] == base_run["id"]]["model_version"].dropna(),
+                    candidate_versions=frame[frame["run_id"] == data.run["id"]]["model_version"].dropna(),
+                    resamples=options.resamples, seed=options.seed)
+    d["baseline_run"], d["run"] = base_run["name"], data.run["name"]
+    return d
+
+
+def _cost(frame: pd.DataFrame) -> dict[str, Any]:
+    first = frame[frame["repeat"] == 0]
+    cost = first["cost_usd"].dropna()
+    lat = first["latency_ms"].dropna()
+    return {"per_100_items_usd": float(cost.mean() * 100) if len(cost) else None,
+            "total_usd": float(frame["cost_usd"].dropna().sum()) if frame["cost_usd"].notna().any() else None,
+            "median_latency_ms": float(lat.median()) if len(lat) else None}
+
+
+def judges_of(store: Store, golden_set: str, rubric: str) -> list[str]:
+    """Judge ids declared in the rubric's newest version."""
+    return [j.id for j in get_rubric(store, rubric).rubric.judges]
+
+
+def compare(store: Store, golden_set: str, rubric: str, options: Options = Options()) -> dict[str, Any]:
+    """Every judge of the rubric side by side, with paired-bootstrap differences from the best one."""
+    rows, scores = [], {}
+    for judge in judges_of(store, golden_set, rubric):
+        try:
+            rep = calibrate(store, golden_set, rubric, judge, options)
+        except NotFound:
+            continue
+        rows.append(rep)
+        data = judge_data(store, golden_set, rubric, judge, options.run)
+        scores[judge] = _scores(data.judgments, data.run["id"]).dropna().astype(int)
+    if not rows:
+        raise NotFound(f"no judge of rubric '{rubric}' has judgments on golden set '{golden_set}'")
+    rv = get_rubric(store, rubric)
+    cons = consensus(store, golden_set, rv.name).resolved
+    gs = store.golden_set(golden_set)
+    index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
+    metric = "krippendorff_alpha_ordinal"
+    best = max(rows, key=lambda r: _val(r["metrics"][metric]["value"]))
+    best_id = best["judge"]["id"]
+    differences = []
+    for r in rows:
+        jid = r["judge"]["id"]
+        if jid == best_id:
+            continue
+        ids = [i for i in index.index if i in cons and i in scores[jid].index and i in scores[best_id].index]
+        d = stats.paired_bootstrap_delta([cons[i] for i in ids], [scores[best_id][i] for i in ids],
+                                         [scores[jid][i] for i in ids], index.loc[ids, "task_id"].to_numpy(),
+                                         scale=list(rv.rubric.scale.values), pass_threshold=rv.rubric.pass_threshold,
+                                         resamples=options.resamples, seed=options.seed)
+        m = stats.jsonable(d["metrics"][metric])
+        significant = m["ci_high"] is not None and m["ci_low"] is not None and (m["ci_high"] < 0 or m["ci_low"] > 0)
+        differences.append({"judge": jid, "baseline": best_id, "metric": metric, "n_items": d["n_items"], **m,
+                            "significant": bool(significant)})
+    return {"schema": "workbench.compare/1", "golden_set": golden_set, "rubric": rubric, "best": best_id,
+            "judges": rows, "differences": differences}
+
+
+def _val(x: Any) -> float:
+    return -np.inf if x is None or (isinstance(x, float) and np.isnan(x)) else float(x)
