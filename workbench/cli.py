@@ -522,5 +522,83 @@ def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) 
                    f"{'significant' if d['significant'] else 'not significant'}")
 
 
+# -- export and grading -------------------------------------------------------------
+
+@main.command()
+@click.option("--golden-set", "-g", required=True)
+@click.option("--rubric", "-r", required=True)
+@click.option("--judge", "-j", required=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder for the bundle (default: rubrics/approved).")
+@_calibration_options
+@pass_ctx
+@clean_errors
+def export(ctx: Ctx, golden_set: str, rubric: str, judge: str, out_dir: str | None, **opts: Any) -> None:
+    """Export an approved bundle for a pair that passes the gate (exit 3 when it does not).
+
+    \b
+    Example:
+      workbench export --golden-set demo --rubric demo-patch-quality --judge careful-sonnet
+    """
+    from .services.export import GateFailed, export_bundle
+
+    try:
+        res = export_bundle(ctx.store, golden_set, rubric, judge, out_dir=out_dir, options=_options(**opts))
+    except GateFailed as e:
+        click.secho(f"Not exported: judge '{judge}' does not pass the gate for rubric '{rubric}'.", fg="red", err=True)
+        for c in e.failed:
+            click.echo(f"  [FAIL] {c['name']}: {c['message']}", err=True)
+        sys.exit(EXIT_GATE_FAILED)
+    click.echo(f"Exported {res.path} (sha256 {res.sha256[:16]}).")
+
+
+@main.command()
+@click.option("--bundle", "bundle_file", required=True, type=click.Path(dir_okay=False),
+              help="Approved bundle written by 'workbench export'.")
+@click.option("--items", "items_file", required=True, type=click.Path(dir_okay=False),
+              help="New items to grade (.jsonl or .csv).")
+@click.option("--labels", "labels_file", type=click.Path(dir_okay=False), default=None,
+              help="Human labels of some of the items (enables prediction-powered inference).")
+@click.option("--judgments", "judgments_file", type=click.Path(dir_okay=False), default=None,
+              help="The judge's outputs made elsewhere, instead of running the judge.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Per-item results (.jsonl).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--resamples", default=2000, show_default=True)
+@click.option("--seed", default=0, show_default=True)
+@pass_ctx
+@clean_errors
+def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, judgments_file: str | None,
+          out: str | None, as_json: bool, resamples: int, seed: int) -> None:
+    """Grade new items with an approved judge; report raw and bias-corrected pass rates.
+
+    \b
+    Example:
+      workbench grade --bundle rubrics/approved/demo-patch-quality@v1--careful-sonnet.yaml \\
+          --items new_items.jsonl --labels some_labels.jsonl --out graded.jsonl
+    """
+    from .services.grading import grade as run
+
+    if out is None:
+        out = str(Path(items_file).with_suffix("")) + ".graded.jsonl"
+    r = run(ctx.store, bundle_file, items_file, labels_file=labels_file, judgments_file=judgments_file, out=out,
+            resamples=resamples, seed=seed)
+    if as_json:
+        _echo_json(r)
+        return
+    raw, cor = r["raw_pass_rate"], r["corrected_pass_rate"]
+    click.echo(f"Graded {r['n_scored']} of {r['n_items']} items with {r['bundle']['judge']} "
+               f"(rubric {r['bundle']['rubric']} v{r['bundle']['rubric_version']}).")
+    click.echo(f"  raw pass rate        {_fmt(raw['value'])}  ({_fmt(raw['ci_low'])} to {_fmt(raw['ci_high'])})")
+    click.echo(f"  corrected pass rate  {_fmt(cor['value'])}  ({_fmt(cor['ci_low'])} to {_fmt(cor['ci_high'])})"
+               f"  [Rogan-Gladen, TPR {_fmt(r['tpr'])}, TNR {_fmt(r['tnr'])}]")
+    if r["correction_reason"]:
+        click.echo(f"  note: {r['correction_reason']}")
+    if r["ppi"]:
+        p = r["ppi"]
+        click.echo(f"  prediction-powered   {_fmt(p['estimate'])}  ({_fmt(p['ci_low'])} to {_fmt(p['ci_high'])})"
+                   f"  [{p['n_labeled']} human-labeled, lambda {_fmt(p['lambda'], 2)}]")
+    click.echo(f"Per-item results: {r['results_file']}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ from .golden_sets import consensus, freeze
 from .rubrics import RubricVersion, get_rubric, get_rubric_by_id
 
 SCHEMA = "workbench.calibration/1"
+# Bump when the report's content changes shape, so cached reports of the old shape are not reused.
+REPORT_REVISION = 2
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     gs = store.golden_set(golden_set)
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
 
-    key = sha256_hex({"schema": SCHEMA, "labels": labels.to_dict("list"), "adjudicated": cons.adjudicated,
+    key = sha256_hex({"schema": SCHEMA, "revision": REPORT_REVISION, "labels": labels.to_dict("list"), "adjudicated": cons.adjudicated,
                       "judgments": data.judgments[["item_id", "run_id", "repeat", "score"]].to_dict("list"),
                       "items": index[["task_id", "category", "producer_model", "producer_family",
                                       "content_hash"]].to_dict("index"),
@@ -192,6 +195,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
                      "unresolved_items": judged_unresolved},
         "cost": _cost(run_frame),
         "policy": policy.to_dict(),
+        "computed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     report = stats.jsonable(report)
     report["verdict"] = evaluate(report, policy).to_dict()

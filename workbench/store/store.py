@@ -419,3 +419,20 @@ class Store:
     def report_created_at(self, key_hash: str) -> str | None:
         row = self._one("SELECT created_at FROM reports WHERE key_hash = ?", (key_hash,))
         return row["created_at"] if row else None
+
+    # -- exports ----------------------------------------------------------
+    def record_export(self, path: str, sha256: str, rubric_id: int, judge_pk: int, golden_set_version_id: int) -> None:
+        with self.transaction():
+            if self._one("SELECT 1 AS x FROM exports WHERE sha256 = ? AND path = ?", (sha256, path)):
+                return
+            self.conn.execute(
+                """INSERT INTO exports (path, sha256, rubric_id, judge_pk, golden_set_version_id, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?)""", (path, sha256, rubric_id, judge_pk, golden_set_version_id, now()))
+
+    def export_recorded(self, sha256: str) -> bool:
+        return self._one("SELECT 1 AS x FROM exports WHERE sha256 = ?", (sha256,)) is not None
+
+    def exports(self) -> list[dict]:
+        return self._all("""SELECT e.*, r.name AS rubric_name, r.version AS rubric_version, j.judge_id
+                            FROM exports e JOIN rubrics r ON r.id = e.rubric_id JOIN judges j ON j.pk = e.judge_pk
+                            ORDER BY e.id""")

@@ -1,0 +1,153 @@
+"""Approved bundles: export only a passing (rubric version, judge) pair, and verify a bundle before grading.
+
+A bundle carries the rubric content, the judge config, the golden-set version,
+the calibration evidence, the verdict and the policy, and a sha256 over the
+canonical JSON of all of it. The same evidence always gives the same file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from ..errors import InputError, WorkbenchError
+from ..hashing import sha256_hex
+from ..store import Store
+from .calibration import Options, calibrate, judge_data
+
+BUNDLE_SCHEMA = "workbench.bundle/1"
+SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schemas" / "bundle.schema.json"
+
+
+class GateFailed(WorkbenchError):
+    """The pair did not pass the gate; carries the failed checks."""
+
+    def __init__(self, rubric: str, judge: str, failed: list[dict]):
+        self.failed = failed
+        super().__init__(f"judge '{judge}' is not calibrated for rubric '{rubric}': "
+                         + "; ".join(f"{c['name']}: {c['message']}" for c in failed))
+
+
+class BundleRefused(WorkbenchError):
+    """A bundle that was edited, is malformed, or did not come from an export."""
+
+
+@lru_cache(maxsize=1)
+def bundle_schema() -> dict:
+    return json.loads(SCHEMA_FILE.read_text())
+
+
+def validate_bundle(bundle: Any, *, source: str = "bundle") -> None:
+    """Raise BundleRefused naming the first field that breaks the JSON Schema."""
+    validator = jsonschema.Draft202012Validator(bundle_schema())
+    errors = sorted(validator.iter_errors(bundle), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
+        raise BundleRefused(f"{source}: field '{where}': {e.message}; re-export the bundle with 'workbench export'.")
+
+
+def bundle_path(out_dir: Path, rubric: str, version: int, judge: str) -> Path:
+    return out_dir / f"{rubric}@v{version}--{judge}.yaml"
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    path: Path
+    sha256: str
+    bundle: dict
+
+
+def build_bundle(report: dict, store: Store, golden_set: str, rubric: str, judge: str) -> dict:
+    data = judge_data(store, golden_set, rubric, judge, report["run"]["name"])
+    rv, spec = data.rubric, data.spec
+    m = report["metrics"]
+    content = {
+        "schema": BUNDLE_SCHEMA,
+        "rubric": {"name": rv.name, "version": rv.version, "hash": rv.hash, "content": rv.rubric.content()},
+        "judge": {"id": spec.id, "model": spec.model, "family": spec.family, "mode": spec.mode,
+                  "config": spec.config(), "config_hash": report["judge"]["config_hash"]},
+        "golden_set": {"name": report["golden_set"]["name"], "version": report["golden_set"]["version"],
+                       "version_hash": report["golden_set"]["version_hash"]},
+        "calibration": {
+            "n_items": report["n_items"], "n_unresolved": report["n_unresolved"], "n_unscored": report["n_unscored"],
+            "run": report["run"], "bootstrap": report["bootstrap"], "metrics": m, "confusion": report["confusion"],
+            "tpr": m["tpr"]["value"], "tnr": m["tnr"]["value"],
+            "human_ceiling": {k: report["human_ceiling"].get(k) for k in
+                              ("krippendorff_alpha_ordinal", "human_pairwise_agreement",
+                               "judge_human_pairwise_agreement", "n_items", "n_raters")},
+            "alt_test": ({k: report["alt_test"].get(k) for k in
+                          ("epsilon", "metric", "q", "winning_rate", "advantage_probability", "passed")}
+                         if report["alt_test"] else None),
+            "self_preference": {k: {f: v.get(f) for f in ("value", "ci_low", "ci_high", "n", "p_value", "measurable")}
+                                for k, v in report["self_preference"].items()},
+            "noise": ({k: report["noise"].get(k) for k in ("flip_rate", "krippendorff_alpha_ordinal", "pass_hat_k",
+                                                            "repeats")} if report["noise"] else None),
+            "drift": ({"baseline_run": report["drift"]["baseline_run"], "flip_rate": report["drift"]["flip_rate"],
+                       "stuart_maxwell": report["drift"]["stuart_maxwell"],
+                       "model_versions": report["drift"]["model_versions"]} if report["drift"] else None),
+        },
+        "verdict": report["verdict"],
+        "policy": report["policy"],
+        "created_at": report["computed_at"],
+    }
+    return {**content, "sha256": sha256_hex(content)}
+
+
+def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out_dir: str | Path | None = None,
+                  options: Options = Options()) -> ExportResult:
+    """Write rubrics/approved/<rubric>@v<version>--<judge>.yaml for a passing pair; refuse otherwise."""
+    report = calibrate(store, golden_set, rubric, judge, options)
+    if not report["verdict"]["calibrated"]:
+        raise GateFailed(rubric, judge, [c for c in report["verdict"]["checks"] if c["status"] == "failed"])
+    bundle = build_bundle(report, store, golden_set, rubric, judge)
+    validate_bundle(bundle, source="the new bundle")
+    if out_dir is None:
+        from .demo import project_root
+        out_dir = project_root() / "rubrics" / "approved"
+    path = bundle_path(Path(out_dir), bundle["rubric"]["name"], bundle["rubric"]["version"], judge)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = ("# Approved by Judge Workbench: do not edit (the sha256 covers every field).\n"
+            + yaml.safe_dump(bundle, sort_keys=True, allow_unicode=True, width=120))
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)  # atomic: a reader sees the old bundle or the new one, never half
+    gs = store.golden_set(golden_set)
+    version = store.golden_set_version_by_hash(gs["id"], bundle["golden_set"]["version_hash"])
+    data = judge_data(store, golden_set, rubric, judge, report["run"]["name"])
+    store.record_export(str(path), bundle["sha256"], data.rubric.id, data.judge_row["pk"], version["id"])
+    return ExportResult(path, bundle["sha256"], bundle)
+
+
+def load_bundle(store: Store, path: str | Path) -> dict:
+    """Read and verify a bundle: schema, hash, and that this workbench exported it."""
+    path = Path(path)
+    try:
+        bundle = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("file not found", file=str(path), fix="check the path") from None
+    except yaml.YAMLError as e:
+        raise BundleRefused(f"{path.name} is not valid YAML ({e}); re-export it with 'workbench export'.") from None
+    if not isinstance(bundle, dict) or "sha256" not in bundle:
+        raise BundleRefused(f"{path.name} did not come from an export: it has no sha256; "
+                            f"export an approved pair with 'workbench export'.")
+    content = {k: v for k, v in bundle.items() if k != "sha256"}
+    if sha256_hex(content) != bundle["sha256"]:
+        raise BundleRefused(f"{path.name} was edited after export: its content no longer matches its sha256; "
+                            f"re-export it with 'workbench export' instead of editing it.")
+    validate_bundle(bundle, source=path.name)
+    if not store.export_recorded(bundle["sha256"]):
+        raise BundleRefused(f"{path.name} did not come from an export of this workbench database (its sha256 is not "
+                            f"among the recorded exports); grade with the --db it was exported from.")
+    return bundle
+
+
+def list_bundles(store: Store) -> list[dict]:
+    return store.exports()
