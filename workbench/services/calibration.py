@@ -27,7 +27,7 @@ from .rubrics import RubricVersion, get_rubric, get_rubric_by_id
 
 SCHEMA = "workbench.calibration/1"
 # Bump when the report's content changes shape, so cached reports of the old shape are not reused.
-REPORT_REVISION = 2
+REPORT_REVISION = 3
 
 
 @dataclass(frozen=True)
@@ -149,14 +149,11 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     agreement = stats.agreement_with_intervals(c, j, clusters, scale=scale, pass_threshold=rv.rubric.pass_threshold,
                                                resamples=options.resamples, seed=options.seed)
     ceiling = stats.human_ceiling(labels, scored, scale=scale)
-    try:
-        alt = stats.alternative_annotator_test(labels, scored, scale=scale, epsilon=options.epsilon,
-                                               metric=options.alt_metric)
-    except ValueError as e:
+    alt = stats.alternative_annotator_test(labels, scored, scale=scale, epsilon=options.epsilon,
+                                           metric=options.alt_metric)
+    alt_reason = alt.get("reason")
+    if alt.get("winning_rate") is None:  # no rater qualifies: DESIGN reports the test as null, with why
         alt = None
-        alt_reason = str(e)
-    else:
-        alt_reason = None if alt else "no rater has 30 or more items shared with another rater"
     bias = stats.self_preference(c, j, scale=scale, producer_model=sub["producer_model"].to_numpy(),
                                  producer_family=sub["producer_family"].to_numpy(), judge_model=spec.model,
                                  judge_family=spec.family, category=sub["category"].to_numpy(), clusters=clusters,
@@ -168,6 +165,12 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
                                    consensus=pd.Series(resolved, dtype="Int64"))
     drift = _drift(data, resolved, index, scale, rv, options)
     n_multi = int(sum(len(cons.human.get(i, {})) >= 2 for i in ids))
+    per_category = {}
+    for cat in sorted(set(sub["category"])):
+        mask = sub["category"].to_numpy() == cat
+        m = stats.agreement_metrics(c[mask], j[mask], scale=scale, pass_threshold=rv.rubric.pass_threshold)
+        per_category[cat] = {"n_items": int(mask.sum()), **{k: m[k] for k in (
+            "exact_agreement", "krippendorff_alpha_ordinal", "mean_signed_error")}}
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "golden_set": {"name": golden_set, "version": version["version"], "version_hash": version["hash"]},
@@ -188,6 +191,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "alt_test": alt,
         "alt_test_reason": alt_reason,
         "self_preference": {"same_model": bias["same_model"], "same_family": bias["same_family"]},
+        "per_category": per_category,
         "noise": noise,
         "drift": drift,
         "noise_floor": stats.noise_floor(agreement, target_width=0.1),

@@ -72,18 +72,16 @@ def score_codes(values: Any, *, name: str, scale: np.ndarray) -> np.ndarray:
     else:
         missing = np.zeros(len(arr), dtype=bool)
     present = arr[~missing]
-    bad = None
-    if arr.dtype.kind == "b":
-        bad = present[0]
-    elif arr.dtype == object:
+    numeric = None
+    if arr.dtype.kind in "iuf" or (
+            arr.dtype == object and pd.api.types.infer_dtype(present, skipna=False)
+            in ("integer", "floating", "mixed-integer-float", "empty")):
+        numeric = present.astype(np.float64)
+    if numeric is None:
         bad = next((v for v in present if not isinstance(v, (int, float, np.integer, np.floating))
-                    or isinstance(v, (bool, np.bool_))), None)
-    if bad is None:
-        try:
-            numeric = present.astype(np.float64)
-        except (TypeError, ValueError):
-            bad = present[0]
-    if bad is not None:
+                    or isinstance(v, (bool, np.bool_))), present[0] if len(present) else None)
+        if isinstance(bad, np.generic):
+            bad = bad.item()
         raise ValueError(f"{name} scores must be numbers on the scale {describe_scale(scale)}, got {bad!r}")
     codes = np.full(len(arr), -1, dtype=np.int64)
     pos = np.searchsorted(scale, numeric)
@@ -150,16 +148,12 @@ def as_score_map(scores: Any, *, name: str) -> pd.Series:
     elif isinstance(scores, Mapping):
         series = pd.Series(dict(scores), dtype=object)
     else:
-        raise ValueError(f"{name} must be a mapping or pandas Series from item_id to score, got {type(scores).__name__}")
+        raise ValueError(
+            f"{name} must be a mapping or pandas Series from item_id to score, got {type(scores).__name__}")
     if series.index.has_duplicates:
         dup = series.index[series.index.duplicated()][0]
         raise ValueError(f"{name} has two scores for item {dup!r}; give one score per item")
     return series[~pd.isna(series)]
-
-
-def pfloat(x: Any) -> float:
-    """A plain Python float (NaN stays NaN) for reports."""
-    return float(x)
 
 
 def jsonable(obj: Any) -> Any:

@@ -70,7 +70,7 @@ class AgreementMetrics(Mapping):
 
     Attributes
     ----------
-    values : dict of str to float
+    metrics : dict of str to float
         One entry per name in :data:`METRIC_NAMES`.
     reasons : dict of str to str
         For each NaN metric, one sentence saying why it is undefined.
@@ -81,19 +81,19 @@ class AgreementMetrics(Mapping):
         consensus or unscored judgment).
     """
 
-    values: dict[str, float]
+    metrics: dict[str, float]
     reasons: dict[str, str] = field(default_factory=dict)
     n_items: int = 0
     n_missing: int = 0
 
     def __getitem__(self, name: str) -> float:
-        return self.values[name]
+        return self.metrics[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.values)
+        return iter(self.metrics)
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self.metrics)
 
 
 def confusion_matrix(consensus: Any, judge: Any, *, scale: Any) -> np.ndarray:
@@ -162,7 +162,7 @@ def agreement_metrics(consensus: Any, judge: Any, *, scale: Any, pass_threshold:
     k = len(values)
     matrix = np.bincount(c_all[both] * k + j_all[both], minlength=k * k).reshape(k, k)
     result = _metrics_of_matrix(matrix, values, pass_index)
-    return AgreementMetrics(result.values, result.reasons, result.n_items, n_missing=int((~both).sum()))
+    return AgreementMetrics(result.metrics, result.reasons, result.n_items, n_missing=int((~both).sum()))
 
 
 def metrics_from_confusion(confusion: Any, *, scale: Any, pass_threshold: int) -> AgreementMetrics:
@@ -220,11 +220,7 @@ def stacked_metrics(stack: np.ndarray, values: np.ndarray, pass_index: int) -> d
 
         out["krippendorff_alpha_ordinal"] = _ordinal_alpha(c)
 
-        w = 1 - np.abs(diff) / (k - 1)
-        pa = (c * w).sum(axis=(1, 2)) / n
-        pi = (rows + cols) / (2 * n[:, None])
-        pe = w.sum() * (pi * (1 - pi)).sum(axis=1) / (k * (k - 1))
-        out["gwet_ac2_linear"] = (pa - pe) / (1 - pe)
+        out["gwet_ac2_linear"] = gwet_ac(c, 1 - np.abs(diff) / (k - 1))
 
         out["spearman"] = _spearman(c, rows, cols, n)
 
@@ -237,9 +233,25 @@ def stacked_metrics(stack: np.ndarray, values: np.ndarray, pass_index: int) -> d
         out["tnr"] = c[:, ~passing][:, :, ~passing].sum(axis=(1, 2)) / rows[:, ~passing].sum(axis=1)
 
     too_few = n < 2
-    for name, arr in out.items():
+    for arr in out.values():
         arr[too_few | ~np.isfinite(arr)] = np.nan
     return out
+
+
+def gwet_ac(c: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Gwet's AC1 (identity weights) or AC2 (other weights) of a (B, K, K) stack, two raters.
+
+    As ``gwet.ac1.table`` of the irrCAC R package: ``pa = sum(w * C) / n``,
+    ``pi_k`` = mean of the two raters' margins, ``pe = sum(w) * sum(pi_k * (1 -
+    pi_k)) / (K * (K - 1))``, ``AC = (pa - pe) / (1 - pe)``.
+    """
+    k = c.shape[-1]
+    n = c.sum(axis=(1, 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pa = (c * weights).sum(axis=(1, 2)) / n
+        pi = (c.sum(axis=2) + c.sum(axis=1)) / (2 * n[:, None])
+        pe = weights.sum() * (pi * (1 - pi)).sum(axis=1) / (k * (k - 1))
+        return (pa - pe) / (1 - pe)
 
 
 def _ordinal_alpha(c: np.ndarray) -> np.ndarray:

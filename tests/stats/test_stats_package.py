@@ -1,0 +1,57 @@
+"""The stats package stays pure (numpy/scipy/pandas/sklearn/krippendorff/statsmodels and stdlib only),
+and the examples in its docstrings run."""
+
+import ast
+import doctest
+import importlib
+import json
+import pkgutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import workbench.stats as stats
+
+ALLOWED = {"numpy", "scipy", "pandas", "sklearn", "krippendorff", "statsmodels"}
+STATS_DIR = Path(stats.__file__).parent
+MODULES = sorted(m.name for m in pkgutil.iter_modules([str(STATS_DIR)]))
+
+
+@pytest.mark.parametrize("path", sorted(STATS_DIR.glob("*.py")), ids=lambda p: p.name)
+def test_imports_only_numeric_libraries_and_stdlib(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: inside workbench.stats
+                continue
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            assert top in ALLOWED or top in sys.stdlib_module_names, f"{path.name} imports {name}"
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(f"workbench.stats.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+
+
+def test_public_api_is_exported():
+    for name in stats.__all__:
+        assert hasattr(stats, name), name
+
+
+def test_jsonable_turns_nan_into_null():
+    report = stats.agreement_with_intervals([0] * 5, [0] * 5, None, scale=(-1, 0, 1), pass_threshold=0,
+                                            resamples=50)
+    text = json.dumps(stats.jsonable(report), allow_nan=False)
+    assert json.loads(text)["metrics"]["cohen_kappa"]["value"] is None
+    assert stats.jsonable({"a": np.float64(1.5), "b": np.int64(2), "c": (np.bool_(True),)}) == \
+        {"a": 1.5, "b": 2, "c": [True]}

@@ -1,0 +1,226 @@
+"""Self-preference: does the judge grade its own model, or its own family, more leniently?
+
+The residual ``r = judge - consensus`` measures leniency item by item. The
+``same_model`` effect is the mean residual on items produced by the judge's
+own model minus the mean residual on items from other families; the
+``same_family`` effect uses all items from the judge's family instead. Each
+comes with a cluster-bootstrap percentile interval and, for a p-value, an
+OLS of the residual on the same-X indicator with category fixed effects and
+cluster-robust standard errors (statsmodels, ``cov_type="cluster"``).
+
+An effect with no same-X items (or no other-family items) is reported as not
+measurable, never as zero: absence of evidence is not absence of bias.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+
+from ._common import (
+    check_bootstrap_options,
+    check_same_length,
+    check_scale,
+    cluster_codes,
+    score_codes,
+)
+from .bootstrap import percentile_interval, resample_sums
+
+EFFECTS = ("same_model", "same_family")
+
+
+def judge_model_name(model: str) -> str:
+    """The judge's model name without its provider prefix.
+
+    ``openai/gpt-4o`` gives ``gpt-4o``; ``openai-api/<service>/<model>`` gives
+    ``<model>`` (which may itself contain slashes); a bare name is returned as is.
+
+    Examples
+    --------
+    >>> judge_model_name("anthropic/claude-sonnet-4-5"), judge_model_name("openai-api/vllm/meta-llama/Llama-3-8B")
+    ('claude-sonnet-4-5', 'meta-llama/Llama-3-8B')
+    """
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError(f"judge_model must be a model name such as 'openai/gpt-4o', got {model!r}")
+    parts = model.strip().split("/")
+    if parts[0] == "openai-api" and len(parts) >= 3:
+        return "/".join(parts[2:])
+    if len(parts) >= 2:
+        return "/".join(parts[1:])
+    return parts[0]
+
+
+def self_preference(
+    consensus: Any,
+    judge: Any,
+    *,
+    scale: Any,
+    producer_model: Any,
+    producer_family: Any,
+    judge_model: str,
+    judge_family: str | None,
+    category: Any = None,
+    clusters: Any = None,
+    resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Same-model and same-family leniency of a judge, with intervals and p-values.
+
+    Parameters
+    ----------
+    consensus, judge : array-like of int, shape (n_items,)
+        Labels aligned by position; items missing either are left out.
+    scale : sequence of int
+        Scale values, lowest first; residuals are in its units.
+    producer_model, producer_family : array-like of str, shape (n_items,)
+        Who produced each item. Names are compared case-insensitively; an item
+        with a missing family is in neither group.
+    judge_model : str
+        The judge's model, with or without provider prefix (see
+        :func:`judge_model_name`).
+    judge_family : str or None
+        The judge's family; None makes both effects not measurable.
+    category : array-like of str, shape (n_items,), optional
+        Item category, entered as fixed effects in the OLS.
+    clusters : array-like, shape (n_items,), optional
+        Task id per item, for the bootstrap and the cluster-robust errors;
+        None makes every item its own cluster.
+    resamples, seed, level
+        Bootstrap settings, as in
+        :func:`~workbench.stats.bootstrap.agreement_with_intervals`.
+
+    Returns
+    -------
+    dict
+        ``same_model`` and ``same_family``: each {"value", "ci_low",
+        "ci_high", "n", "n_other_family", "p_value", "ols_coefficient",
+        "measurable", "undefined_resamples", "reason"}, where ``value`` is
+        the difference in mean
+        residual (scale units; above 0 = more lenient to its own), ``n`` the
+        same-X items, ``p_value`` the two-sided cluster-robust p-value of
+        the indicator's OLS coefficient ``ols_coefficient`` (the effect within
+        categories), and ``undefined_resamples`` the resamples that drew no
+        same-X or no other-family item (left out of the interval); ``reason``
+        may also explain a missing p-value. Not measurable: ``value``, interval, p-value None,
+        ``measurable`` False and ``reason`` says why. Also ``judge_model``
+        (bare name), ``judge_family``, ``n_items``, ``bootstrap``.
+    """
+    values = check_scale(scale)
+    check_bootstrap_options(resamples, seed, level)
+    c = score_codes(consensus, name="consensus", scale=values)
+    j = score_codes(judge, name="judge", scale=values)
+    models = _names(producer_model, "producer_model")
+    families = _names(producer_family, "producer_family")
+    lengths = {"consensus": c, "judge": j, "producer_model": models, "producer_family": families}
+    if category is not None:
+        categories = pd.Series(_names(category, "category"), dtype=object).fillna("default").to_numpy(dtype=object)
+        lengths["category"] = categories
+    else:
+        categories = np.full(len(c), "default", dtype=object)
+    n_all = check_same_length(**lengths)
+    groups_all, _ = cluster_codes(clusters, n_all)
+    bare = judge_model_name(judge_model)
+    keep = (c >= 0) & (j >= 0)
+    residual = (values[j[keep]] - values[c[keep]]).astype(np.float64)
+    fam_key = _keys(families[keep])
+    known = fam_key != ""
+    family_key = None if judge_family is None or pd.isna(judge_family) else str(judge_family).strip().casefold()
+    family_key = family_key or None
+    model_key = _keys(models[keep])
+    same_family = known & (fam_key == family_key) if family_key else np.zeros(len(residual), bool)
+    other = known & (fam_key != family_key) if family_key else np.zeros(len(residual), bool)
+    same_model = (model_key == bare.casefold()) & ~other if family_key else np.zeros(len(residual), bool)
+    kept_clusters, groups = np.unique(groups_all[keep], return_inverse=True)
+    n_clusters = len(kept_clusters)
+
+    out: dict[str, Any] = {
+        "judge_model": bare,
+        "judge_family": judge_family,
+        "n_items": int(len(residual)),
+        "bootstrap": {"resamples": int(resamples), "seed": int(seed), "cluster": True, "level": float(level)},
+    }
+    masks = {"same_model": same_model, "same_family": same_family}
+    per_cluster = np.column_stack([
+        np.bincount(groups, weights=w, minlength=n_clusters) for mask in (same_model, same_family, other)
+        for w in (residual * mask, mask.astype(np.float64))
+    ]) if len(residual) else np.zeros((0, 6))
+    samples = None
+    for name, mask in masks.items():
+        entry = _effect(name, residual, mask, other, family_key, bare)
+        if entry["measurable"]:
+            if n_clusters >= 2:
+                if samples is None:
+                    sums = resample_sums(per_cluster, resamples=resamples, seed=seed)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        other_mean = sums[:, 4] / sums[:, 5]
+                        samples = {"same_model": sums[:, 0] / sums[:, 1] - other_mean,
+                                   "same_family": sums[:, 2] / sums[:, 3] - other_mean}
+                low, high, undefined = percentile_interval(samples[name], level)
+                entry.update(ci_low=low, ci_high=high, undefined_resamples=undefined)
+            else:
+                entry["reason"] = "all items belong to one task cluster, so no interval or p-value can be computed"
+            entry.update(_ols(residual, mask, other, categories[keep], groups, n_clusters, entry))
+        out[name] = entry
+    return out
+
+
+def _effect(name: str, residual: np.ndarray, mask: np.ndarray, other: np.ndarray,
+            family_key: str | None, bare: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"value": None, "ci_low": None, "ci_high": None, "n": int(mask.sum()),
+                             "n_other_family": int(other.sum()), "p_value": None, "ols_coefficient": None,
+                             "measurable": False, "undefined_resamples": 0, "reason": None}
+    what = "the judge's own model" if name == "same_model" else "the judge's family"
+    if family_key is None:
+        entry["reason"] = "the judge has no family, so same-family items cannot be told from others"
+    elif not mask.any():
+        who = f"model {bare!r}" if name == "same_model" else f"family {family_key!r}"
+        entry["reason"] = (f"no item was produced by {what} ({who}), so self-preference is not measurable; "
+                           "add items from it to the golden set")
+    elif not other.any():
+        entry["reason"] = "no item was produced by another family, so there is nothing to compare with"
+    else:
+        entry.update(value=float(residual[mask].mean() - residual[other].mean()), measurable=True)
+    return entry
+
+
+def _ols(residual, mask, other, categories, groups, n_clusters, entry) -> dict[str, Any]:
+    """Cluster-robust OLS p-value of the same-X indicator with category fixed effects."""
+    rows = mask | other
+    y = residual[rows]
+    indicator = mask[rows].astype(np.float64)
+    cat_codes, cat_names = pd.factorize(pd.Series(categories[rows], dtype=object), sort=True)
+    dummies = np.eye(len(cat_names))[cat_codes][:, 1:]
+    x = np.column_stack([np.ones(len(y)), indicator, dummies])
+    group_ids = np.unique(groups[rows], return_inverse=True)[1]
+    if len(np.unique(group_ids)) < 2:
+        return {"reason": entry["reason"] or "fewer than two task clusters, so no cluster-robust p-value"}
+    if np.linalg.matrix_rank(x) < x.shape[1]:
+        return {"reason": "every category holds only same-family or only other-family items, so the category "
+                          "fixed effects absorb the effect and no p-value can be computed"}
+    if np.ptp(y) == 0:
+        return {"reason": "every residual is the same, so the OLS has no variation to test"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": group_ids})
+    p = float(fit.pvalues[1])
+    return {"p_value": p if np.isfinite(p) else None, "ols_coefficient": float(fit.params[1])}
+
+
+def _keys(names: np.ndarray) -> np.ndarray:
+    """Names compared case-insensitively; missing ones become ''."""
+    return pd.Series(names, dtype=object).fillna("").astype(str).str.strip().str.casefold().to_numpy(dtype=object)
+
+
+def _names(values: Any, name: str) -> np.ndarray:
+    if isinstance(values, (pd.Series, pd.Index)):
+        arr = values.to_numpy(dtype=object)
+    else:
+        arr = np.asarray(values, dtype=object)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional (one entry per item), got shape {arr.shape}")
+    return arr

@@ -1,0 +1,143 @@
+"""The human ceiling: how well the reviewers agree with each other, and the judge with them.
+
+A judge cannot be expected to agree with the consensus more than careful
+humans agree among themselves; these numbers put its agreement in that light,
+and compare judge and humans like for like (same items, same pairing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import krippendorff
+import numpy as np
+import pandas as pd
+
+from ._common import as_score_map, check_frame, check_scale, score_codes
+
+LABEL_COLUMNS = ("item_id", "rater", "score")
+
+
+def human_ceiling(labels: pd.DataFrame, judge: Any = None, *, scale: Any) -> dict[str, Any]:
+    """Agreement among the human raters, and of the judge with each of them.
+
+    Parameters
+    ----------
+    labels : pandas.DataFrame
+        Long form, one row per label, columns ``item_id``, ``rater``, ``score``
+        (a value of ``scale``). Rows with a missing score are ignored.
+    judge : mapping or pandas.Series from item_id to score, optional
+        The judge's score per item; missing scores are ignored.
+    scale : sequence of int
+        Scale values, lowest first.
+
+    Returns
+    -------
+    dict
+        ``krippendorff_alpha_ordinal``: ``krippendorff.alpha(reliability_data=
+        raters x items, level_of_measurement="ordinal", value_domain=scale)``
+        over all labels;
+        ``human_pairwise_agreement``: for each item with at least two labels,
+        the share of pairs of its labels that are equal, averaged over items;
+        ``judge_human_pairwise_agreement``: on the same items, the share of
+        the item's human labels equal to the judge's score, averaged over
+        items (None without a judge). When a judge is given, both pairwise
+        numbers use only items the judge scored, so they compare like for
+        like; a judge that behaves like one more rater scores the same as the
+        humans in expectation.
+        ``n_items_pairwise``: items behind the two pairwise numbers;
+        ``n_items``, ``n_raters``, ``n_labels``: all labels given;
+        ``reasons``: {name: sentence} for each NaN number.
+
+    Examples
+    --------
+    >>> labels = pd.DataFrame({"item_id": [1, 1, 2, 2, 3, 3], "rater": list("ababab"),
+    ...                        "score": [1, 1, 0, -1, 0, 0]})
+    >>> r = human_ceiling(labels, {1: 1, 2: -1, 3: 0}, scale=(-1, 0, 1))
+    >>> round(r["human_pairwise_agreement"], 3), round(r["judge_human_pairwise_agreement"], 3)
+    (0.667, 0.833)
+    """
+    values = check_scale(scale)
+    frame = check_labels(labels, values)
+    k = len(values)
+    reasons: dict[str, str] = {}
+    item_idx, items = pd.factorize(frame["item_id"])
+    raters = pd.factorize(frame["rater"], sort=True)[1]
+
+    alpha = _alpha_over_raters(frame, values, reasons)
+
+    counts = np.zeros((len(items), k), dtype=np.int64)
+    np.add.at(counts, (item_idx, frame["_code"].to_numpy()), 1)
+    m = counts.sum(axis=1)
+    use = m >= 2
+    judge_codes = None
+    if judge is not None:
+        judge_codes = judge_codes_for(judge, items, values)
+        use &= judge_codes >= 0
+
+    human = judge_human = float("nan")
+    n_pairwise = int(use.sum())
+    if n_pairwise == 0:
+        why = ("no item has labels from two raters" if judge is None
+               else "no item scored by the judge has labels from two raters")
+        reasons["human_pairwise_agreement"] = why
+        if judge is not None:
+            reasons["judge_human_pairwise_agreement"] = why
+    else:
+        cu, mu = counts[use], m[use]
+        human = float(np.mean((cu * (cu - 1)).sum(axis=1) / (mu * (mu - 1))))
+        if judge_codes is not None:
+            judge_human = float(np.mean(cu[np.arange(len(cu)), judge_codes[use]] / mu))
+
+    return {
+        "krippendorff_alpha_ordinal": alpha,
+        "human_pairwise_agreement": human,
+        "judge_human_pairwise_agreement": judge_human if judge is not None else None,
+        "n_items_pairwise": n_pairwise,
+        "n_items": int(len(items)),
+        "n_raters": int(len(raters)),
+        "n_labels": int(len(frame)),
+        "reasons": reasons,
+    }
+
+
+def check_labels(labels: Any, values: np.ndarray) -> pd.DataFrame:
+    """Validated copy of a long label frame with a ``_code`` column (scale position); drops missing scores."""
+    frame = check_frame(labels, name="labels", columns=LABEL_COLUMNS)
+    frame = frame.loc[~pd.isna(frame["score"]), list(LABEL_COLUMNS)].copy()
+    if frame["item_id"].isna().any() or frame["rater"].isna().any():
+        raise ValueError("labels has a row without an item_id or a rater; every label needs both")
+    frame["_code"] = score_codes(frame["score"], name="labels", scale=values)
+    dup = frame.duplicated(["item_id", "rater"])
+    if dup.any():
+        row = frame[dup].iloc[0]
+        raise ValueError(
+            f"rater {row['rater']!r} labeled item {row['item_id']!r} more than once; keep one label per rater and item"
+        )
+    return frame
+
+
+def _alpha_over_raters(frame: pd.DataFrame, values: np.ndarray, reasons: dict[str, str]) -> float:
+    name = "krippendorff_alpha_ordinal"
+    item_idx = pd.factorize(frame["item_id"])[0]
+    pairable = frame[np.bincount(item_idx)[item_idx] >= 2] if len(frame) else frame
+    if pairable.empty:
+        reasons[name] = "no item has labels from two raters, so agreement among raters cannot be measured"
+        return float("nan")
+    if pairable["_code"].nunique() < 2:
+        only = int(values[pairable["_code"].iloc[0]])
+        reasons[name] = (f"every label on items with two or more raters is {only}, "
+                         "so alpha has no variation to measure")
+        return float("nan")
+    matrix = (pairable.pivot(index="rater", columns="item_id", values="score")
+              .to_numpy(dtype=np.float64))
+    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal",
+                                    value_domain=values.tolist()))
+
+
+def judge_codes_for(judge: Any, items: pd.Index, values: np.ndarray) -> np.ndarray:
+    """Scale positions of the judge's scores for ``items`` (-1 where it has none)."""
+    judge_map = as_score_map(judge, name="judge")
+    codes = pd.Series(score_codes(judge_map.to_numpy(dtype=object), name="judge", scale=values),
+                      index=judge_map.index)
+    return codes.reindex(items).fillna(-1).to_numpy(dtype=np.int64)
