@@ -96,7 +96,8 @@ def self_preference_forest(report: dict, *, threshold: float = 0.1) -> alt.Chart
                                        alt.Tooltip("low:Q", format="+.3f"), alt.Tooltip("high:Q", format="+.3f")]))
     rules = pd.DataFrame({"x": [0.0, threshold], "kind": ["no effect", "gate"]})
     chart += alt.Chart(rules).mark_rule(strokeDash=[4, 4]).encode(
-        x="x:Q", color=alt.Color("kind:N", scale=alt.Scale(range=["#888888", "firebrick"]), legend=None))
+        x="x:Q", color=alt.Color("kind:N", scale=alt.Scale(domain=["no effect", "gate"], range=["#888888", "firebrick"]),
+                        legend=None))
     return chart.properties(title="Self-preference", width=420, height=90)
 
 

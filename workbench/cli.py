@@ -600,5 +600,27 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
     click.echo(f"Per-item results: {r['results_file']}")
 
 
+@main.command()
+@click.option("--golden-set", "-g", required=True)
+@click.option("--rubric", "-r", required=True)
+@click.option("--judge", "-j", required=True)
+@click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="html", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="File to write.")
+@_calibration_options
+@pass_ctx
+@clean_errors
+def report(ctx: Ctx, golden_set: str, rubric: str, judge: str, fmt: str, out: str | None, **opts: Any) -> None:
+    """Write a shareable calibration card (verdict, measurements, charts) as Markdown or HTML.
+
+    \b
+    Example:
+      workbench report --golden-set demo --rubric demo-patch-quality --judge gpt4o-self --format html
+    """
+    from .services.report_card import write_card
+
+    path = write_card(ctx.store, golden_set, rubric, judge, fmt=fmt, out=out, options=_options(**opts))
+    click.echo(f"Wrote {path}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,144 @@
+"""The calibration card: a shareable Markdown or HTML page of the verdict, measurements and charts.
+
+HTML embeds its charts as PNG data so the one file can be attached to a pull
+request or a review; Markdown writes the PNGs beside it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+from typing import Any
+
+from .. import charts
+from ..store import Store
+from .calibration import Options, calibrate
+
+STATUS = {"passed": "PASS", "failed": "FAIL", "not_measurable": "WARN", "not_applicable": "n/a"}
+
+
+def _png(chart) -> bytes:
+    import vl_convert as vlc  # Altair's own exporter; imported here so the UI does not need it
+    return vlc.vegalite_to_png(chart.to_json(), scale=2)
+
+
+def _f(x: Any, d: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{d}f}" if isinstance(x, float) else str(x)
+
+
+def card_sections(r: dict) -> list[tuple[str, list[str]]]:
+    """(heading, markdown lines) of the card; shared by both formats."""
+    v = r["verdict"]
+    out = [("Verdict", [f"**{'CALIBRATED' if v['calibrated'] else 'NOT CALIBRATED'}**: judge `{r['judge']['id']}` "
+                        f"(`{r['judge']['model']}`, {r['judge']['mode']}) on golden set `{r['golden_set']['name']}` "
+                        f"version {r['golden_set']['version']} (`{r['golden_set']['version_hash'][:16]}`), rubric "
+                        f"`{r['rubric']['name']}` v{r['rubric']['version']}, run `{r['run']['name']}`.", "",
+                        "| check | status | reason |", "|---|---|---|"]
+            + [f"| {c['name']} | {STATUS[c['status']]} | {c['message']} |" for c in v["checks"]])]
+    lines = [f"{r['n_items']} items with a consensus label and a judge score ({r['n_unresolved']} unresolved, "
+             f"{r['n_unscored']} unscored); 95% percentile intervals from {r['bootstrap']['resamples']} bootstrap "
+             f"resamples of task clusters, seed {r['bootstrap']['seed']}.", "",
+             "| metric | value | 95% interval |", "|---|---|---|"]
+    lines += [f"| {k} | {_f(m['value'])} | {_f(m['ci_low'])} to {_f(m['ci_high'])} |" for k, m in r["metrics"].items()]
+    out.append(("Agreement with the consensus", lines))
+    hc = r["human_ceiling"]
+    lines = [f"Humans among themselves: Krippendorff's alpha {_f(hc['krippendorff_alpha_ordinal'])}, pairwise exact "
+             f"agreement {_f(hc['human_pairwise_agreement'])}; judge with each human "
+             f"{_f(hc['judge_human_pairwise_agreement'])} on the same items."]
+    a = r.get("alt_test")
+    lines.append(f"Alternative-annotator test: winning rate {_f(a['winning_rate'])}, advantage probability "
+                 f"{_f(a['advantage_probability'])} (epsilon {a['epsilon']}, {a['metric']}, {len(a['raters'])} raters)"
+                 if a else f"Alternative-annotator test: not run ({r.get('alt_test_reason')}).")
+    out.append(("Against the humans", lines))
+    lines = []
+    for name, e in r["self_preference"].items():
+        lines.append(f"- {name.replace('_', ' ')}: " + (f"{_f(e['value'])} ({_f(e['ci_low'])} to {_f(e['ci_high'])}), "
+                                                        f"n = {e['n']}, OLS p = {_f(e['p_value'])}"
+                                                        if e.get("value") is not None else f"not measurable ({e.get('reason')})"))
+    out.append(("Self-preference", lines))
+    nf = r["noise_floor"]["metrics"].get("krippendorff_alpha_ordinal", {})
+    lines = [f"With {r['n_items']} items a difference in alpha smaller than {_f(nf.get('min_detectable_difference'), 2)} "
+             f"cannot be told apart" + (f"; about {nf['additional_items']} more items would narrow its interval to "
+                                        f"{r['noise_floor']['target_width']}." if nf.get("additional_items") else ".")]
+    if r.get("noise"):
+        lines.append(f"Repeats: {r['noise']['flip_rate']:.0%} of items change score; pass^k "
+                     f"{_f(r['noise'].get('pass_hat_k'))}.")
+    if r.get("drift"):
+        d = r["drift"]
+        lines.append(f"Drift from run `{d['baseline_run']}`: flip rate {_f(d['flip_rate'])}, Stuart-Maxwell p = "
+                     f"{_f(d['stuart_maxwell']['p_value'], 4)}, model versions {d['model_versions']['baseline']} -> "
+                     f"{d['model_versions']['candidate']}.")
+    out.append(("Noise, drift and the noise floor", lines))
+    return out
+
+
+def card_charts(r: dict) -> list[tuple[str, Any]]:
+    return [("agreement", charts.metric_intervals(r, threshold=r["policy"]["min_agreement_lower"])),
+            ("confusion", charts.confusion_heatmap(r)), ("categories", charts.per_category(r)),
+            ("humans", charts.human_ceiling(r)),
+            ("self_preference", charts.self_preference_forest(r, threshold=r["policy"]["max_self_preference"]))]
+
+
+def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: str = "html",
+               out: str | Path | None = None, options: Options = Options()) -> Path:
+    r = calibrate(store, golden_set, rubric, judge, options)
+    out = Path(out or f"calibration-{r['rubric']['name']}-v{r['rubric']['version']}-{judge}.{fmt}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    images = [(name, _png(chart)) for name, chart in card_charts(r)]
+    title = f"Calibration card: {judge} on {r['rubric']['name']} v{r['rubric']['version']}"
+    sections = card_sections(r)
+    if fmt == "md":
+        folder = out.with_name(out.stem + "_files")
+        folder.mkdir(exist_ok=True)
+        parts = [f"# {title}", ""]
+        for heading, lines in sections:
+            parts += [f"## {heading}", "", *lines, ""]
+        parts.append("## Charts")
+        for name, png in images:
+            (folder / f"{name}.png").write_bytes(png)
+            parts.append(f"![{name}]({folder.name}/{name}.png)")
+        out.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    elif fmt == "html":
+        body = [f"<h1>{html.escape(title)}</h1>"]
+        for heading, lines in sections:
+            body.append(f"<h2>{html.escape(heading)}</h2>" + _md_to_html(lines))
+        body.append("<h2>Charts</h2>")
+        for name, png in images:
+            body.append(f'<img alt="{name}" style="max-width:100%" src="data:image/png;base64,'
+                        f'{base64.b64encode(png).decode()}">')
+        out.write_text(f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>"
+                       "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto}"
+                       "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem}</style>"
+                       + "\n".join(body), encoding="utf-8")
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+    return out
+
+
+def _md_to_html(lines: list[str]) -> str:
+    """Just enough Markdown (tables, bullets, bold, code) for the card's own lines."""
+    import re
+
+    def inline(t: str) -> str:
+        t = html.escape(t)
+        t = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", t)
+        return re.sub(r"`(.+?)`", r"<code>\1</code>", t)
+
+    out, table = [], []
+    for line in lines + [""]:
+        if line.startswith("|"):
+            if not set(line) <= set("|-: "):
+                table.append([c.strip() for c in line.strip("|").split("|")])
+            continue
+        if table:
+            head, *rows = table
+            out.append("<table><tr>" + "".join(f"<th>{inline(c)}</th>" for c in head) + "</tr>"
+                       + "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in rows)
+                       + "</table>")
+            table = []
+        if line.startswith("- "):
+            out.append(f"<li>{inline(line[2:])}</li>")
+        elif line:
+            out.append(f"<p>{inline(line)}</p>")
+    return "\n".join(out)
