@@ -1,0 +1,85 @@
+"""Read models for the lead pages: disagreements, item evidence, and agreement run after run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import stats
+from ..store import Store
+from .calibration import Options, judge_data
+from .golden_sets import consensus, item_from_row
+
+
+def disagreements(store: Store, golden_set: str, rubric: str, judge: str, *, run: str | None = None) -> pd.DataFrame:
+    """Every item where the judge (repeat 0 of the run) and the consensus differ, largest gap first."""
+    data = judge_data(store, golden_set, rubric, judge, run)
+    cons = consensus(store, golden_set, data.rubric.name).resolved
+    gs = store.golden_set(golden_set)
+    index = {r["item_id"]: r for r in store.item_index(gs["id"])}
+    frame = data.judgments
+    sel = frame[(frame["run_id"] == data.run["id"]) & (frame["repeat"] == 0)]
+    rows = []
+    for r in sel.itertuples():
+        c = cons.get(r.item_id)
+        if c is None or r.score is None or pd.isna(r.score) or int(r.score) == c:
+            continue
+        rows.append({"item_id": r.item_id, "category": index[r.item_id]["category"], "consensus": c,
+                     "judge": int(r.score), "gap": int(r.score) - c, "abs_gap": abs(int(r.score) - c),
+                     "producer_family": index[r.item_id]["producer_family"]})
+    df = pd.DataFrame(rows, columns=["item_id", "category", "consensus", "judge", "gap", "abs_gap",
+                                     "producer_family"])
+    return df.sort_values(["abs_gap", "category", "item_id"], ascending=[False, True, True], ignore_index=True)
+
+
+def item_evidence(store: Store, golden_set: str, rubric: str, judge: str, item_id: str, *,
+                  run: str | None = None) -> dict[str, Any]:
+    """For a lead: the item, each human label with rationale, the adjudication, and the judge's verdicts."""
+    data = judge_data(store, golden_set, rubric, judge, run)
+    gs = store.golden_set(golden_set)
+    row = store.item(gs["id"], item_id)
+    labels = [l for l in store.labels(gs["id"], data.rubric.name) if l["item_id"] == item_id]
+    adjudication = next((a for a in store.adjudications(gs["id"], data.rubric.name) if a["item_id"] == item_id), None)
+    verdicts = [j for j in store.judgments(gs["id"], data.judge_row["pk"]) if j["item_id"] == item_id
+                and j["run_id"] == data.run["id"]]
+    return {"item": item_from_row(row), "labels": labels, "adjudication": adjudication,
+            "consensus": consensus(store, golden_set, data.rubric.name).labels.get(item_id),
+            "judgments": verdicts}
+
+
+def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options()) -> list[dict]:
+    """Agreement of each run with its interval, its model versions, and whether it moved from the run before."""
+    data = judge_data(store, golden_set, rubric, judge)
+    cons = consensus(store, golden_set, data.rubric.name).resolved
+    gs = store.golden_set(golden_set)
+    index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
+    scale, thr = list(data.rubric.rubric.scale.values), data.rubric.rubric.pass_threshold
+    frame = data.judgments
+    out, previous = [], None
+    for run in data.runs:
+        sel = frame[(frame["run_id"] == run["id"]) & (frame["repeat"] == 0)].dropna(subset=["score"])
+        scores = sel.set_index("item_id")["score"].astype(int)
+        ids = [i for i in index.index if i in cons and i in scores.index]
+        rep = stats.agreement_with_intervals([cons[i] for i in ids], [scores[i] for i in ids],
+                                             index.loc[ids, "task_id"].to_numpy(), scale=scale, pass_threshold=thr,
+                                             resamples=options.resamples, seed=options.seed)
+        a = rep["metrics"]["krippendorff_alpha_ordinal"]
+        row = {"run": run["name"], "started_at": run["started_at"], "n_items": rep["n_items"], "alpha": a["value"],
+               "low": a["ci_low"], "high": a["ci_high"],
+               "model_version": ", ".join(sorted(sel["model_version"].dropna().unique())) or "unknown",
+               "significant": False, "stuart_maxwell_p": None, "alpha_change": None}
+        if previous is not None:
+            both = [i for i in ids if i in previous.index]
+            d = stats.drift([cons[i] for i in both], [previous[i] for i in both], [scores[i] for i in both],
+                            index.loc[both, "task_id"].to_numpy(), scale=scale, pass_threshold=thr,
+                            resamples=options.resamples, seed=options.seed)
+            delta = d["deltas"]["krippendorff_alpha_ordinal"]
+            p = d["stuart_maxwell"]["p_value"]
+            row.update(stuart_maxwell_p=p, alpha_change=delta["value"],
+                       significant=bool((p is not None and np.isfinite(p) and p < 0.01)
+                                        or (np.isfinite(delta["ci_high"]) and delta["ci_high"] < 0)))
+        out.append(stats.jsonable(row))
+        previous = scores
+    return out
