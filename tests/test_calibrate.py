@@ -1,0 +1,89 @@
+"""`workbench calibrate` and `compare`: the report object of DESIGN section 8, caching, comparisons."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.services.calibration import Options, calibrate, compare
+from workbench.services.labeling import save_label
+
+DESIGN_KEYS = {"schema", "golden_set", "rubric", "judge", "n_items", "n_unresolved", "n_unscored", "bootstrap",
+               "metrics", "confusion", "human_ceiling", "alt_test", "self_preference", "noise", "drift", "verdict"}
+METRICS = {"exact_agreement", "cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic",
+           "krippendorff_alpha_ordinal", "spearman", "mean_signed_error", "tpr", "tnr"}
+
+
+def strict_json(text: str):
+    def refuse(name):
+        raise AssertionError(f"{name} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_calibrate_json_is_the_design_object(cli):
+    cli("demo", "--no-ui")
+    r = cli("calibrate", "-g", "demo", "-r", "demo-patch-quality", "-j", "noisy-llama", "--json", "--resamples", "300",
+            "--seed", "7")
+    rep = strict_json(r.output)
+    assert DESIGN_KEYS <= set(rep)
+    assert rep["schema"] == "workbench.calibration/1"
+    assert set(rep["golden_set"]) >= {"name", "version_hash"} and set(rep["rubric"]) >= {"name", "version", "hash"}
+    assert set(rep["judge"]) >= {"id", "model", "family", "config_hash"}
+    assert rep["bootstrap"] == {"resamples": 300, "seed": 7, "cluster": True, "level": 0.95}
+    assert METRICS <= set(rep["metrics"])
+    for m in rep["metrics"].values():
+        assert set(m) == {"value", "ci_low", "ci_high"} and m["ci_low"] <= m["value"] <= m["ci_high"]
+    assert rep["confusion"]["labels"] == [-1, 0, 1] and sum(map(sum, rep["confusion"]["matrix"])) == rep["n_items"]
+    assert set(rep["alt_test"]) >= {"epsilon", "metric", "q", "winning_rate", "advantage_probability", "passed",
+                                    "raters"}
+    for effect in ("same_model", "same_family"):
+        assert set(rep["self_preference"][effect]) >= {"value", "ci_low", "ci_high", "n", "p_value"}
+    assert rep["noise"]["flip_rate"] > 0.1 and rep["drift"]["baseline_run"] == "run-1"
+    assert rep["verdict"]["calibrated"] is False
+    assert {c["id"] for c in rep["verdict"]["checks"]} >= {"evidence", "agreement", "stable", "no_drift"}
+
+
+def test_readable_table(cli):
+    cli("demo", "--no-ui")
+    out = cli("calibrate", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet").output
+    assert out.startswith("CALIBRATED: judge careful-sonnet") and "[PASS] agreement" in out
+
+
+def test_reports_are_cached_by_their_inputs(demo_store):
+    opts = Options(resamples=200)
+    first = calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts)
+    count = lambda: demo_store.conn.execute("SELECT count(*) FROM reports").fetchone()[0]  # noqa: E731
+    n = count()
+    assert calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts) == first
+    assert count() == n  # read back, not recomputed
+    save_label(demo_store, "demo", "demo-patch-quality", "demo-0000", "dora", 1)  # a new label changes the inputs
+    calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts)
+    assert count() == n + 1
+
+
+def test_seed_makes_intervals_reproducible(demo_store):
+    a = calibrate(demo_store, "demo", "demo-patch-quality", "gpt4o-self", Options(resamples=300, seed=3),
+                  use_cache=False)
+    b = calibrate(demo_store, "demo", "demo-patch-quality", "gpt4o-self", Options(resamples=300, seed=3),
+                  use_cache=False)
+    c = calibrate(demo_store, "demo", "demo-patch-quality", "gpt4o-self", Options(resamples=300, seed=4),
+                  use_cache=False)
+    assert a["metrics"] == b["metrics"] and a["metrics"] != c["metrics"]
+
+
+def test_compare_finds_the_significant_differences(demo_store, cli):
+    result = compare(demo_store, "demo", "demo-patch-quality", Options(resamples=500))
+    assert result["best"] == "careful-sonnet"
+    diffs = {d["judge"]: d for d in result["differences"]}
+    assert set(diffs) == {"lenient-mini", "gpt4o-self", "noisy-llama"}
+    assert all(d["significant"] and d["ci_high"] < 0 for d in diffs.values())
+    cli("demo", "--no-ui")
+    out = cli("compare", "-g", "demo", "-r", "demo-patch-quality", "--resamples", "300").output
+    assert "careful-sonnet" in out and "calibrated" in out and "significant" in out
+
+
+def test_unknown_judge_and_missing_judgments(demo_store):
+    from workbench.errors import NotFound
+    with pytest.raises(NotFound, match="declares no judge 'nobody'"):
+        calibrate(demo_store, "demo", "demo-patch-quality", "nobody")
