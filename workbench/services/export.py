@@ -54,6 +54,14 @@ def validate_bundle(bundle: Any, *, source: str = "bundle") -> None:
         raise BundleRefused(f"{source}: field '{where}': {e.message}; re-export the bundle with 'workbench export'.")
 
 
+def approved_dir() -> Path:
+    """rubrics/approved of the project, or $WORKBENCH_APPROVED_DIR (a deployment's or a test's own folder)."""
+    if os.environ.get("WORKBENCH_APPROVED_DIR"):
+        return Path(os.environ["WORKBENCH_APPROVED_DIR"])
+    from .demo import project_root
+    return project_root() / "rubrics" / "approved"
+
+
 def bundle_path(out_dir: Path, rubric: str, version: int, judge: str) -> Path:
     return out_dir / f"{rubric}@v{version}--{judge}.yaml"
 
@@ -110,8 +118,7 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     bundle = build_bundle(report, store, golden_set, rubric, judge)
     validate_bundle(bundle, source="the new bundle")
     if out_dir is None:
-        from .demo import project_root
-        out_dir = project_root() / "rubrics" / "approved"
+        out_dir = approved_dir()
     path = bundle_path(Path(out_dir), bundle["rubric"]["name"], bundle["rubric"]["version"], judge)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = ("# Approved by Judge Workbench: do not edit (the sha256 covers every field).\n"

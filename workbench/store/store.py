@@ -63,6 +63,14 @@ class Store:
         row = self.conn.execute(sql, params).fetchone()
         return dict(row) if row else None
 
+    def data_version(self) -> tuple:
+        """A cheap fingerprint that changes whenever labels, adjudications, items, rubrics or judgments change."""
+        return tuple(self.conn.execute("""SELECT
+            (SELECT coalesce(max(id), 0) FROM label_events), (SELECT count(*) FROM adjudications),
+            (SELECT coalesce(max(created_at), '') FROM adjudications), (SELECT coalesce(max(pk), 0) FROM items),
+            (SELECT coalesce(max(id), 0) FROM rubrics), (SELECT coalesce(max(id), 0) FROM judgments),
+            (SELECT count(*) FROM judgments)""").fetchone())
+
     def table_counts(self) -> dict[str, int]:
         db = as_sqlite_utils(self.conn)
         return {t: db[t].count for t in db.table_names()}

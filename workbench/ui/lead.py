@@ -1,0 +1,91 @@
+"""Shared pieces of the lead pages: pickers and cached calls of the calibration services.
+
+Results are cached by the database's data version (a cheap fingerprint of
+labels, adjudications and judgments), so a page re-renders from memory until
+the evidence changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ..services import calibration, insights
+from ..services.golden_sets import list_golden_sets
+from ..services.rubrics import get_rubric, list_rubrics
+from .state import db_path, store
+
+
+def _version() -> tuple:
+    return store().data_version()
+
+
+@st.cache_data(show_spinner="Computing the calibration report…", max_entries=64)
+def _calibrate(db: str, version: tuple, golden_set: str, rubric: str, judge: str, run: str | None) -> dict:
+    return calibration.calibrate(store(), golden_set, rubric, judge, calibration.Options(run=run))
+
+
+@st.cache_data(show_spinner="Comparing judges…", max_entries=16)
+def _compare(db: str, version: tuple, golden_set: str, rubric: str) -> dict:
+    return calibration.compare(store(), golden_set, rubric)
+
+
+@st.cache_data(show_spinner="Computing agreement per run…", max_entries=32)
+def _drift(db: str, version: tuple, golden_set: str, rubric: str, judge: str) -> list[dict]:
+    return insights.drift_timeline(store(), golden_set, rubric, judge)
+
+
+@st.cache_data(max_entries=32)
+def _disagreements(db: str, version: tuple, golden_set: str, rubric: str, judge: str, run: str | None):
+    return insights.disagreements(store(), golden_set, rubric, judge, run=run)
+
+
+def report(golden_set: str, rubric: str, judge: str, run: str | None = None) -> dict:
+    return _calibrate(db_path(), _version(), golden_set, rubric, judge, run)
+
+
+def comparison(golden_set: str, rubric: str) -> dict:
+    return _compare(db_path(), _version(), golden_set, rubric)
+
+
+def timeline(golden_set: str, rubric: str, judge: str) -> list[dict]:
+    return _drift(db_path(), _version(), golden_set, rubric, judge)
+
+
+def disagreement_table(golden_set: str, rubric: str, judge: str, run: str | None = None):
+    return _disagreements(db_path(), _version(), golden_set, rubric, judge, run)
+
+
+def pick_golden_set_rubric(key: str) -> tuple[str | None, str | None]:
+    sets = [g["name"] for g in list_golden_sets(store())]
+    rubrics = [r["name"] for r in list_rubrics(store())]
+    if not sets or not rubrics:
+        st.info("No golden set or rubric yet: run `workbench demo` or import them on the Import page.")
+        return None, None
+    a, b = st.columns(2)
+    gs = a.selectbox("Golden set", sets, key=f"{key}-gs")
+    rubric = b.selectbox("Rubric", rubrics, key=f"{key}-rubric")
+    return gs, rubric
+
+
+def pick_judge(rubric: str, key: str, container: Any = st) -> str | None:
+    judges = [j.id for j in get_rubric(store(), rubric).rubric.judges]
+    if not judges:
+        st.info(f"Rubric '{rubric}' declares no judges.")
+        return None
+    return container.selectbox("Judge", judges, key=f"{key}-judge")
+
+
+STATUS_ICON = {"passed": "✅", "failed": "❌", "not_measurable": "⚠️", "not_applicable": "➖"}
+
+
+def verdict_box(rep: dict) -> None:
+    v = rep["verdict"]
+    if v["calibrated"]:
+        st.success(f"**Calibrated**: `{rep['judge']['id']}` passes every check of the gate.", icon="✅")
+    else:
+        failed = [c["name"] for c in v["checks"] if c["status"] == "failed"]
+        st.error(f"**Not calibrated**: `{rep['judge']['id']}` fails {', '.join(failed)}.", icon="❌")
+    for c in v["checks"]:
+        st.markdown(f"{STATUS_ICON[c['status']]} **{c['name']}**: {c['message']}")

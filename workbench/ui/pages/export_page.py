@@ -1,0 +1,72 @@
+"""Export (leads): the verdict of every (rubric, judge) pair; export only passing pairs; approved bundles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from workbench.errors import WorkbenchError
+from workbench.services.export import GateFailed, export_bundle, list_bundles
+from workbench.services.rubrics import get_rubric
+from workbench.ui import auth
+from workbench.ui.lead import pick_golden_set_rubric, report
+from workbench.ui.state import store
+
+ROLES = auth.LEADS
+
+
+def _export(golden_set: str, rubric: str, judge: str) -> None:
+    try:
+        res = export_bundle(store(), golden_set, rubric, judge)
+    except GateFailed as e:
+        st.session_state["export-msg"] = ("error", str(e))
+    except WorkbenchError as e:
+        st.session_state["export-msg"] = ("error", str(e))
+    else:
+        st.session_state["export-msg"] = ("success", f"Exported {res.path.name} (sha256 {res.sha256[:16]}).")
+
+
+def render() -> None:
+    auth.require(ROLES)
+    st.title("Export approved rubrics")
+    golden_set, rubric = pick_golden_set_rubric("exp")
+    if not golden_set:
+        return
+    if msg := st.session_state.pop("export-msg", None):
+        getattr(st, msg[0])(msg[1])
+    for spec in get_rubric(store(), rubric).rubric.judges:
+        with st.container(border=True):
+            try:
+                rep = report(golden_set, rubric, spec.id)
+            except WorkbenchError as e:
+                st.markdown(f"**{spec.id}** (`{spec.model}`): {e}")
+                continue
+            ok = rep["verdict"]["calibrated"]
+            failed = [c for c in rep["verdict"]["checks"] if c["status"] == "failed"]
+            left, right = st.columns([4, 1])
+            left.markdown(f"**{spec.id}** (`{spec.model}`) on rubric v{rep['rubric']['version']}: "
+                          + ("✅ calibrated" if ok else "❌ not calibrated"))
+            if not ok:
+                left.caption("Export is disabled because: " + " ".join(f"{c['name']}: {c['message']}" for c in failed))
+            right.button("Export", key=f"export-{spec.id}", disabled=not ok, on_click=_export,
+                         args=(golden_set, rubric, spec.id), type="primary" if ok else "secondary",
+                         help=None if ok else "Only a pair that passes the gate can be exported.")
+    st.subheader("Approved bundles")
+    bundles = list_bundles(store())
+    if not bundles:
+        st.info("No approved bundle yet.")
+    for b in bundles:
+        path = Path(b["path"])
+        cols = st.columns([4, 1])
+        cols[0].markdown(f"`{path.name}` — rubric {b['rubric_name']} v{b['rubric_version']}, judge {b['judge_id']}, "
+                         f"sha256 `{b['sha256'][:16]}`, {b['created_at']}")
+        if path.exists():
+            cols[1].download_button("Download", path.read_bytes(), file_name=path.name, mime="application/yaml",
+                                    key=f"dl-{b['id']}")
+        else:
+            cols[1].caption("file moved")
+
+
+if __name__ == "__main__":
+    render()
