@@ -405,6 +405,85 @@ def golden_set_export(ctx: Ctx, name: str, out: str) -> None:
         click.echo(f"{Path(out) / f}\t{n} records")
 
 
+# -- judges --------------------------------------------------------------------
+
+@main.group()
+def judge() -> None:
+    """Run a rubric's judges on a golden set."""
+
+
+@judge.command("run")
+@click.option("--golden-set", "-g", required=True)
+@click.option("--rubric", "-r", required=True)
+@click.option("--judge", "-j", "judge_id", required=True, help="Judge id declared in the rubric.")
+@click.option("--repeats", type=int, default=None, help="Judgments per item (default: the judge's repeats).")
+@click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight at most.")
+@click.option("--limit", type=int, default=None, help="Only the first N items.")
+@click.option("--batch", is_flag=True, help="Use the provider's batch API (half price, results within 24 h).")
+@click.option("--dry-run", is_flag=True, help="Print the token and cost estimate; send nothing.")
+@click.option("--budget", type=float, default=None, help="Hard stop in USD: never send a request that could pass it.")
+@click.option("--new-run", is_flag=True, help="Start a fresh run of the same config (to measure drift).")
+@click.option("--rpm", type=float, default=None, help="Client-side limit of requests per minute.")
+@click.option("--tpm", type=float, default=None, help="Client-side limit of tokens per minute.")
+@pass_ctx
+@clean_errors
+def judge_run(ctx: Ctx, golden_set: str, rubric: str, judge_id: str, repeats: int | None, concurrency: int,
+              limit: int | None, batch: bool, dry_run: bool, budget: float | None, new_run: bool, rpm: float | None,
+              tpm: float | None) -> None:
+    """Run a judge on the golden set; an interrupted run resumes without paying twice.
+
+    \b
+    Example:
+      workbench judge run -g demo -r demo-patch-quality -j lenient-mini --dry-run
+      workbench judge run -g demo -r demo-patch-quality -j lenient-mini --repeats 2 --budget 5
+    """
+    from .services import judging
+
+    if dry_run:
+        e = judging.estimate(ctx.store, golden_set, rubric, judge_id, repeats=repeats, limit=limit, batch=batch,
+                             new_run=new_run)
+        cost = "unknown (no price for this model)" if e.cost_usd is None else f"${e.cost_usd:.2f}"
+        worst = "" if e.max_cost_usd is None else f", at most ${e.max_cost_usd:.2f}"
+        click.echo(f"{e.model}: {e.n_to_run} of {e.n_planned} judgments to run ({e.n_done} already done); about "
+                   f"{e.input_tokens:,} input and {e.output_tokens:,} output tokens; estimated cost {cost}{worst}"
+                   f"{' at batch prices' if e.batch else ''} (price table {e.price_table_version}).")
+        return
+    state: dict[str, Any] = {"bar": None, "last": 0}
+
+    def progress(done: int, total: int, cost: float) -> None:
+        if state["bar"] is None:
+            state["bar"] = click.progressbar(length=total, label="Judging", file=sys.stderr,
+                                             item_show_func=lambda _: f"${state.get('cost', 0):.4f}")
+            state["bar"].__enter__()
+            state["bar"].update(done - 1)
+            state["last"] = done - 1
+        state["cost"] = cost
+        state["bar"].update(done - state["last"], current_item=done)
+        state["last"] = done
+
+    try:
+        summary = judging.run(ctx.store, golden_set, rubric, judge_id, repeats=repeats, limit=limit,
+                              concurrency=concurrency, budget_usd=budget, new_run=new_run, batch=batch,
+                              requests_per_minute=rpm, tokens_per_minute=tpm, progress=progress)
+    finally:
+        if state["bar"] is not None:
+            state["bar"].__exit__(None, None, None)
+    if batch:
+        click.echo(f"Run {summary['run']}: batch mode; " + ", ".join(f"{k} {v}" for k, v in summary.items()
+                                                                     if k not in ("run", "judge", "model")))
+        return
+    cost = f"${summary['cost_usd']:.4f}" + (" (some costs unknown)" if summary["cost_unknown"] else "")
+    click.echo(f"Run {summary['run']} of {judge_id}: {summary['n_recorded']} judgments recorded "
+               f"({summary['n_unscored']} unscored), {summary['n_skipped']} already done, {summary['n_failed']} "
+               f"failed; cost {cost}; {summary['n_requests']} requests in {summary['wall_s']:.1f} s.")
+    for f in summary["failures"][:5]:
+        click.echo(f"  failure: {f}", err=True)
+    if summary["stopped"]:
+        click.echo(f"Stopped ({summary['stopped']}); run the same command again to resume.", err=True)
+    elif not summary["complete"]:
+        click.echo("Some judgments failed; run the same command again to retry them.", err=True)
+
+
 # -- calibration ---------------------------------------------------------------
 
 def _calibration_options(f: Callable) -> Callable:

@@ -444,3 +444,20 @@ class Store:
         return self._all("""SELECT e.*, r.name AS rubric_name, r.version AS rubric_version, j.judge_id
                             FROM exports e JOIN rubrics r ON r.id = e.rubric_id JOIN judges j ON j.pk = e.judge_pk
                             ORDER BY e.id""")
+
+    # -- batches ----------------------------------------------------------
+    def save_batch(self, run_id: int, provider: str, batch_id: str, keys: list) -> None:
+        with self.transaction():
+            self.conn.execute(
+                """INSERT INTO batches (run_id, provider, batch_id, keys, created_at) VALUES (?, ?, ?, ?, ?)
+                   ON CONFLICT (batch_id) DO NOTHING""", (run_id, provider, batch_id, _dumps(keys), now()))
+
+    def pending_batches(self, run_id: int) -> list[dict]:
+        rows = self._all("SELECT * FROM batches WHERE run_id = ? AND status = 'submitted' ORDER BY id", (run_id,))
+        for r in rows:
+            r["keys"] = json.loads(r["keys"])
+        return rows
+
+    def mark_batch_done(self, batch_id: str) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE batches SET status = 'done' WHERE batch_id = ?", (batch_id,))
