@@ -1,0 +1,301 @@
+"""Agentic judging: the judge explores a long trajectory through read-only tools.
+
+The trajectory is not pasted into the prompt. The judge gets four tools over
+the item (`overview`, `read_steps`, `search_steps`, `read_output`), each result
+capped in characters and wrapped in the request's tagged data block, and must
+finish with `submit_verdict` within `max_turns` and a token budget; otherwise
+the judgment is unscored with reason `budget_exhausted`. The full tool
+transcript is returned in `JudgeOutcome.trace` to be stored with the judgment.
+
+The loop is written once against the neutral `ChatRequest`/`ModelTurn`; each
+provider maps it to its wire format (Anthropic tool_use/tool_result blocks,
+OpenAI function tools and tool messages).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..models import Item, JudgeSpec, Rubric
+from .base import ChatProvider, ChatRequest, JudgeContext, JudgeOutcome, ToolDef, Usage
+from .prompting import (DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, VERDICT_TOOL, DelimiterCollision, choose_tag,
+                        data_block, parse_verdict, render_step, system_prompt, unscored_reason_for_stop,
+                        user_message, verdict_schema, verdict_tool)
+
+RESULT_CHARS = 4000
+PREVIEW_CHARS = 80
+MAX_PATTERN = 200
+MAX_MATCHES = 20
+SEARCH_TEXT_CHARS = 200_000  # characters scanned by one search, over all steps
+SEARCH_WORK = 50_000_000  # worst-case regex steps for one search (about a second of C at worst)
+MAX_WINDOW, MIN_WINDOW = 2000, 24
+READ_STEPS_MAX = 20
+
+
+def _obj(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties),
+            "additionalProperties": False}
+
+
+TOOLS: tuple[ToolDef, ...] = (
+    ToolDef("overview", "Number of steps, the role of each, and a short preview of each step.", _obj({})),
+    ToolDef("read_steps", "Read steps start..end inclusive (numbered from 0, at most 20 at a time). "
+            f"The result is capped at {RESULT_CHARS} characters.",
+            _obj({"start": {"type": "integer"}, "end": {"type": "integer"}})),
+    ToolDef("search_steps", "Search the steps' content and tool calls with a Python regular expression "
+            f"(at most {MAX_PATTERN} characters, case-insensitive). Returns up to {MAX_MATCHES} matches with "
+            "their step numbers and surrounding text.", _obj({"pattern": {"type": "string"}})),
+    ToolDef("read_output", "Read the final output, from a character offset (0 for the start).",
+            _obj({"offset": {"type": "integer"}})),
+)
+
+
+class UnsafePattern(ValueError):
+    pass
+
+
+def _repeat_profile(pattern: str) -> tuple[bool, int]:
+    """(unsafe, wide): unsafe for nested repetition, alternation under repetition or backreferences
+    (exponential backtracking); wide = number of repeats with a large upper bound (each multiplies the
+    worst-case work of a match attempt by the length of the text it can span)."""
+    try:
+        from re import _parser as sre_parse  # the stdlib's own regex parser
+    except ImportError:  # pragma: no cover - conservative textual fallback
+        nested = bool(re.search(r"\([^)]*[+*}][^)]*\)\s*[+*{]|\\\d", pattern))
+        return nested, len(re.findall(r"[+*]|\{\d*,\}", pattern))
+
+    repeats = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, getattr(sre_parse, "POSSESSIVE_REPEAT", None)}
+    wide = 0
+
+    def walk(items, inside_repeat: bool) -> bool:
+        nonlocal wide
+        for op, av in items:
+            if op in repeats:
+                lo, hi, sub = av
+                if inside_repeat and hi != 1:
+                    return True
+                if hi > 50:
+                    wide += 1
+                if walk(sub, inside_repeat or hi > 1):
+                    return True
+            elif op is sre_parse.SUBPATTERN:
+                if walk(av[-1], inside_repeat):
+                    return True
+            elif op is sre_parse.BRANCH:
+                if inside_repeat or any(walk(b, inside_repeat) for b in av[1]):
+                    return True
+            elif op in (sre_parse.GROUPREF, getattr(sre_parse, "GROUPREF_EXISTS", None)):
+                return True
+            elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
+                if walk(av[1], inside_repeat):
+                    return True
+        return False
+
+    unsafe = walk(sre_parse.parse(pattern), False)
+    return unsafe, wide
+
+
+def compile_search(pattern: str) -> tuple[re.Pattern, int, int]:
+    """Compile a judge-supplied regex, refusing long or backtracking-prone ones.
+
+    Returns the pattern, the window (in characters) to match within and how many characters to scan:
+    with k wide repeats a match attempt costs up to window**k steps at each scanned position, so the
+    window (and if need be the scanned length) shrinks as k grows, keeping one search under about
+    SEARCH_WORK steps whatever the pattern.
+    """
+    if not isinstance(pattern, str) or not pattern:
+        raise UnsafePattern("pattern must be a non-empty string")
+    if len(pattern) > MAX_PATTERN:
+        raise UnsafePattern(f"pattern is {len(pattern)} characters; the limit is {MAX_PATTERN}")
+    try:
+        compiled = re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise UnsafePattern(f"invalid regular expression: {exc}") from None
+    unsafe, wide = _repeat_profile(pattern)
+    if unsafe:
+        raise UnsafePattern("nested repetition, alternation under repetition and backreferences are not allowed; "
+                            "use a simpler pattern or a plain word")
+    if wide > 2:
+        raise UnsafePattern("at most two unbounded repeats (such as .* or \\w+) are allowed; "
+                            "search for a plain word or a shorter pattern")
+    if wide == 0:
+        return compiled, MAX_WINDOW, SEARCH_TEXT_CHARS
+    # windows overlap by half, so each character is scanned about twice
+    window = max(MIN_WINDOW, min(MAX_WINDOW, int((SEARCH_WORK / (2 * SEARCH_TEXT_CHARS)) ** (1 / wide))))
+    return compiled, window, min(SEARCH_TEXT_CHARS, SEARCH_WORK // (2 * window ** wide))
+
+
+def _windows(text: str, size: int):
+    """Overlapping windows (offset, chunk) so a match shorter than size/2 is never split."""
+    if len(text) <= size:
+        yield 0, text
+        return
+    step = max(1, size // 2)
+    for start in range(0, len(text) - size // 2, step):
+        yield start, text[start:start + size]
+
+
+def _cap(text: str, limit: int, hint: str) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[truncated: {len(text) - limit} more characters; {hint}]"
+
+
+class TrajectoryTools:
+    """The read-only tools over one item. Every result is a string of at most ~`max_chars`."""
+
+    def __init__(self, item: Item, *, max_chars: int = RESULT_CHARS):
+        self.item = item
+        self.steps = list(item.trajectory or ())
+        self.max_chars = max_chars
+
+    def _step_text(self, i: int) -> str:
+        return render_step(i, self.steps[i])
+
+    def overview(self) -> str:
+        n = len(self.steps)
+        roles: dict[str, int] = {}
+        lines = []
+        for i, s in enumerate(self.steps):
+            role = str(s.get("role", "?"))
+            roles[role] = roles.get(role, 0) + 1
+            content = s.get("content")
+            text = content if isinstance(content, str) else json.dumps(content) if content else ""
+            preview = " ".join(text.split())[:PREVIEW_CHARS]
+            calls = ", ".join(str(c.get("name")) for c in s.get("tool_calls") or ())
+            lines.append(f"{i} {role}{' (' + str(s['name']) + ')' if s.get('name') else ''}: {preview}"
+                         + (f" [calls: {calls}]" if calls else ""))
+        head = (f"{n} steps; roles: " + ", ".join(f"{r} x{c}" for r, c in roles.items()) +
+                f"; final output: {len(self.item.output or '')} characters.")
+        return _cap(head + "\n" + "\n".join(lines), self.max_chars, "use read_steps for details")
+
+    def read_steps(self, start: Any, end: Any) -> str:
+        n = len(self.steps)
+        if not isinstance(start, int) or not isinstance(end, int):
+            return "error: start and end must be integers"
+        if n == 0:
+            return "error: this item has no trajectory steps"
+        start, end = max(0, start), min(n - 1, end)
+        if start > end:
+            return f"error: empty range; steps are numbered 0..{n - 1}"
+        end = min(end, start + READ_STEPS_MAX - 1)
+        text = "\n\n".join(self._step_text(i) for i in range(start, end + 1))
+        return _cap(text, self.max_chars, "read a narrower range")
+
+    def search_steps(self, pattern: Any) -> str:
+        try:
+            rx, window, budget = compile_search(pattern)
+        except UnsafePattern as exc:
+            return f"error: {exc}"
+        hits: list[str] = []
+        seen: set[tuple[int, int]] = set()
+        total = 0
+        for i in range(len(self.steps)):
+            text = self._step_text(i)[:budget]
+            budget -= len(text)
+            for offset, chunk in _windows(text, window):
+                for m in rx.finditer(chunk):
+                    if (i, offset + m.start()) in seen or m.end() == m.start():
+                        continue
+                    seen.add((i, offset + m.start()))
+                    total += 1
+                    if len(hits) < MAX_MATCHES:
+                        a, b = max(0, offset + m.start() - 60), min(len(text), offset + m.end() + 60)
+                        hits.append(f"step {i}: …{' '.join(text[a:b].split())}…")
+            if budget <= 0:
+                break
+        if not hits:
+            return "no matches" + ("" if budget > 0 else " (search stopped at the size limit)")
+        more = f"\n[{total - len(hits)} more matches not shown]" if total > len(hits) else ""
+        return _cap(f"{total} match(es)\n" + "\n".join(hits) + more, self.max_chars, "use a narrower pattern")
+
+    def read_output(self, offset: Any = 0) -> str:
+        output = self.item.output
+        if output is None:
+            return "this item has no final output"
+        offset = offset if isinstance(offset, int) and offset > 0 else 0
+        chunk = output[offset:offset + self.max_chars]
+        rest = len(output) - offset - len(chunk)
+        return chunk + (f"\n[{rest} more characters; call read_output with offset {offset + len(chunk)}]"
+                        if rest > 0 else "")
+
+    def call(self, name: str, arguments: dict | str) -> tuple[str, bool]:
+        """Run a tool by name; returns (result, is_error). Bad calls give the model an error to correct."""
+        if not isinstance(arguments, dict):
+            return "error: arguments must be a JSON object", True
+        try:
+            if name == "overview":
+                return self.overview(), False
+            if name == "read_steps":
+                out = self.read_steps(arguments.get("start"), arguments.get("end"))
+            elif name == "search_steps":
+                out = self.search_steps(arguments.get("pattern"))
+            elif name == "read_output":
+                out = self.read_output(arguments.get("offset", 0))
+            else:
+                return f"error: unknown tool '{name}'", True
+        except Exception as exc:  # a tool must never crash the judgment
+            return f"error: {type(exc).__name__}", True
+        return out, out.startswith("error:")
+
+
+async def run_agentic(provider: ChatProvider, item: Item, rubric: Rubric, spec: JudgeSpec, *,
+                      ctx: JudgeContext | None = None, tools: TrajectoryTools | None = None) -> JudgeOutcome:
+    """Drive the tool loop until `submit_verdict`, the turn limit or the token budget."""
+    ctx = ctx or JudgeContext()
+    max_turns = spec.max_turns or DEFAULT_MAX_TURNS
+    try:
+        tag = choose_tag(item, spec, ctx.tag_factory)
+    except DelimiterCollision as exc:
+        return JudgeOutcome(score=None, unscored_reason=f"refused: {exc}", usage=Usage(), n_requests=0)
+    tools = tools or TrajectoryTools(item)
+    system = ctx.system_prompt or system_prompt(rubric, spec)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": user_message(item, spec, tag, agentic=True)}]
+    offered = TOOLS + (verdict_tool(rubric),)
+    schema = verdict_schema(rubric)
+    usage = Usage()
+    trace: list[dict] = []
+    model_version = None
+    n_steps = len(tools.steps)
+
+    def finish(reason: str | None, verdict=None, turns: int = 0) -> JudgeOutcome:
+        trace.append({"role": "end", "turns": turns, "tokens": usage.total, "reason": reason or "verdict"})
+        return JudgeOutcome(score=None if reason else verdict.score, unscored_reason=reason,
+                            rationale=verdict.rationale if verdict else None,
+                            evidence_steps=verdict.evidence_steps if verdict and not reason else (),
+                            trace=trace, usage=usage, model_version=model_version, n_requests=turns)
+
+    for turn_no in range(1, max_turns + 1):
+        request = ChatRequest(system=system, messages=tuple(messages), verdict_schema=schema,
+                              max_tokens=spec.max_tokens or DEFAULT_MAX_TOKENS, temperature=spec.temperature,
+                              tools=offered, verdict_only=False)
+        turn = await provider.send(request, ctx)
+        usage = usage + turn.usage
+        model_version = turn.model_version or model_version
+        trace.append({"role": "assistant", "turn": turn_no, "text": turn.text, "stop_reason": turn.stop_reason,
+                      "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                                     for c in turn.tool_calls]})
+        stop_reason = unscored_reason_for_stop(turn)
+        if stop_reason:
+            return finish(stop_reason, turns=turn_no)
+        for call in turn.tool_calls:
+            if call.name == VERDICT_TOOL:
+                verdict = parse_verdict(call.arguments, rubric, n_steps=n_steps)
+                return finish(verdict.unscored_reason, verdict, turns=turn_no)
+        if usage.total >= ctx.agentic_token_budget:
+            return finish("budget_exhausted", turns=turn_no)
+        messages.append({"role": "assistant", "content": turn.text, "tool_calls": list(turn.tool_calls)})
+        left = max_turns - turn_no
+        if not turn.tool_calls:
+            messages.append({"role": "user", "content": f"Use the tools, and finish by calling {VERDICT_TOOL} "
+                                                        f"({left} turns left)."})
+            continue
+        for call in turn.tool_calls:
+            result, is_error = tools.call(call.name, call.arguments)
+            trace.append({"role": "tool", "turn": turn_no, "id": call.id, "name": call.name,
+                          "arguments": call.arguments, "result": result, "is_error": is_error})
+            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "is_error": is_error,
+                             "content": data_block(result, tag) + f"\n({left} turns left)"})
+    return finish("budget_exhausted", turns=max_turns)
