@@ -472,7 +472,10 @@ def judge_run(ctx: Ctx, golden_set: str, rubric: str, judge_id: str, repeats: in
         click.echo(f"Run {summary['run']}: batch mode; " + ", ".join(f"{k} {v}" for k, v in summary.items()
                                                                      if k not in ("run", "judge", "model")))
         return
-    cost = f"${summary['cost_usd']:.4f}" + (" (some costs unknown)" if summary["cost_unknown"] else "")
+    if summary["cost_unknown"] and not summary["cost_usd"]:
+        cost = "unknown (the model is not in the price table)"
+    else:
+        cost = f"${summary['cost_usd']:.4f}" + (" (some costs unknown)" if summary["cost_unknown"] else "")
     click.echo(f"Run {summary['run']} of {judge_id}: {summary['n_recorded']} judgments recorded "
                f"({summary['n_unscored']} unscored), {summary['n_skipped']} already done, {summary['n_failed']} "
                f"failed; cost {cost}; {summary['n_requests']} requests in {summary['wall_s']:.1f} s.")
