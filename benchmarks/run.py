@@ -20,7 +20,7 @@ def main() -> int:
     for script in sorted(here.glob("bench_*.py")):
         if only and script.stem not in only and script.stem.removeprefix("bench_") not in only:
             continue
-        proc = subprocess.run([sys.executable, str(script), "--rows-only"], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
         rows = [l for l in proc.stdout.splitlines() if l.startswith("| ") and not l.startswith("| benchmark")
                 and not l.startswith("|---")]
         if proc.returncode != 0:
