@@ -1,32 +1,362 @@
-"""Reviewer labeling: saving one label at a time, safely under concurrency.
+"""Reviewer labeling: the queue, saving one label at a time, skipping, flagging, adjudication lists.
 
 A save is one upsert by (item, rater, rubric) inside BEGIN IMMEDIATE, so a
 double click, a rerun or two tabs give one label, and every change is kept in
 label_events by the database's own triggers.
+
+The queue gives each reviewer the items that still need labels under the
+golden set's overlap and that they have not labeled, skipped or flagged, in an
+order that is random per reviewer but stable (a hash of rater and item). The
+item shown is reserved for a while; reading the free slots and claiming one
+happen in one BEGIN IMMEDIATE transaction, so two reviewers never take the
+same last slot. What a reviewer receives is blind: task, trajectory, output
+and reference only, never the producing model, metadata or judgments.
 """
 
 from __future__ import annotations
 
-from ..errors import InputError
-from ..store import Store
-from .rubrics import get_rubric
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
 
+from ..errors import InputError, NotFound
+from ..scale import Scale
+from ..store import Store
+from ..store import labeling as q
+from .golden_sets import consensus
+from .rubrics import RubricVersion, get_rubric
+
+RESERVATION_TTL = timedelta(minutes=10)
+FLAG_KINDS = ("broken item", "unsure")
+
+
+def _iso(at: datetime | None) -> str:
+    return (at or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _rater(rater: str) -> str:
+    rater = (rater or "").strip()
+    if not rater:
+        raise InputError("the rater name is empty", fix="pick or type a rater name")
+    return rater
+
+
+def _on_scale(rv: RubricVersion, score: int) -> None:
+    if score not in rv.rubric.scale:
+        raise InputError(f"score {score} is not on the scale of rubric '{rv.name}' {rv.rubric.scale.describe()}",
+                         fix="use one of the scale's values")
+
+
+# -- saving --------------------------------------------------------------------
 
 def save_label(store: Store, golden_set: str, rubric: str, item_id: str, rater: str, score: int,
                rationale: str | None = None) -> bool:
     """Insert or change this rater's label of the item; returns True when something changed."""
     rv = get_rubric(store, rubric)
-    if score not in rv.rubric.scale:
-        raise InputError(f"score {score} is not on the scale of rubric '{rv.name}' {rv.rubric.scale.describe()}",
-                         fix="use one of the scale's values")
-    rater = rater.strip()
-    if not rater:
-        raise InputError("the rater name is empty", fix="pick or type a rater name")
+    _on_scale(rv, score)
+    rater = _rater(rater)
     with store.transaction():
         gs = store.golden_set(golden_set)
         item = store.item(gs["id"], item_id)
-        store.ensure_raters([rater])
-        n = store.count_label_events()
-        store.upsert_labels([{"item_pk": item["pk"], "rater": rater, "rubric_name": rv.name, "rubric_id": rv.id,
-                              "score": score, "rationale": (rationale or "").strip() or None}])
-        return store.count_label_events() > n
+        return _upsert(store, rv, item["pk"], rater, score, rationale)
+
+
+def _upsert(store: Store, rv: RubricVersion, item_pk: int, rater: str, score: int, rationale: str | None) -> bool:
+    store.ensure_raters([rater])
+    n = store.count_label_events()
+    store.upsert_labels([{"item_pk": item_pk, "rater": rater, "rubric_name": rv.name, "rubric_id": rv.id,
+                          "score": score, "rationale": (rationale or "").strip() or None}])
+    return store.count_label_events() > n
+
+
+def rationale_required(scale: Scale, score: int) -> bool:
+    """A rationale is required for the lowest and the highest value of the scale.
+
+    >>> from workbench.scale import DEFAULT_SCALE
+    >>> [rationale_required(DEFAULT_SCALE, v) for v in (-1, 0, 1)]
+    [True, False, True]
+    """
+    return score in (scale.values[0], scale.values[-1])
+
+
+def submit_label(store: Store, golden_set: str, rubric: str, item_id: str, rater: str, score: int,
+                 rationale: str | None = None) -> bool:
+    """The reviewer's save: check the rationale rule, upsert the label, free the reservation; one transaction.
+
+    Returns True when the label was inserted or changed (False: the same label
+    was already stored, e.g. a double click).
+    """
+    rv = get_rubric(store, rubric)
+    _on_scale(rv, score)
+    rater = _rater(rater)
+    rationale = (rationale or "").strip() or None
+    if rationale is None and rationale_required(rv.rubric.scale, score):
+        raise InputError(f"a rationale is required for '{rv.rubric.scale.label_of(score)}' ({score:+d})",
+                         fix="write why in the rationale box, then press the key again")
+    with store.transaction():
+        gs = store.golden_set(golden_set)
+        pk = _item_pk(store, gs, item_id)
+        changed = _upsert(store, rv, pk, rater, score, rationale)
+        q.release(store, pk, rv.name, rater)
+        return changed
+
+
+def _item_pk(store: Store, gs: dict, item_id: str) -> int:
+    pk = q.item_pk(store, gs["id"], item_id)
+    if pk is None:
+        raise NotFound(f"golden set '{gs['name']}' has no item '{item_id}'")
+    return pk
+
+
+def set_aside(store: Store, golden_set: str, rubric: str, item_id: str, rater: str, kind: str = "skip",
+              note: str | None = None) -> None:
+    """Skip or flag an item ('broken item', 'unsure'): it leaves this rater's queue and its slot is freed."""
+    if kind not in ("skip", *FLAG_KINDS):
+        raise InputError(f"unknown flag '{kind}'", fix=f"use one of: skip, {', '.join(FLAG_KINDS)}")
+    rv = get_rubric(store, rubric)
+    rater = _rater(rater)
+    with store.transaction():
+        gs = store.golden_set(golden_set)
+        pk = _item_pk(store, gs, item_id)
+        note = (note or "").strip() or None
+        if not q.has_flag(store, pk, rv.name, rater, kind, note):  # a double press records it once
+            q.add_flag(store, pk, rv.name, rater, kind, note)
+        q.release(store, pk, rv.name, rater)
+
+
+# -- the queue -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BlindItem:
+    """What a reviewer sees of an item: no producer, no metadata, no judgments."""
+
+    item_id: str
+    input: str
+    output: str | None = None
+    trajectory: list[dict] = field(default_factory=list)
+    reference: str | None = None
+
+    def masked(self) -> "BlindItem":
+        """The same item with self-identifying phrases ("As an AI developed by ...") masked."""
+        return replace(self, input=mask_self_identification(self.input),
+                       output=mask_self_identification(self.output),
+                       reference=mask_self_identification(self.reference),
+                       trajectory=[_mask_step(s) for s in self.trajectory])
+
+
+def _blind(row: dict) -> BlindItem:
+    return BlindItem(row["item_id"], row["input"] or "", row["output"], row["trajectory"] or [], row["reference"])
+
+
+def queue_key(rater: str, item_id: str) -> bytes:
+    """The item's place in this rater's queue: random across raters, stable across sessions."""
+    return hashlib.sha256(f"{rater}\n{item_id}".encode()).digest()
+
+
+def next_item(store: Store, golden_set: str, rubric: str, rater: str, *, at: datetime | None = None,
+              ttl: timedelta = RESERVATION_TTL) -> BlindItem | None:
+    """The item this rater should label now, reserved for them for ``ttl``; None when their queue is empty.
+
+    A rater who already holds a live reservation gets the same item again (a
+    rerun, a refresh or a second tab shows the same item) and its reservation
+    is extended.
+    """
+    rv = get_rubric(store, rubric)
+    rater = _rater(rater)
+    now = at or datetime.now(timezone.utc)
+    at_s, until = _iso(now), _iso(now + ttl)
+    with store.transaction():
+        gs = store.golden_set(golden_set)
+        held = q.live_reservation(store, gs["id"], rv.name, rater, at=at_s)
+        if held is None:
+            q.purge_expired_reservations(store, rv.name, at=at_s)
+            held = q.first_candidate(store, gs["id"], rv.name, rater, overlap=gs["overlap"], at=at_s,
+                                     order_key=queue_key)
+            if held is None:
+                return None
+        q.reserve(store, held["pk"], rv.name, rater, expires_at=until)
+        return _blind(q.blind_item(store, gs["id"], held["item_id"]))
+
+
+def open_item(store: Store, golden_set: str, item_id: str) -> BlindItem:
+    """An item by id, blind (for changing an earlier label)."""
+    gs = store.golden_set(golden_set)
+    row = q.blind_item(store, gs["id"], item_id)
+    if row is None:
+        raise NotFound(f"golden set '{golden_set}' has no item '{item_id}'")
+    return _blind(row)
+
+
+def my_label(store: Store, golden_set: str, rubric: str, item_id: str, rater: str) -> dict | None:
+    """This rater's current label of the item: {score, rationale, created_at, updated_at} or None."""
+    gs = store.golden_set(golden_set)
+    return q.rater_label(store, _item_pk(store, gs, item_id), get_rubric(store, rubric).name, rater)
+
+
+def recent_labels(store: Store, golden_set: str, rubric: str, rater: str, *, limit: int = 10) -> list[dict]:
+    """This rater's latest labels, newest first: item_id, score, rationale, updated_at, n_changes."""
+    gs = store.golden_set(golden_set)
+    return q.recent_labels(store, gs["id"], get_rubric(store, rubric).name, rater, limit=limit)
+
+
+@dataclass(frozen=True)
+class LabelingProgress:
+    n_items: int
+    n_complete: int  # items with at least `overlap` labels
+    n_labels: int
+    overlap: int
+    mine: int
+    set_aside: int  # items this rater skipped or flagged
+    waiting: int  # items still in this rater's queue
+
+    @property
+    def fraction(self) -> float:
+        return self.n_complete / self.n_items if self.n_items else 1.0
+
+
+def labeling_progress(store: Store, golden_set: str, rubric: str, rater: str, *,
+                      at: datetime | None = None) -> LabelingProgress:
+    gs = store.golden_set(golden_set)
+    name = get_rubric(store, rubric).name
+    p = q.progress(store, gs["id"], name, rater, overlap=gs["overlap"])
+    waiting = q.count_queue(store, gs["id"], name, rater, overlap=gs["overlap"], at=_iso(at))
+    return LabelingProgress(p["n_items"], p["n_complete"], p["n_labels"], gs["overlap"], p["mine"], p["set_aside"],
+                            waiting)
+
+
+# -- blind masking ---------------------------------------------------------------
+
+_WHO = r"[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)?"  # one or two capitalised words: "OpenAI", "Google DeepMind"
+_VENDOR = r"(?:Anthropic|OpenAI|Google(?: DeepMind)?|DeepMind|Meta(?: AI)?|Mistral(?: AI)?|Alibaba|xAI|Microsoft)"
+_MODEL = (r"(?:Claude|ChatGPT|GPT-?\d[\w.\-]*|Gemini|Bard|Llama[\w.\-]*|LLaMA[\w.\-]*|Mistral[\w.\-]*|"
+          r"Mixtral[\w.\-]*|Qwen[\w.\-]*|DeepSeek[\w.\-]*|Grok[\w.\-]*|Copilot)")
+_AI = (r"(?:an? )?(?:AI|artificial intelligence|large language model|language model)"
+       r"(?: (?:language model|model|assistant|system|chatbot))?")
+_BY = rf"(?:developed|created|made|built|trained|designed)\s+by\s+{_WHO}"
+_SELF_ID = re.compile("|".join([
+    rf"\b[Aa]s {_AI}(?:,?\s+{_BY})?",
+    rf"\bI(?:'m| am) (?:{_MODEL}(?:,?\s+{_AI})?|{_AI})(?:,?\s+{_BY})?",
+    rf"\b[Mm]y name is {_MODEL}",
+    rf"\b(?:developed|created|made|built|trained|designed) by {_VENDOR}\b",
+]))
+MASK = "[self-identification masked]"
+
+
+def mask_self_identification(text: str | None) -> str | None:
+    """Mask phrases by which a model names itself or its maker.
+
+    >>> mask_self_identification("As an AI developed by OpenAI, I cannot run code. The fix works.")
+    '[self-identification masked], I cannot run code. The fix works.'
+    >>> mask_self_identification("I'm Claude, an AI assistant made by Anthropic. Done.")
+    '[self-identification masked]. Done.'
+    >>> mask_self_identification("from openai import OpenAI  # unchanged: not a self-description")
+    'from openai import OpenAI  # unchanged: not a self-description'
+    """
+    if not text:
+        return text
+    return _SELF_ID.sub(MASK, text)
+
+
+def _mask_step(step: dict) -> dict:
+    out = dict(step)
+    if isinstance(out.get("content"), str):
+        out["content"] = mask_self_identification(out["content"])
+    if out.get("tool_calls"):
+        out["tool_calls"] = [{**c, "arguments": _mask_value(c.get("arguments"))} for c in out["tool_calls"]]
+    return out
+
+
+def _mask_value(v):
+    if isinstance(v, str):
+        return mask_self_identification(v)
+    if isinstance(v, dict):
+        return {k: _mask_value(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_mask_value(x) for x in v]
+    return v
+
+
+# -- adjudication --------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Disagreement:
+    """An item without consensus: every rater's label and rationale, and the flags raised on it."""
+
+    item_id: str
+    labels: list[dict]  # {rater, score, rationale, updated_at}
+    flags: list[dict] = field(default_factory=list)  # {rater, kind, note}
+
+
+@dataclass(frozen=True)
+class AdjudicationStatus:
+    labeled: int  # items with at least one label or an adjudication
+    resolved: int
+    adjudicated: int
+    unresolved: list[Disagreement]
+
+
+def adjudication_status(store: Store, golden_set: str, rubric: str) -> AdjudicationStatus:
+    """Items without consensus (no strict majority and no lead's label), with their labels side by side."""
+    rv = get_rubric(store, rubric)
+    gs = store.golden_set(golden_set)
+    c = consensus(store, golden_set, rv.name)
+    open_ids = set(c.unresolved)
+    by_item: dict[str, list[dict]] = {i: [] for i in c.unresolved}
+    for r in store.labels(gs["id"], rv.name):
+        if r["item_id"] in open_ids:
+            by_item[r["item_id"]].append({k: r[k] for k in ("rater", "score", "rationale", "updated_at")})
+    flags_by: dict[str, list[dict]] = {}
+    for f in q.flags(store, gs["id"], rv.name, kinds=FLAG_KINDS):
+        if f["item_id"] in open_ids:
+            flags_by.setdefault(f["item_id"], []).append({k: f[k] for k in ("rater", "kind", "note")})
+    return AdjudicationStatus(len(c.labels), len(c.resolved), len(c.adjudicated),
+                              [Disagreement(i, by_item[i], flags_by.get(i, [])) for i in c.unresolved])
+
+
+def flagged_items(store: Store, golden_set: str, rubric: str) -> list[dict]:
+    """Flags ('broken item', 'unsure') raised by reviewers, oldest first."""
+    gs = store.golden_set(golden_set)
+    return q.flags(store, gs["id"], get_rubric(store, rubric).name, kinds=FLAG_KINDS)
+
+
+# -- pickers ---------------------------------------------------------------------
+
+def golden_set_names(store: Store) -> list[str]:
+    return q.golden_set_names(store)
+
+
+def rubric_names(store: Store) -> list[str]:
+    return [r["name"] for r in store.rubric_names()]
+
+
+def default_rubric(store: Store, golden_set: str) -> str | None:
+    """The rubric this golden set is already labeled under, else the only or first rubric."""
+    used = store.label_rubrics(store.golden_set(golden_set)["id"])
+    names = rubric_names(store)
+    for name in used:
+        if name in names:
+            return name
+    return names[0] if names else None
+
+
+# -- raters --------------------------------------------------------------------
+
+def rater_role(store: Store, name: str) -> str | None:
+    row = store.rater(name.strip()) if name and name.strip() else None
+    return row["role"] if row else None
+
+
+def rater_for_email(store: Store, email: str) -> dict | None:
+    """The rater whose email (or name) is this signed-in address: the roles table of a login deployment."""
+    email = (email or "").strip().lower()
+    if not email:
+        return None
+    for r in store.raters():
+        if (r["email"] or "").lower() == email or r["name"].lower() == email:
+            return r
+    return None
+
+
+def rater_names(store: Store) -> list[str]:
+    return [r["name"] for r in store.raters()]

@@ -1,11 +1,89 @@
-"""Entry script of the UI: builds the st.navigation router and nothing else."""
+"""Entry script of the UI: identifies the user and builds the st.navigation router of their role's pages.
+
+A page is registered only for the roles listed on its line, so another role's
+URL is "page not found" on the server; each page's ``render`` also checks the
+role itself (``auth.require``) before it reads anything.
+
+Adding a page is one line in ``PAGES``: a file under ``pages/`` whose module
+has ``ROLES`` and a ``render()`` that starts with ``auth.require(ROLES)``, and
+ends with ``if __name__ == "__main__": render()``; then its title, icon, URL
+path and roles.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
 import streamlit as st
 
+from workbench.ui import auth
 from workbench.ui.pages import home
 
-st.set_page_config(page_title="Judge Workbench", page_icon="⚖️", layout="wide")
-nav = st.navigation([st.Page(home.render, title="Home", icon="🏠", url_path="home", default=True)])
-nav.run()
+PAGES_DIR = Path(__file__).parent / "pages"
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    page: str | Callable[[], None]  # a file under pages/, or a render function
+    title: str
+    icon: str
+    url_path: str
+    roles: tuple[str, ...]
+    section: str = "Workbench"
+    default: bool = False
+
+    def st_page(self) -> st.Page:
+        target = PAGES_DIR / self.page if isinstance(self.page, str) else self.page
+        return st.Page(target, title=self.title, icon=self.icon, url_path=self.url_path, default=self.default)
+
+
+# Who sees what: one line per page. (Home is served at "/"; its url_path must not be the stem of a file in
+# pages/, or Streamlit's legacy pages-folder mode would run pages/home.py on its own before the router.)
+PAGES: list[PageSpec] = [
+    PageSpec(home.render, "Home", "🏠", "overview", auth.EVERYONE, default=True),
+    PageSpec("label.py", "Label", "🏷️", "label", auth.REVIEWERS, section="Review"),
+    PageSpec("adjudicate.py", "Adjudicate", "⚖️", "adjudicate", auth.LEADS, section="Lead"),
+    PageSpec("import_page.py", "Import", "📥", "import", auth.LEADS, section="Lead"),
+    PageSpec("judges.py", "Judges", "🤖", "judges", auth.LEADS, section="Lead"),
+    PageSpec("calibration.py", "Calibration", "🎯", "calibration", auth.LEADS, section="Lead"),
+    PageSpec("compare.py", "Compare", "📊", "compare", auth.LEADS, section="Lead"),
+    PageSpec("drift.py", "Drift", "📈", "drift", auth.LEADS, section="Lead"),
+    PageSpec("export_page.py", "Export", "📦", "export", auth.LEADS, section="Lead"),
+]
+
+
+ACCESS = PageSpec(auth.access_page, "Sign in", "🔑", "sign-in", auth.EVERYONE, default=True)
+
+
+def pages_for(user: auth.User | None) -> list[PageSpec]:
+    """The pages this user may open.
+
+    Nobody identified: with login, only the sign-in page; locally, the reviewer
+    pages, which ask for a rater name before they show anything (so a link to
+    /label works for someone who has not picked a name yet).
+    """
+    if user is None:
+        if auth.login_configured():
+            return [ACCESS]
+        return [p for p in PAGES if auth.REVIEWER in p.roles]
+    return [p for p in PAGES if user.role in p.roles]
+
+
+def main() -> None:
+    st.set_page_config(page_title="Judge Workbench", page_icon="⚖️", layout="wide")
+    user = auth.identity_sidebar()
+    sections: dict[str, list[st.Page]] = {}
+    for spec in pages_for(user):
+        sections.setdefault(spec.section, []).append(spec.st_page())
+    page = st.navigation(sections)
+    st.session_state[auth.ROUTER_KEY] = True
+    try:
+        page.run()
+    finally:
+        st.session_state.pop(auth.ROUTER_KEY, None)
+
+
+if __name__ == "__main__":  # Streamlit runs this file as __main__; importing it (tests) only defines PAGES
+    main()

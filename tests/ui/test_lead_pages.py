@@ -1,0 +1,96 @@
+"""Lead pages on the demo database: the planted problems are visible where a lead would look."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.ui.conftest import APP, open_app, rendered_text
+
+LEAD_PAGES = {"calibration": "pages/calibration.py", "compare": "pages/compare.py", "drift": "pages/drift.py",
+              "export": "pages/export_page.py", "judges": "pages/judges.py"}
+
+
+def lead_page(page: str) -> AppTest:
+    at = open_app("lead")
+    at.switch_page(LEAD_PAGES[page]).run(timeout=60)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def choose_judge(at: AppTest, judge: str) -> AppTest:
+    [box] = [s for s in at.selectbox if s.label == "Judge"]
+    box.set_value(judge).run(timeout=60)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def markdown(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_calibration_shows_the_verdict_of_the_trustworthy_judge(demo_db):
+    at = choose_judge(lead_page("calibration"), "careful-sonnet")
+    assert "**Calibrated**" in at.success[0].value
+    assert "noise floor" in " ".join(i.value for i in at.info).lower()
+
+
+def test_lenient_judge_shows_a_positive_signed_error(demo_db):
+    at = choose_judge(lead_page("calibration"), "lenient-mini")
+    assert "**Not calibrated**" in at.error[0].value and "agreement" in at.error[0].value
+    assert "the judge is **lenient**" in markdown(at)
+
+
+def test_self_preferring_judge_shows_its_family_effect(demo_db):
+    at = choose_judge(lead_page("calibration"), "gpt4o-self")
+    text = markdown(at)
+    assert "scores its own family (openai) 0.59 higher than humans do" in text
+    sp = [df.value for df in at.dataframe if "effect" in df.value.columns][0]
+    fam = sp[sp["effect"] == "same_family"].iloc[0]
+    assert fam["95% low"] > 0.1
+
+
+def test_drifting_judge_second_run_is_flagged(demo_db):
+    at = choose_judge(lead_page("drift"), "noisy-llama")
+    assert any("Run `run-2`" in e.value and "Recalibrate" in e.value for e in at.error)
+    table = at.dataframe[0].value
+    assert list(table["significant"]) == [False, True]
+    assert table["model_version"].iloc[1] == "llama-3.1-70b-instruct-q4-2025-03"
+
+
+def test_compare_lists_every_judge_with_its_verdict(demo_db):
+    at = lead_page("compare")
+    table = at.dataframe[0].value
+    verdicts = dict(zip(table["judge"], table["verdict"]))
+    assert verdicts == {"careful-sonnet": "calibrated", "lenient-mini": "not calibrated",
+                        "gpt4o-self": "not calibrated", "noisy-llama": "not calibrated"}
+    diffs = at.dataframe[1].value
+    assert set(diffs["significant"]) == {"yes"}
+
+
+def test_disagreement_browser_opens_an_item_with_evidence(demo_db):
+    at = choose_judge(lead_page("calibration"), "careful-sonnet")
+    text = rendered_text(at)
+    assert "Agentic judge" in text and "cited by the judge" in text
+
+
+def test_export_enabled_only_for_the_passing_pair(demo_db, tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_APPROVED_DIR", str(tmp_path / "approved"))
+    at = lead_page("export")
+    buttons = {b.key: b for b in at.button if b.key and b.key.startswith("export-")}
+    assert {k for k, b in buttons.items() if not b.disabled} == {"export-careful-sonnet"}
+    buttons["export-careful-sonnet"].click().run(timeout=60)
+    assert "Exported demo-patch-quality@v1--careful-sonnet.yaml" in at.success[0].value
+    assert (tmp_path / "approved" / "demo-patch-quality@v1--careful-sonnet.yaml").exists()
+
+
+def test_judges_page_shows_the_estimate(demo_db):
+    at = lead_page("judges")
+    assert "**Estimate**" in at.info[0].value and "judgments to run" in at.info[0].value
+
+
+@pytest.mark.parametrize("page", sorted(LEAD_PAGES))
+def test_reviewers_cannot_reach_lead_pages(demo_db, page):
+    at = open_app("ana")
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        at.switch_page(LEAD_PAGES[page])

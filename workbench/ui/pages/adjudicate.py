@@ -1,0 +1,85 @@
+"""Adjudicate (leads): items without consensus, every rater's label and rationale side by side, the final label.
+
+The final label goes through ``services.golden_sets.adjudicate``; the item
+then has a consensus and leaves the list, and the counts above update.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench.services import labeling as svc
+from workbench.services.golden_sets import adjudicate
+from workbench.services.rubrics import get_rubric
+from workbench.ui import auth
+from workbench.ui.components import flash, golden_set_and_rubric, run_action, score_text, show_flash
+from workbench.ui.state import store
+from workbench.ui.trajectory import render_item
+
+ROLES = auth.LEADS
+
+
+def render() -> None:
+    user = auth.require(ROLES)
+    golden_set, rubric = golden_set_and_rubric()
+    st.title("Adjudicate")
+    if golden_set is None or rubric is None:
+        st.info("No golden set or rubric yet; import them on the Import page.")
+        return
+    s = store()
+    scale = get_rubric(s, rubric).rubric.scale
+    show_flash()
+    status = svc.adjudication_status(s, golden_set, rubric)
+    a, b, c, d = st.columns(4)
+    a.metric("Labeled items", status.labeled)
+    b.metric("With consensus", status.resolved)
+    c.metric("Without consensus", len(status.unresolved))
+    d.metric("Adjudicated", status.adjudicated)
+    st.progress(status.resolved / status.labeled if status.labeled else 1.0,
+                text=f"{status.resolved} of {status.labeled} labeled items have a consensus label")
+    if not status.unresolved:
+        st.success("Every labeled item has a consensus label.", icon="✅")
+        return
+    ids = [x.item_id for x in status.unresolved]
+    if st.session_state.get("adjudicate_item") not in ids:
+        st.session_state["adjudicate_item"] = ids[0]
+    item_id = st.selectbox(f"Item without consensus ({len(ids)})", ids, key="adjudicate_item")
+    case = status.unresolved[ids.index(item_id)]
+
+    st.markdown("##### The raters' labels")
+    cols = st.columns(max(len(case.labels), 1))
+    for col, lab in zip(cols, case.labels):
+        with col.container(border=True):
+            st.markdown(f"**{lab['rater']}**: {score_text(scale, lab['score'])}")
+            st.markdown(lab["rationale"].replace("$", "\\$") if lab["rationale"] else "_no rationale_")
+    for f in case.flags:
+        st.warning(f"{f['rater']} flagged this item as **{f['kind']}**" + (f": {f['note']}" if f["note"] else "."))
+
+    st.markdown("##### Final label")
+    options = list(scale.values)
+    st.radio("Final label", options, index=None, key=f"adjudicate-score:{item_id}", horizontal=True,
+             format_func=lambda v: score_text(scale, v), label_visibility="collapsed")
+    st.text_area("Note", key=f"adjudicate-note:{item_id}", height=80,
+                 placeholder="Why this is the final label (kept with the adjudication).")
+    st.button("Save final label", type="primary", key=f"adjudicate:{item_id}", on_click=_save,
+              args=(golden_set, rubric, item_id, user.name))
+    with st.expander("The item", expanded=True):
+        render_item(svc.open_item(s, golden_set, item_id).masked(), key=f"adj:{item_id}")
+
+
+def _save(golden_set: str, rubric: str, item_id: str, lead: str) -> None:
+    score = st.session_state.get(f"adjudicate-score:{item_id}")
+    note = (st.session_state.get(f"adjudicate-note:{item_id}") or "").strip()
+    if score is None:
+        flash("error", f"Choose the final label of '{item_id}' first.")
+        return
+    if not note:
+        flash("error", f"Write a note saying why '{item_id}' gets this final label.")
+        return
+    scale = get_rubric(store(), rubric).rubric.scale
+    run_action(adjudicate, store(), golden_set, rubric, item_id, score, lead=lead, note=note,
+               ok=f"Final label of `{item_id}`: {score_text(scale, score)}.")
+
+
+if __name__ == "__main__":  # run by Streamlit as the page script
+    render()

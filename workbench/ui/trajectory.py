@@ -1,0 +1,200 @@
+"""The item viewer: task, trajectory step by step, output.
+
+Steps carry their number and role; tool calls show pretty-printed arguments
+(multi-line strings such as code or patches as their own highlighted blocks);
+tool results are shown as code with a guessed language; long content is
+folded behind an expander; a search box narrows the steps to those that match.
+
+Each step is drawn as one markdown element (fenced code inside it is
+highlighted by the browser) so that a 500-step trajectory stays cheap to send.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import streamlit as st
+
+from ..services.labeling import BlindItem
+
+STEPS_PER_PAGE = 50  # a 500-step trajectory costs the browser seconds to draw at once
+FOLD_LINES = 30
+FOLD_CHARS = 3000
+PREVIEW_LINES = 10
+ROLE_BADGE = {"system": ":gray-badge[system]", "user": ":blue-badge[user]", "assistant": ":green-badge[assistant]",
+              "tool": ":orange-badge[tool]"}
+
+
+def render_item(item: BlindItem, *, key: str) -> None:
+    st.markdown("##### Task")
+    st.markdown(prose(item.input) or "_(no task text)_")
+    if item.trajectory:
+        st.markdown(f"##### Trajectory · {len(item.trajectory)} steps")
+        render_trajectory(item.trajectory, key=key)
+    st.markdown("##### Output")
+    if item.output:
+        _folded(prose(item.output), item.output, expanded=False)
+    else:
+        st.caption("No final output.")
+    if item.reference:
+        with st.expander("Reference"):
+            st.markdown(prose(item.reference))
+
+
+def render_trajectory(steps: list[dict], *, key: str) -> None:
+    query = st.text_input("Search the trajectory", key=f"search:{key}", placeholder="Search the steps",
+                          label_visibility="collapsed", icon="🔎")
+    numbers = matching_steps(steps, query)
+    if query:
+        st.caption(f"{len(numbers)} of {len(steps)} steps match “{query}”.")
+    for n in _page_of_steps(numbers, key=f"{key}:{query or ''}"):
+        _step(n, steps[n - 1], expanded=bool(query))
+
+
+def _page_of_steps(numbers: list[int], *, key: str) -> list[int]:
+    """The steps of the current page; long trajectories are shown STEPS_PER_PAGE at a time (keys P and N)."""
+    pages = max(1, -(-len(numbers) // STEPS_PER_PAGE))
+    if pages == 1:
+        return numbers
+    state = f"steps-page:{key}"
+    page = min(st.session_state.get(state, 0), pages - 1)
+    chunk = numbers[page * STEPS_PER_PAGE:(page + 1) * STEPS_PER_PAGE]
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.button("Earlier steps", key=f"steps-prev:{key}", shortcut="P", disabled=page == 0,
+                  on_click=_turn, args=(state, page - 1))
+        st.caption(f"Steps {chunk[0]}–{chunk[-1]} · page {page + 1} of {pages}")
+        st.button("Later steps", key=f"steps-next:{key}", shortcut="N", disabled=page == pages - 1,
+                  on_click=_turn, args=(state, page + 1))
+    return chunk
+
+
+def _turn(state: str, page: int) -> None:
+    st.session_state[state] = page
+
+
+def matching_steps(steps: list[dict], query: str | None) -> list[int]:
+    """1-based numbers of the steps whose text, name or tool calls contain the query (case-insensitive)."""
+    if not query or not query.strip():
+        return list(range(1, len(steps) + 1))
+    needle = query.strip().lower()
+    return [n for n, s in enumerate(steps, 1) if needle in _searchable(s)]
+
+
+def _searchable(step: dict) -> str:
+    parts = [str(step.get("content") or ""), str(step.get("name") or ""), str(step.get("role") or "")]
+    for call in step.get("tool_calls") or []:
+        parts.append(str(call.get("name") or ""))
+        parts.append(json.dumps(call.get("arguments"), ensure_ascii=False))
+    return "\n".join(parts).lower()
+
+
+def _step(n: int, step: dict, *, expanded: bool) -> None:
+    role = str(step.get("role") or "?")
+    head = f"**{n}** {ROLE_BADGE.get(role, f':gray-badge[{role}]')}"
+    if step.get("name"):
+        head += f" `{step['name']}`"
+    content = step.get("content")
+    text = content if isinstance(content, str) else ("" if content is None else json.dumps(content, indent=2))
+    calls = "".join(tool_call_markdown(c) for c in step.get("tool_calls") or [])
+    if not _is_long(text):
+        body = (fenced(text, guess_language(text)) if role == "tool" else prose(text)) if text else ""
+        st.markdown(f"{head}\n\n{body}{calls}")
+        return
+    lines = text.splitlines()
+    preview = "\n".join(lines[:PREVIEW_LINES])
+    render = (lambda t: fenced(t, guess_language(text))) if role == "tool" else prose
+    st.markdown(f"{head} · {len(lines)} lines, folded\n\n{render(preview)}")
+    with st.expander(f"Step {n}: show all {len(lines)} lines", expanded=expanded):
+        st.markdown(render(text))
+    if calls:
+        st.markdown(calls)
+
+
+def _is_long(text: str) -> bool:
+    return len(text) > FOLD_CHARS or text.count("\n") >= FOLD_LINES
+
+
+def _folded(markdown: str, raw: str, *, expanded: bool) -> None:
+    if not _is_long(raw):
+        st.markdown(markdown)
+        return
+    lines = raw.splitlines()
+    st.markdown(prose("\n".join(lines[:PREVIEW_LINES])))
+    with st.expander(f"Show all {len(lines)} lines", expanded=expanded):
+        st.markdown(markdown)
+
+
+def tool_call_markdown(call: dict) -> str:
+    """'🔧 `name`' and the arguments: short ones as one JSON block, multi-line strings as their own blocks."""
+    name = call.get("name") or "tool"
+    args = call.get("arguments")
+    out = f"\n\n🔧 **call** `{name}`\n\n"
+    if not isinstance(args, dict):
+        return out + fenced(json.dumps(args, indent=2, ensure_ascii=False), "json")
+    simple = {k: v for k, v in args.items() if not (isinstance(v, str) and "\n" in v)}
+    multi = {k: v for k, v in args.items() if k not in simple}
+    compact = json.dumps(simple, ensure_ascii=False)
+    if not multi and len(compact) <= 100 and "`" not in compact:
+        return out.rstrip() + f" `{compact}`"
+    if simple:
+        out += fenced(json.dumps(simple, indent=2, ensure_ascii=False), "json")
+    hint = next((v for v in args.values() if isinstance(v, str) and re.search(r"\.\w+$", v)), "")
+    for k, v in multi.items():
+        out += f"\n\n`{k}`:\n\n" + fenced(v, guess_language(v, path=hint))
+    return out
+
+
+_EXT = {".py": "python", ".js": "javascript", ".ts": "typescript", ".json": "json", ".yaml": "yaml", ".yml": "yaml",
+        ".sh": "bash", ".rs": "rust", ".go": "go", ".java": "java", ".c": "c", ".cpp": "cpp", ".sql": "sql",
+        ".html": "html", ".css": "css", ".md": "markdown", ".toml": "toml"}
+
+
+def guess_language(text: str, *, path: str = "") -> str:
+    """A highlighting language for a block: from a file path if given, else from the text's shape.
+
+    >>> guess_language("@@ -1 +1 @@\\n-a\\n+b")
+    'diff'
+    >>> guess_language("def f(x):\\n    return x")
+    'python'
+    >>> guess_language("16 passed in 0.2s")
+    'text'
+    """
+    m = re.search(r"(\.\w+)$", path or "")
+    if m and m.group(1) in _EXT:
+        return _EXT[m.group(1)]
+    head = text.lstrip()[:2000]
+    if re.search(r"^(@@ |diff --git|--- a/|\+\+\+ b/)", head, re.M):
+        return "diff"
+    if re.search(r"^\s*(def |class |import |from \w[\w.]* import |async def |@\w+)", head, re.M):
+        return "python"
+    if head[:1] in "{[":
+        try:
+            json.loads(text)
+            return "json"
+        except ValueError:
+            pass
+    if re.search(r"^\s*(function |const |let |export |import .* from ['\"])", head, re.M):
+        return "javascript"
+    if head.startswith(("$ ", "#!/bin/")):
+        return "bash"
+    return "text"
+
+
+def fenced(text: str, language: str = "text") -> str:
+    """A fenced code block that cannot be closed early by backticks inside the text."""
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+def prose(text: Any) -> str:
+    """Agent or user text as markdown; '$' escaped so prices and shell variables are not read as LaTeX."""
+    if text is None:
+        return ""
+    parts = _CODE.split(str(text))  # odd parts are code spans or fenced blocks: left as they are
+    return "".join(p if i % 2 else p.replace("$", "\\$") for i, p in enumerate(parts))
+
+
+_CODE = re.compile(r"(```.*?(?:```|$)|`[^`\n]*`)", re.S)
