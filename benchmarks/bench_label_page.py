@@ -93,7 +93,7 @@ def server_render_ms(folder: Path, *, per_page: int | None = None, runs: int = 9
         at = AppTest.from_file(str(ROOT / "workbench" / "ui" / "app.py"), default_timeout=60)
         at.query_params.update({"rater": "bench", "golden_set": "bench-long"})
         at.run()
-        at.switch_page("pages/label.py").run()
+        at.switch_page("views/label.py").run()
         last = min(trajectory.STEPS_PER_PAGE, 500)
         assert not at.exception and [m for m in at.markdown if m.value.startswith(f"**{last}** ")], \
             "the 500-step item did not render"

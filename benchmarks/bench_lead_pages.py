@@ -84,8 +84,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         db = build(Path(d))
         os.environ["WORKBENCH_DB"] = str(db)
-        cal_first, cal = render_times("pages/calibration.py")
-        cmp_first, cmp_ = render_times("pages/compare.py")
+        cal_first, cal = render_times("views/calibration.py")
+        cmp_first, cmp_ = render_times("views/compare.py")
     print("| benchmark | result | target |\n|---|---|---|")
     print(f"| render Calibration page, 10,000 items x 3 raters (first render computes: {cal_first:.1f} s) | "
           f"{cal * 1000:.0f} ms | < 1 s once computed |")

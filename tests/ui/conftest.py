@@ -16,7 +16,7 @@ from workbench.store import Store
 
 APP = ROOT / "workbench" / "ui" / "app.py"
 RUBRIC = "demo-patch-quality"
-PAGE_FILES = {"label": "pages/label.py", "adjudicate": "pages/adjudicate.py", "import": "pages/import_page.py"}
+PAGE_FILES = {"label": "views/label.py", "adjudicate": "views/adjudicate.py", "import": "views/import_page.py"}
 
 
 def open_app(rater: str | None = None, page: str | None = None, **query: str) -> AppTest:

@@ -54,7 +54,7 @@ def test_a_reviewer_cannot_reach_lead_pages(fresh_db):
     for page in ("adjudicate.py", "import_page.py", "judges.py", "calibration.py", "compare.py", "drift.py",
                  "export_page.py"):
         with pytest.raises(ValueError, match="Could not find a navigation page"):
-            at.switch_page(f"pages/{page}")
+            at.switch_page(f"views/{page}")
 
 
 def test_a_lead_url_opened_by_a_reviewer_session_is_not_served(fresh_db):
@@ -70,7 +70,7 @@ def test_each_page_checks_the_role_itself(fresh_db):
         import streamlit as st
 
         from workbench.ui.auth import ROUTER_KEY
-        from workbench.ui.pages import adjudicate
+        from workbench.ui.views import adjudicate
 
         st.session_state["_rater"] = "ana"
         st.session_state[ROUTER_KEY] = True
@@ -87,7 +87,7 @@ def test_page_roles_match_their_registration():
 
     for spec in PAGES:
         if isinstance(spec.page, str):
-            module = importlib.import_module(f"workbench.ui.pages.{spec.page.removesuffix('.py')}")
+            module = importlib.import_module(f"workbench.ui.views.{spec.page.removesuffix('.py')}")
             assert module.ROLES == spec.roles, spec.page
 
 

@@ -7,8 +7,8 @@ from streamlit.testing.v1 import AppTest
 
 from tests.ui.conftest import APP, open_app, rendered_text
 
-LEAD_PAGES = {"calibration": "pages/calibration.py", "compare": "pages/compare.py", "drift": "pages/drift.py",
-              "export": "pages/export_page.py", "judges": "pages/judges.py"}
+LEAD_PAGES = {"calibration": "views/calibration.py", "compare": "views/compare.py", "drift": "views/drift.py",
+              "export": "views/export_page.py", "judges": "views/judges.py"}
 
 
 def lead_page(page: str) -> AppTest:
@@ -94,3 +94,9 @@ def test_reviewers_cannot_reach_lead_pages(demo_db, page):
     at = open_app("ana")
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         at.switch_page(LEAD_PAGES[page])
+
+
+def test_home_shows_judge_counts_to_leads_only(demo_db):
+    assert "judgments" not in open_app("ana").dataframe[0].value.columns
+    assert "judgments" in open_app("lead").dataframe[0].value.columns
+    assert "synthetic demo" in open_app("ana").warning[0].value

@@ -4,7 +4,7 @@ A page is registered only for the roles listed on its line, so another role's
 URL is "page not found" on the server; each page's ``render`` also checks the
 role itself (``auth.require``) before it reads anything.
 
-Adding a page is one line in ``PAGES``: a file under ``pages/`` whose module
+Adding a page is one line in ``PAGES``: a file under ``views/`` whose module
 has ``ROLES`` and a ``render()`` that starts with ``auth.require(ROLES)``, and
 ends with ``if __name__ == "__main__": render()``; then its title, icon, URL
 path and roles.
@@ -19,14 +19,15 @@ from typing import Callable
 import streamlit as st
 
 from workbench.ui import auth
-from workbench.ui.pages import home
+from workbench.ui.views import home
 
-PAGES_DIR = Path(__file__).parent / "pages"
+# Not named pages/: Streamlit would treat such a folder as a legacy multipage app and serve its files directly.
+PAGES_DIR = Path(__file__).parent / "views"
 
 
 @dataclass(frozen=True)
 class PageSpec:
-    page: str | Callable[[], None]  # a file under pages/, or a render function
+    page: str | Callable[[], None]  # a file under views/, or a render function
     title: str
     icon: str
     url_path: str
@@ -39,8 +40,7 @@ class PageSpec:
         return st.Page(target, title=self.title, icon=self.icon, url_path=self.url_path, default=self.default)
 
 
-# Who sees what: one line per page. (Home is served at "/"; its url_path must not be the stem of a file in
-# pages/, or Streamlit's legacy pages-folder mode would run pages/home.py on its own before the router.)
+# Who sees what: one line per page.
 PAGES: list[PageSpec] = [
     PageSpec(home.render, "Home", "🏠", "overview", auth.EVERYONE, default=True),
     PageSpec("label.py", "Label", "🏷️", "label", auth.REVIEWERS, section="Review"),

@@ -94,21 +94,9 @@ def access_page() -> None:
 
 
 def _through_router() -> None:
-    """Pages run only when app.py chose them for this user; a page file run on its own goes back to the router.
-
-    Streamlit treats a ``pages/`` folder next to the entry script as a legacy
-    multipage app until ``st.navigation`` has run once in the process, so the
-    first visit to a deep link (``/label``) on a fresh server runs the page file
-    directly, without app.py: no identity, no role-filtered pages. Such a run
-    is turned back into a normal one through the router.
-    """
+    """Pages run only when app.py chose them for this user (it sets ROUTER_KEY around the page it runs)."""
     if st.session_state.get(ROUTER_KEY):
         return
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if getattr(PagesManager, "uses_pages_directory", None):
-        PagesManager.uses_pages_directory = False  # what the first st.navigation call sets
-        st.rerun()
     st.error("This page opens only through the workbench's main address.")
     st.stop()
 

@@ -7,6 +7,7 @@ import streamlit as st
 
 from ...services.golden_sets import list_golden_sets
 from ...services.rubrics import list_rubrics
+from ..auth import LEADS, current_user
 from ..state import store
 
 
@@ -15,6 +16,8 @@ def render() -> None:
     st.caption("Decide which LLM judges you may trust: label a golden set, score judges against the humans, "
                "export only calibrated rubrics.")
     s = store()
+    user = current_user()
+    lead = user is not None and user.role in LEADS  # reviewers stay blind to judges, even to their counts
     sets = list_golden_sets(s)
     if any(g["is_demo"] for g in sets):
         st.warning("This database holds the **synthetic demo**: the items, reviewers and judges are simulated, with "
@@ -25,7 +28,7 @@ def render() -> None:
     else:
         st.dataframe(pd.DataFrame([{
             "golden set": g["name"], "items": g["n_items"], "labels": g["n_labels"], "raters": g["n_raters"],
-            "judgments": g["n_judgments"], "frozen version": g["latest_version"] or "-",
+            **({"judgments": g["n_judgments"]} if lead else {}), "frozen version": g["latest_version"] or "-",
             "synthetic": "yes" if g["is_demo"] else "",
         } for g in sets]), hide_index=True, width="stretch")
     st.subheader("Rubrics")
