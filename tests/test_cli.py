@@ -111,3 +111,10 @@ def test_bad_import_exits_nonzero_and_names_line(cli, tmp_path):
     r = cli("import", "items", f, "-g", "g")
     assert r.exit_code == 1 and "items.jsonl line 2: malformed JSON" in r.stderr
     assert "No golden sets yet" in cli("golden-set", "list").output  # nothing landed, not even the set
+
+
+def test_rater_roles(cli):
+    r = cli("rater", "set", "maria", "--role", "lead", "--email", "maria@example.com")
+    assert r.exit_code == 0 and "Rater 'maria' is a lead (maria@example.com)." in r.output
+    assert "maria\tlead\tmaria@example.com" in cli("rater", "list").output
+    assert cli("rater", "set", "x", "--role", "boss").exit_code == 2  # click refuses the choice

@@ -405,6 +405,48 @@ def golden_set_export(ctx: Ctx, name: str, out: str) -> None:
         click.echo(f"{Path(out) / f}\t{n} records")
 
 
+# -- raters --------------------------------------------------------------------
+
+@main.group()
+def rater() -> None:
+    """Raters and their roles (reviewer, lead, admin)."""
+
+
+@rater.command("set")
+@click.argument("name")
+@click.option("--role", type=click.Choice(["reviewer", "lead", "admin"]), required=True)
+@click.option("--email", default=None, help="The address st.login reports, for deployments with [auth].")
+@pass_ctx
+@clean_errors
+def rater_set(ctx: Ctx, name: str, role: str, email: str | None) -> None:
+    """Give a rater a role; with login, the email decides who they are.
+
+    \b
+    Example:
+      workbench rater set maria --role lead --email maria@example.com
+    """
+    from .services.labeling import set_role
+
+    r = set_role(ctx.store, name, role, email)
+    click.echo(f"Rater '{r['name']}' is a {r['role']}" + (f" ({r['email']})." if r["email"] else "."))
+
+
+@rater.command("list")
+@pass_ctx
+@clean_errors
+def rater_list(ctx: Ctx) -> None:
+    """List raters with their roles.
+
+    \b
+    Example:
+      workbench rater list
+    """
+    from .services.labeling import list_raters
+
+    for r in list_raters(ctx.store):
+        click.echo(f"{r['name']}\t{r['role']}\t{r['email'] or ''}")
+
+
 # -- judges --------------------------------------------------------------------
 
 @main.group()

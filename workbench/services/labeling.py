@@ -360,3 +360,21 @@ def rater_for_email(store: Store, email: str) -> dict | None:
 
 def rater_names(store: Store) -> list[str]:
     return [r["name"] for r in store.raters()]
+
+
+ROLES = ("reviewer", "lead", "admin")
+
+
+def set_role(store: Store, name: str, role: str, email: str | None = None) -> dict:
+    """Give a rater a role (and, for login deployments, the email that identifies them)."""
+    name = (name or "").strip()
+    if not name:
+        raise InputError("the rater name is empty", fix="give the name the rater labels under")
+    if role not in ROLES:
+        raise InputError(f"unknown role '{role}'", fix=f"use one of {', '.join(ROLES)}")
+    store.set_rater_role(name, role, (email or "").strip() or None)
+    return store.rater(name)
+
+
+def list_raters(store: Store) -> list[dict]:
+    return store.raters()
