@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from tests.conftest import ROOT
 from workbench.demo.generator import write_demo

@@ -16,7 +16,6 @@ import json
 import subprocess
 import sys
 import tempfile
-from collections import defaultdict
 from pathlib import Path
 
 import yaml

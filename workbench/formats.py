@@ -7,7 +7,6 @@ every problem becomes one ``InputError`` naming file, line, field and fix.
 from __future__ import annotations
 
 import csv
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path

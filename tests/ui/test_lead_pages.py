@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.ui.conftest import APP, open_app, rendered_text
+from tests.ui.conftest import open_app, rendered_text
 
 LEAD_PAGES = {"calibration": "views/calibration.py", "compare": "views/compare.py", "drift": "views/drift.py",
               "export": "views/export_page.py", "judges": "views/judges.py"}

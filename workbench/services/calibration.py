@@ -7,7 +7,6 @@ so an unchanged report is read back instead of recomputed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,13 +16,13 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..errors import NotFound, WorkbenchError
+from ..errors import NotFound
 from ..gate import Policy, evaluate, load_policy
 from ..hashing import sha256_hex
 from ..models import JudgeSpec
 from ..store import Store
 from .golden_sets import consensus, freeze
-from .rubrics import RubricVersion, get_rubric, get_rubric_by_id
+from .rubrics import RubricVersion, get_rubric
 
 SCHEMA = "workbench.calibration/1"
 # Bump when the report's content changes shape, so cached reports of the old shape are not reused.

@@ -6,7 +6,6 @@ exactly as it was, and re-importing the same file changes nothing.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path

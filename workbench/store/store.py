@@ -7,7 +7,6 @@ are decoded here so nothing above the store sees SQL or serialised text.
 from __future__ import annotations
 
 import json
-import sqlite3
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path

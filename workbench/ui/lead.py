@@ -77,6 +77,22 @@ def pick_judge(rubric: str, key: str, container: Any = st) -> str | None:
     return container.selectbox("Judge", judges, key=f"{key}-judge")
 
 
+def page_header(title: str, key: str, roles: tuple[str, ...], *,
+                with_judge: bool = True) -> tuple[str, str, str | None] | None:
+    """The role check, title and pickers every lead page starts with; None when there is nothing to show."""
+    from . import auth
+
+    auth.require(roles)
+    st.title(title)
+    golden_set, rubric = pick_golden_set_rubric(key)
+    if not golden_set:
+        return None
+    judge = pick_judge(rubric, key) if with_judge else None
+    if with_judge and not judge:
+        return None
+    return golden_set, rubric, judge
+
+
 STATUS_ICON = {"passed": "✅", "failed": "❌", "not_measurable": "⚠️", "not_applicable": "➖"}
 
 

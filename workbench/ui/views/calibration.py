@@ -11,7 +11,7 @@ from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.services.insights import item_evidence
 from workbench.ui import auth
-from workbench.ui.lead import disagreement_table, pick_golden_set_rubric, pick_judge, report, verdict_box
+from workbench.ui.lead import disagreement_table, page_header, report, verdict_box
 from workbench.ui.state import store
 
 ROLES = auth.LEADS
@@ -22,14 +22,10 @@ def _fmt(x, d: int = 3) -> str:
 
 
 def render() -> None:
-    auth.require(ROLES)
-    st.title("Calibration")
-    golden_set, rubric = pick_golden_set_rubric("cal")
-    if not golden_set:
+    picked = page_header("Calibration", "cal", ROLES)
+    if picked is None:
         return
-    judge = pick_judge(rubric, "cal")
-    if not judge:
-        return
+    golden_set, rubric, judge = picked
     try:
         rep = report(golden_set, rubric, judge)
     except WorkbenchError as e:

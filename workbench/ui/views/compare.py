@@ -8,7 +8,7 @@ import streamlit as st
 from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.ui import auth
-from workbench.ui.lead import comparison, pick_golden_set_rubric
+from workbench.ui.lead import comparison, page_header
 
 ROLES = auth.LEADS
 
@@ -34,11 +34,10 @@ def table(result: dict) -> pd.DataFrame:
 
 
 def render() -> None:
-    auth.require(ROLES)
-    st.title("Compare judges")
-    golden_set, rubric = pick_golden_set_rubric("cmp")
-    if not golden_set:
+    picked = page_header("Compare judges", "cmp", ROLES, with_judge=False)
+    if picked is None:
         return
+    golden_set, rubric, _ = picked
     try:
         result = comparison(golden_set, rubric)
     except WorkbenchError as e:

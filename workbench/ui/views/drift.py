@@ -8,20 +8,16 @@ import streamlit as st
 from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.ui import auth
-from workbench.ui.lead import pick_golden_set_rubric, pick_judge, timeline
+from workbench.ui.lead import page_header, timeline
 
 ROLES = auth.LEADS
 
 
 def render() -> None:
-    auth.require(ROLES)
-    st.title("Drift")
-    golden_set, rubric = pick_golden_set_rubric("drift")
-    if not golden_set:
+    picked = page_header("Drift", "drift", ROLES)
+    if picked is None:
         return
-    judge = pick_judge(rubric, "drift")
-    if not judge:
-        return
+    golden_set, rubric, judge = picked
     try:
         rows = timeline(golden_set, rubric, judge)
     except WorkbenchError as e:

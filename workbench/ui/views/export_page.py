@@ -10,7 +10,7 @@ from workbench.errors import WorkbenchError
 from workbench.services.export import GateFailed, export_bundle, list_bundles
 from workbench.services.rubrics import get_rubric
 from workbench.ui import auth
-from workbench.ui.lead import pick_golden_set_rubric, report
+from workbench.ui.lead import page_header, report
 from workbench.ui.state import store
 
 ROLES = auth.LEADS
@@ -28,11 +28,10 @@ def _export(golden_set: str, rubric: str, judge: str) -> None:
 
 
 def render() -> None:
-    auth.require(ROLES)
-    st.title("Export approved rubrics")
-    golden_set, rubric = pick_golden_set_rubric("exp")
-    if not golden_set:
+    picked = page_header("Export approved rubrics", "exp", ROLES, with_judge=False)
+    if picked is None:
         return
+    golden_set, rubric, _ = picked
     if msg := st.session_state.pop("export-msg", None):
         getattr(st, msg[0])(msg[1])
     for spec in get_rubric(store(), rubric).rubric.judges:

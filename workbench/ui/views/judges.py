@@ -7,21 +7,17 @@ import streamlit as st
 from workbench.errors import WorkbenchError
 from workbench.services import judging
 from workbench.ui import auth, jobs
-from workbench.ui.lead import pick_golden_set_rubric, pick_judge
+from workbench.ui.lead import page_header
 from workbench.ui.state import db_path, store
 
 ROLES = auth.LEADS
 
 
 def render() -> None:
-    auth.require(ROLES)
-    st.title("Judges")
-    golden_set, rubric = pick_golden_set_rubric("judges")
-    if not golden_set:
+    picked = page_header("Judges", "judges", ROLES)
+    if picked is None:
         return
-    judge = pick_judge(rubric, "judges")
-    if not judge:
-        return
+    golden_set, rubric, judge = picked
     a, b, c = st.columns(3)
     repeats = a.number_input("Repeats", min_value=1, max_value=10, value=1, key="judges-repeats")
     concurrency = b.number_input("Concurrency", min_value=1, max_value=64, value=8, key="judges-conc")
