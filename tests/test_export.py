@@ -114,3 +114,19 @@ def test_grade_with_some_human_labels_adds_ppi(demo_store, bundle, tmp_path):
     r = grade(demo_store, bundle, items, judgments_file=judged, labels_file=lab, resamples=300)
     assert r["ppi"]["n_labeled"] >= 15 and 0 <= r["ppi"]["lambda"] <= 1
     assert r["ppi"]["ci_low"] < r["ppi"]["estimate"] < r["ppi"]["ci_high"]
+
+
+def test_run_export_and_grade_live_with_a_python_judge(demo_store, tmp_path):
+    """The whole path with a real judge run: judge the golden set, pass the gate, export, grade new items."""
+    from workbench.services import judging
+    summary = judging.run(demo_store, "demo", "demo-patch-quality", "test-results")
+    assert summary["n_recorded"] == 150 and summary["complete"]
+    bundle = export_bundle(demo_store, "demo", "demo-patch-quality", "test-results", out_dir=tmp_path).path
+    rows = [json.loads(l) for l in (DEMO_DIR / "items.jsonl").read_text().splitlines()[:30]]
+    for r in rows:
+        r["id"] = "new-" + r["id"]
+    items = write(tmp_path / "new.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    r = grade(demo_store, bundle, items, out=tmp_path / "graded.jsonl", resamples=300)  # runs the grader itself
+    graded = [json.loads(l) for l in (tmp_path / "graded.jsonl").read_text().splitlines()]
+    assert r["n_scored"] == 30 and all(g["score"] in (-1, 0, 1) and g["rationale"] for g in graded)
+    assert r["raw_pass_rate"]["value"] == pytest.approx(sum(g["pass"] for g in graded) / 30)

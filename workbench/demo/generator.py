@@ -337,7 +337,9 @@ def demo_rubric(cfg: DemoConfig) -> dict:
                         "the tool results show. Cite the steps that decide your score.",
         "examples": [],
         "judges": [{"id": j.id, "model": j.model, "family": j.family, "mode": j.mode, "temperature": 0.0,
-                    "repeats": j.repeats} for j in cfg.judges],
+                    "repeats": j.repeats} for j in cfg.judges]
+        # a deterministic grader with no recorded outputs: `workbench judge run` runs it with no key or network
+        + [{"id": "test-results", "model": "python/workbench.demo.graders:test_results", "mode": "single"}],
     }
 
 
@@ -365,7 +367,8 @@ def write_demo(root: Path, cfg: DemoConfig = DemoConfig()) -> None:
     (root / "rubrics" / f"{RUBRIC_NAME}.yaml").write_text(
         "# Synthetic demo rubric; its judges' outputs are simulated with planted properties\n"
         "# (see workbench/demo/generator.py): careful-sonnet is well calibrated, lenient-mini is lenient,\n"
-        "# gpt4o-self favours its own family, noisy-llama is noisy and its second run drifts.\n"
+        "# gpt4o-self favours its own family, noisy-llama is noisy and its second run drifts;\n"
+        "# test-results is a deterministic Python grader that reads the trajectory's last test run.\n"
         + yaml.safe_dump(data["rubric"], sort_keys=False, allow_unicode=True, width=100))
 
 
