@@ -6,6 +6,7 @@ import streamlit as st
 
 from workbench.errors import WorkbenchError
 from workbench.services import judging
+from workbench.services.rubrics import get_rubric
 from workbench.ui import auth, jobs
 from workbench.ui.lead import page_header
 from workbench.ui.state import db_path, store
@@ -19,7 +20,8 @@ def render() -> None:
         return
     golden_set, rubric, judge = picked
     a, b, c = st.columns(3)
-    repeats = a.number_input("Repeats", min_value=1, max_value=10, value=1, key="judges-repeats")
+    declared = get_rubric(store(), rubric).rubric.judge(judge).repeats
+    repeats = a.number_input("Repeats", min_value=1, max_value=10, value=declared, key=f"judges-repeats-{judge}")
     concurrency = b.number_input("Concurrency", min_value=1, max_value=64, value=8, key="judges-conc")
     budget = c.number_input("Budget (USD, 0 = none)", min_value=0.0, value=0.0, step=1.0, key="judges-budget")
     new_run = st.checkbox("Start a new run (to measure drift) instead of resuming the current one", key="judges-new")
