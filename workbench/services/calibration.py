@@ -63,8 +63,9 @@ class JudgeData:
     judgments: pd.DataFrame  # item_id, run_id, repeat, score, model_version, cost_usd, latency_ms
 
 
-def judge_data(store: Store, golden_set: str, rubric: str, judge: str, run: str | None = None) -> JudgeData:
-    """The judge's runs on the golden set, under the newest rubric version that has any (else the newest)."""
+def judge_run(store: Store, golden_set: str, rubric: str, judge: str,
+              run: str | None = None) -> tuple[RubricVersion, JudgeSpec, dict, list[dict], dict]:
+    """(rubric version, spec, judge row, runs, chosen run): the newest rubric version with runs (else the newest)."""
     gs = store.golden_set(golden_set)
     rv = get_rubric(store, rubric)
     candidates = [rv] + [get_rubric(store, rubric, v) for v in range(rv.version - 1, 0, -1)]
@@ -89,7 +90,13 @@ def judge_data(store: Store, golden_set: str, rubric: str, judge: str, run: str 
         chosen = next((r for r in runs if r["name"] == run), None)
         if chosen is None:
             raise NotFound(f"judge '{judge}' has no run '{run}' (runs: {', '.join(r['name'] for r in runs)})")
-    rows = store.judgments(gs["id"], row["pk"])
+    return rv, spec, row, runs, chosen
+
+
+def judge_data(store: Store, golden_set: str, rubric: str, judge: str, run: str | None = None) -> JudgeData:
+    """The judge's runs on the golden set with all their judgments as a frame."""
+    rv, spec, row, runs, chosen = judge_run(store, golden_set, rubric, judge, run)
+    rows = store.judgments(store.golden_set(golden_set)["id"], row["pk"])
     frame = pd.DataFrame([{k: r[k] for k in ("item_id", "run_id", "repeat", "score", "unscored_reason",
                                               "model_version", "cost_usd", "latency_ms", "tokens_in", "tokens_out")}
                           for r in rows])

@@ -9,7 +9,8 @@ import pandas as pd
 
 from .. import stats
 from ..store import Store
-from .calibration import Options, judge_data
+from .calibration import Options, judge_data, judge_run
+from ..consensus import consensus_label
 from .golden_sets import consensus, item_from_row
 
 
@@ -37,16 +38,14 @@ def disagreements(store: Store, golden_set: str, rubric: str, judge: str, *, run
 def item_evidence(store: Store, golden_set: str, rubric: str, judge: str, item_id: str, *,
                   run: str | None = None) -> dict[str, Any]:
     """For a lead: the item, each human label with rationale, the adjudication, and the judge's verdicts."""
-    data = judge_data(store, golden_set, rubric, judge, run)
+    rv, _, _, _, chosen = judge_run(store, golden_set, rubric, judge, run)
     gs = store.golden_set(golden_set)
     row = store.item(gs["id"], item_id)
-    labels = [l for l in store.labels(gs["id"], data.rubric.name) if l["item_id"] == item_id]
-    adjudication = next((a for a in store.adjudications(gs["id"], data.rubric.name) if a["item_id"] == item_id), None)
-    verdicts = [j for j in store.judgments(gs["id"], data.judge_row["pk"]) if j["item_id"] == item_id
-                and j["run_id"] == data.run["id"]]
+    labels = store.item_labels(row["pk"], rv.name)
+    adjudication = store.item_adjudication(row["pk"], rv.name)
     return {"item": item_from_row(row), "labels": labels, "adjudication": adjudication,
-            "consensus": consensus(store, golden_set, data.rubric.name).labels.get(item_id),
-            "judgments": verdicts}
+            "consensus": consensus_label([l["score"] for l in labels], adjudication and adjudication["score"]),
+            "judgments": store.item_judgments(row["pk"], chosen["id"])}
 
 
 def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options()) -> list[dict]:

@@ -307,6 +307,14 @@ class Store:
             WHERE i.golden_set_id = ? AND l.rubric_name = ? ORDER BY i.position, l.rater""",
                          (golden_set_id, rubric_name))
 
+    def item_labels(self, item_pk: int, rubric_name: str) -> list[dict]:
+        return self._all("""SELECT rater, score, rationale, created_at, updated_at FROM labels
+                            WHERE item_pk = ? AND rubric_name = ? ORDER BY rater""", (item_pk, rubric_name))
+
+    def item_adjudication(self, item_pk: int, rubric_name: str) -> dict | None:
+        return self._one("SELECT score, note, lead, created_at FROM adjudications WHERE item_pk = ? AND rubric_name = ?",
+                         (item_pk, rubric_name))
+
     def label_rubrics(self, golden_set_id: int) -> list[str]:
         return [r[0] for r in self.conn.execute(
             """SELECT DISTINCT l.rubric_name FROM labels l JOIN items i ON i.pk = l.item_pk
@@ -396,6 +404,13 @@ class Store:
             sql += " AND j.run_id = ?"
             params.append(run_id)
         rows = self._all(sql + " ORDER BY j.run_id, i.position, j.repeat", params)
+        for r in rows:
+            r["evidence_steps"] = json.loads(r["evidence_steps"]) if r["evidence_steps"] else []
+            r["trace"] = json.loads(r["trace"]) if r["trace"] else None
+        return rows
+
+    def item_judgments(self, item_pk: int, run_id: int) -> list[dict]:
+        rows = self._all("SELECT * FROM judgments WHERE item_pk = ? AND run_id = ? ORDER BY repeat", (item_pk, run_id))
         for r in rows:
             r["evidence_steps"] = json.loads(r["evidence_steps"]) if r["evidence_steps"] else []
             r["trace"] = json.loads(r["trace"]) if r["trace"] else None
