@@ -10,7 +10,7 @@ import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from .errors import InputError
 from .models import Item, Judgment, Label, Producer, derived_item_id
@@ -337,5 +337,3 @@ def write_jsonl(path: Path, records: Iterator[dict] | list[dict]) -> int:
     tmp.replace(path)
     return n
 
-
-ParseFn = Callable[[Record], Any]

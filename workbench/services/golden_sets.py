@@ -6,6 +6,7 @@ exactly as it was, and re-importing the same file changes nothing.
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -300,7 +301,6 @@ def judgment_from_row(row: dict) -> Judgment:
 
 
 def _file_sha256(path: Path) -> str:
-    import hashlib
     h = hashlib.sha256()
     with path.open("rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

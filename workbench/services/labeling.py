@@ -367,9 +367,7 @@ ROLES = ("reviewer", "lead", "admin")
 
 def set_role(store: Store, name: str, role: str, email: str | None = None) -> dict:
     """Give a rater a role (and, for login deployments, the email that identifies them)."""
-    name = (name or "").strip()
-    if not name:
-        raise InputError("the rater name is empty", fix="give the name the rater labels under")
+    name = _rater(name)
     if role not in ROLES:
         raise InputError(f"unknown role '{role}'", fix=f"use one of {', '.join(ROLES)}")
     store.set_rater_role(name, role, (email or "").strip() or None)

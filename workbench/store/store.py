@@ -278,12 +278,12 @@ class Store:
         return self._one("SELECT * FROM raters WHERE name = ?", (name,))
 
     # -- labels -----------------------------------------------------------
-    def upsert_labels(self, rows: Iterable[dict]) -> int:
-        """One label per (item, rater, rubric); a changed score or rationale updates it (and logs an event).
+    def upsert_labels(self, rows: Iterable[dict]) -> None:
+        """One label per (item, rater, rubric); a changed score or rationale updates it.
 
-        Returns the number of rows inserted or changed.
+        The triggers log an event for every insert and real change (never for a no-op save), so callers count
+        what a write did with ``count_label_events``.
         """
-        before = self.conn.total_changes
         at = now()
         self.conn.executemany(
             """INSERT INTO labels (item_pk, rater, rubric_name, rubric_id, score, rationale, created_at, updated_at)
@@ -293,8 +293,6 @@ class Store:
                    updated_at = excluded.updated_at
                WHERE labels.score IS NOT excluded.score OR labels.rationale IS NOT excluded.rationale""",
             [{"created_at": None, "rationale": None, **r, "at": at} for r in rows])
-        # total_changes counts trigger rows too; count label rows only via events written.
-        return self.conn.total_changes - before
 
     def count_label_events(self) -> int:
         """Events are written only for inserts and real changes: the count of what a write did."""
