@@ -18,6 +18,7 @@ import click
 
 from .errors import WorkbenchError
 from .store import Store, default_db_path
+from .scale import fmt as _fmt
 
 EXIT_ERROR = 1
 EXIT_GATE_FAILED = 3
@@ -548,10 +549,6 @@ def _calibration_options(f: Callable) -> Callable:
 def _options(resamples: int, seed: int, epsilon: float, alt_metric: str, run: str | None):
     from .services.calibration import Options
     return Options(resamples=resamples, seed=seed, epsilon=epsilon, alt_metric=alt_metric, run=run)
-
-
-def _fmt(x: Any, digits: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
 @main.command()

@@ -48,6 +48,11 @@ class Scale:
         return [{"value": lv.value, "label": lv.label, "description": lv.description} for lv in self.levels]
 
 
+def fmt(x: object, digits: int = 3) -> str:
+    """A measurement for people: 'n/a' for a missing value, floats to a fixed number of digits."""
+    return "n/a" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
 DEFAULT_SCALE = Scale((
     ScaleLevel(-1, "fail", "Wrong, unsafe, or does not do the task."),
     ScaleLevel(0, "competent pass", "Does the task correctly with no notable flaw or distinction."),

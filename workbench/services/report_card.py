@@ -14,6 +14,7 @@ from typing import Any
 from .. import charts
 from ..store import Store
 from .calibration import Options, calibrate
+from ..scale import fmt as _f
 
 STATUS = {"passed": "PASS", "failed": "FAIL", "not_measurable": "WARN", "not_applicable": "n/a"}
 
@@ -21,10 +22,6 @@ STATUS = {"passed": "PASS", "failed": "FAIL", "not_measurable": "WARN", "not_app
 def _png(chart) -> bytes:
     import vl_convert as vlc  # Altair's own exporter; imported here so the UI does not need it
     return vlc.vegalite_to_png(chart.to_json(), scale=2)
-
-
-def _f(x: Any, d: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{d}f}" if isinstance(x, float) else str(x)
 
 
 def card_sections(r: dict) -> list[tuple[str, list[str]]]:

@@ -13,12 +13,9 @@ from workbench.services.insights import item_evidence
 from workbench.ui import auth
 from workbench.ui.lead import disagreement_table, page_header, report, verdict_box
 from workbench.ui.state import store
+from workbench.scale import fmt as _fmt
 
 ROLES = auth.LEADS
-
-
-def _fmt(x, d: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{d}f}" if isinstance(x, float) else str(x)
 
 
 def render() -> None:
