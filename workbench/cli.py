@@ -17,8 +17,8 @@ from typing import Any, Callable
 import click
 
 from .errors import WorkbenchError
-from .store import Store, default_db_path
 from .scale import fmt as _fmt
+from .store import Store, default_db_path
 
 EXIT_ERROR = 1
 EXIT_GATE_FAILED = 3

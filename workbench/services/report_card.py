@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import charts
+from ..scale import fmt as _f
 from ..store import Store
 from .calibration import Options, calibrate
-from ..scale import fmt as _f
 
 STATUS = {"passed": "PASS", "failed": "FAIL", "not_measurable": "WARN", "not_applicable": "n/a"}
 
