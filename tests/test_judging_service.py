@@ -36,3 +36,11 @@ def test_dry_run_cli_sends_nothing(cli):
     r = cli("judge", "run", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet", "--dry-run")
     assert r.exit_code == 0 and "300 of 300 judgments to run" in r.output and "estimated cost $" in r.output
     assert "[run," not in cli("golden-set", "show", "demo").output  # a dry run creates no run (only imports exist)
+
+
+def test_missing_key_is_reported_before_a_run_is_opened(cli, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    cli("demo", "--no-ui")
+    r = cli("judge", "run", "-g", "demo", "-r", "demo-patch-quality", "-j", "lenient-mini")
+    assert r.exit_code == 1 and "OPENAI_API_KEY" in r.stderr
+    assert "[run," not in cli("golden-set", "show", "demo").output

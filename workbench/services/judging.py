@@ -98,6 +98,7 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int 
         progress: Callable[[int, int, float], None] | None = None, should_stop: Callable[[], bool] | None = None,
         provider_options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Judge the golden set's items (resuming the current run); returns a summary of what was done."""
+    check_provider(get_rubric(store, rubric).rubric.judge(judge), provider_options)  # before any run row exists
     p = prepare_run(store, golden_set, rubric, judge, new_run=new_run)
     store.set_run_status(p.run_id, "running")
     stopped = None
@@ -122,6 +123,16 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int 
     summary = {"run": p.run_name, "judge": judge, "model": p.spec.model, "complete": complete}
     summary.update(_report_dict(report))
     return summary
+
+
+def check_provider(spec: JudgeSpec, provider_options: dict[str, Any] | None = None) -> None:
+    """Raise the ConfigError of a missing SDK or key now, not after a run has been opened."""
+    from ..judges.registry import get_provider
+
+    async def probe() -> None:
+        await get_provider(spec, **(provider_options or {})).aclose()
+
+    asyncio.run(probe())
 
 
 def _complete(store: Store, p: Prepared, repeats: int | None, limit: int | None) -> bool:

@@ -9,11 +9,11 @@ import streamlit as st
 
 from workbench import charts
 from workbench.errors import WorkbenchError
+from workbench.scale import fmt as _fmt
 from workbench.services.insights import item_evidence
 from workbench.ui import auth
 from workbench.ui.lead import disagreement_table, page_header, report, verdict_box
 from workbench.ui.state import store
-from workbench.scale import fmt as _fmt
 
 ROLES = auth.LEADS
 
