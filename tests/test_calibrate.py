@@ -87,3 +87,17 @@ def test_unknown_judge_and_missing_judgments(demo_store):
     from workbench.errors import NotFound
     with pytest.raises(NotFound, match="declares no judge 'nobody'"):
         calibrate(demo_store, "demo", "demo-patch-quality", "nobody")
+
+
+def test_noise_floor_answers_how_many_more_labels(demo_store):
+    wide = calibrate(demo_store, "demo", "demo-patch-quality", "gpt4o-self", Options(resamples=400, target_width=0.2))
+    narrow = calibrate(demo_store, "demo", "demo-patch-quality", "gpt4o-self", Options(resamples=400, target_width=0.05))
+    a_wide = wide["noise_floor"]["metrics"]["krippendorff_alpha_ordinal"]
+    a_narrow = narrow["noise_floor"]["metrics"]["krippendorff_alpha_ordinal"]
+    width_now = wide["metrics"]["krippendorff_alpha_ordinal"]["ci_high"] - wide["metrics"]["krippendorff_alpha_ordinal"]["ci_low"]
+    assert width_now < 0.2 and a_wide["additional_items"] == 0  # already narrower than asked
+    # the interval narrows as 1/sqrt(n): width w needs about n * (current width / w)^2 items
+    expected = wide["n_items"] * (width_now / 0.05) ** 2
+    assert 0.75 * expected < a_narrow["items_needed"] < 1.25 * expected
+    assert a_narrow["additional_items"] == a_narrow["items_needed"] - wide["n_items"]
+    assert 0 < a_wide["min_detectable_difference"] < 0.5

@@ -541,14 +541,17 @@ def _calibration_options(f: Callable) -> Callable:
         click.option("--alt-metric", type=click.Choice(["accuracy", "neg_rmse"]), default="accuracy",
                      show_default=True, help="How the alt-test aligns a score with the other raters."),
         click.option("--run", default=None, help="Run name to calibrate (default: the latest)."),
+        click.option("--target-width", default=0.1, show_default=True,
+                     help="Noise floor: how many more labels would bring the alpha interval to this width."),
     ]):
         f = opt(f)
     return f
 
 
-def _options(resamples: int, seed: int, epsilon: float, alt_metric: str, run: str | None):
+def _options(resamples: int, seed: int, epsilon: float, alt_metric: str, run: str | None, target_width: float):
     from .services.calibration import Options
-    return Options(resamples=resamples, seed=seed, epsilon=epsilon, alt_metric=alt_metric, run=run)
+    return Options(resamples=resamples, seed=seed, epsilon=epsilon, alt_metric=alt_metric, run=run,
+                   target_width=target_width)
 
 
 @main.command()
@@ -595,6 +598,13 @@ def _print_report(r: dict) -> None:
         a = r["alt_test"]
         click.echo(f"alt-test: winning rate {_fmt(a['winning_rate'])}, advantage probability "
                    f"{_fmt(a['advantage_probability'])} (epsilon {a['epsilon']}, {a['metric']})")
+    nf = r["noise_floor"]["metrics"].get("krippendorff_alpha_ordinal", {})
+    if nf.get("min_detectable_difference") is not None:
+        more = nf.get("additional_items")
+        click.echo(f"noise floor: with {r['n_items']} items a difference in alpha smaller than "
+                   f"{nf['min_detectable_difference']:.2f} cannot be told apart"
+                   + (f"; about {more} more items would narrow its interval to {r['noise_floor']['target_width']}"
+                      if more else ""))
     sp = r["self_preference"]["same_family"]
     click.echo(f"same-family effect: {_fmt(sp['value'])} ({_fmt(sp['ci_low'])} to {_fmt(sp['ci_high'])})"
                if sp["value"] is not None else f"same-family effect: not measurable ({sp.get('reason')})")

@@ -36,10 +36,11 @@ class Options:
     epsilon: float = 0.2
     alt_metric: str = "accuracy"
     run: str | None = None  # default: the latest run
+    target_width: float = 0.1  # noise floor: labels needed to bring the alpha interval to this width
 
     def to_dict(self) -> dict[str, Any]:
         return {"resamples": self.resamples, "seed": self.seed, "epsilon": self.epsilon,
-                "alt_metric": self.alt_metric, "run": self.run}
+                "alt_metric": self.alt_metric, "run": self.run, "target_width": self.target_width}
 
 
 def policy_path() -> Path:
@@ -200,7 +201,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "per_category": per_category,
         "noise": noise,
         "drift": drift,
-        "noise_floor": stats.noise_floor(agreement, target_width=0.1),
+        "noise_floor": stats.noise_floor(agreement, target_width=options.target_width),
         "evidence": {"n_items": agreement["n_items"], "n_multi_rated": n_multi,
                      "unresolved_items": judged_unresolved},
         "cost": _cost(run_frame),
