@@ -9,7 +9,9 @@ import pandas as pd
 
 from .. import stats
 from ..store import Store
+from ..errors import NotFound
 from .calibration import Options, judge_data, judge_run
+from .rubrics import get_rubric, rubric_versions
 from ..consensus import consensus_label
 from .golden_sets import consensus, item_from_row
 
@@ -49,15 +51,36 @@ def item_evidence(store: Store, golden_set: str, rubric: str, judge: str, item_i
 
 
 def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options()) -> list[dict]:
-    """Agreement of each run with its interval, its model versions, and whether it moved from the run before."""
-    data = judge_data(store, golden_set, rubric, judge)
-    cons = consensus(store, golden_set, data.rubric.name).resolved
+    """Agreement of each run with its interval, its model versions, and whether it moved from the run before.
+
+    Runs of the same judge under every version of the rubric are included, oldest first, so a changed rubric
+    shows up on the timeline like a changed model (versions whose scale differs are left out: their scores do
+    not compare).
+    """
     gs = store.golden_set(golden_set)
+    latest = get_rubric(store, rubric)
+    scale, thr = list(latest.rubric.scale.values), latest.rubric.pass_threshold
+    runs: list[tuple[int, dict, int]] = []  # (rubric version, run, judge pk)
+    for rv in rubric_versions(store, rubric):
+        if list(rv.rubric.scale.values) != scale:
+            continue
+        try:
+            row = store.judge_row(rv.id, judge)
+        except NotFound:
+            continue
+        runs += [(rv.version, r, row["pk"]) for r in store.runs(gs["id"], row["pk"]) if r["n_judgments"]]
+    if not runs:
+        judge_run(store, golden_set, rubric, judge)  # raises the NotFound that says how to get judgments
+    runs.sort(key=lambda t: t[1]["id"])
+    several_versions = len({v for v, _, _ in runs}) > 1
+    cons = consensus(store, golden_set, latest.name).resolved
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
-    scale, thr = list(data.rubric.rubric.scale.values), data.rubric.rubric.pass_threshold
-    frame = data.judgments
+    frames: dict[int, pd.DataFrame] = {}
     out, previous = [], None
-    for run in data.runs:
+    for version, run, judge_pk in runs:
+        if judge_pk not in frames:
+            frames[judge_pk] = pd.DataFrame(store.judgments(gs["id"], judge_pk))
+        frame = frames[judge_pk]
         sel = frame[(frame["run_id"] == run["id"]) & (frame["repeat"] == 0)].dropna(subset=["score"])
         scores = sel.set_index("item_id")["score"].astype(int)
         ids = [i for i in index.index if i in cons and i in scores.index]
@@ -65,7 +88,8 @@ def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, optio
                                              index.loc[ids, "task_id"].to_numpy(), scale=scale, pass_threshold=thr,
                                              resamples=options.resamples, seed=options.seed)
         a = rep["metrics"]["krippendorff_alpha_ordinal"]
-        row = {"run": run["name"], "started_at": run["started_at"], "n_items": rep["n_items"], "alpha": a["value"],
+        row = {"run": f"v{version} {run['name']}" if several_versions else run["name"], "rubric_version": version,
+               "started_at": run["started_at"], "n_items": rep["n_items"], "alpha": a["value"],
                "low": a["ci_low"], "high": a["ci_high"],
                "model_version": ", ".join(sorted(sel["model_version"].dropna().unique())) or "unknown",
                "significant": False, "stuart_maxwell_p": None, "alpha_change": None}
