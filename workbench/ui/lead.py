@@ -18,7 +18,9 @@ from .state import db_path, store
 
 
 def _version() -> tuple:
-    return store().data_version()
+    """What the cached results depend on: the data, and the gate policy file (its verdicts)."""
+    policy = calibration.policy_path()
+    return store().data_version() + ((policy.stat().st_mtime_ns if policy.exists() else 0),)
 
 
 @st.cache_data(show_spinner="Computing the calibration report…", max_entries=64)
