@@ -71,10 +71,12 @@ def card_sections(r: dict) -> list[tuple[str, list[str]]]:
 
 
 def card_charts(r: dict) -> list[tuple[str, Any]]:
-    return [("agreement", charts.metric_intervals(r, threshold=r["policy"]["min_agreement_lower"])),
-            ("confusion", charts.confusion_heatmap(r)), ("categories", charts.per_category(r)),
-            ("humans", charts.human_ceiling(r)),
-            ("self_preference", charts.self_preference_forest(r, threshold=r["policy"]["max_self_preference"]))]
+    w = 480  # images have no container to fill
+    return [("agreement", charts.metric_intervals(r, threshold=r["policy"]["min_agreement_lower"], width=w)),
+            ("confusion", charts.confusion_heatmap(r, width=260)), ("categories", charts.per_category(r, width=w)),
+            ("humans", charts.human_ceiling(r, width=w)),
+            ("self_preference", charts.self_preference_forest(r, threshold=r["policy"]["max_self_preference"],
+                                                              width=w))]
 
 
 def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: str = "html",

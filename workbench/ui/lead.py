@@ -79,6 +79,13 @@ def pick_judge(rubric: str, key: str, container: Any = st) -> str | None:
     return container.selectbox("Judge", judges, key=f"{key}-judge")
 
 
+def show_chart(chart, container=st) -> None:
+    """An Altair chart at its own height (Streamlit would otherwise squeeze a layered chart)."""
+    height = chart.to_dict().get("height")
+    # the title sits above the plot: leave room for it and the axis labels
+    container.altair_chart(chart, height=int(height) + 70 if isinstance(height, (int, float)) else "content")
+
+
 def page_header(title: str, key: str, roles: tuple[str, ...], *,
                 with_judge: bool = True) -> tuple[str, str, str | None] | None:
     """The role check, title and pickers every lead page starts with; None when there is nothing to show."""

@@ -12,7 +12,7 @@ from workbench.errors import WorkbenchError
 from workbench.scale import fmt as _fmt
 from workbench.services.insights import item_evidence
 from workbench.ui import auth
-from workbench.ui.lead import disagreement_table, page_header, report, verdict_box
+from workbench.ui.lead import disagreement_table, page_header, report, show_chart, verdict_box
 from workbench.ui.state import store
 
 ROLES = auth.LEADS
@@ -38,8 +38,8 @@ def render() -> None:
     tabs = st.tabs(["Agreement", "Humans", "Self-preference", "Noise & drift", "Disagreements"])
     with tabs[0]:
         left, right = st.columns([3, 2])
-        left.altair_chart(charts.metric_intervals(rep, threshold=rep["policy"]["min_agreement_lower"]))
-        right.altair_chart(charts.confusion_heatmap(rep))
+        show_chart(container=left, chart=charts.metric_intervals(rep, threshold=rep["policy"]["min_agreement_lower"]))
+        show_chart(container=right, chart=charts.confusion_heatmap(rep))
         st.dataframe(pd.DataFrame([{"metric": k, "value": m["value"], "95% low": m["ci_low"], "95% high": m["ci_high"]}
                                    for k, m in rep["metrics"].items()]), hide_index=True)
         mse = rep["metrics"]["mean_signed_error"]
@@ -47,7 +47,7 @@ def render() -> None:
                     f"{_fmt(mse['ci_high'], 2)}): " + ("the judge is **lenient**." if (mse["ci_low"] or 0) > 0 else
                                                         "the judge is **harsh**." if (mse["ci_high"] or 0) < 0 else
                                                         "no systematic lean."))
-        st.altair_chart(charts.per_category(rep))
+        show_chart(charts.per_category(rep))
         nf = rep["noise_floor"]["metrics"].get("krippendorff_alpha_ordinal", {})
         if nf.get("min_detectable_difference") is not None:
             extra = nf.get("additional_items")
@@ -61,7 +61,7 @@ def render() -> None:
         a.metric("Humans' alpha (all raters)", _fmt(hc["krippendorff_alpha_ordinal"]))
         b.metric("Human-human pairwise agreement", _fmt(hc["human_pairwise_agreement"]))
         c.metric("Judge-human pairwise agreement", _fmt(hc["judge_human_pairwise_agreement"]))
-        st.altair_chart(charts.human_ceiling(rep))
+        show_chart(charts.human_ceiling(rep))
         alt = rep.get("alt_test")
         if alt:
             st.markdown(f"**Alternative-annotator test** (epsilon {alt['epsilon']}, {alt['metric']}, "
@@ -72,7 +72,7 @@ def render() -> None:
         else:
             st.info(f"Alternative-annotator test not run: {rep.get('alt_test_reason')}")
     with tabs[2]:
-        st.altair_chart(charts.self_preference_forest(rep, threshold=rep["policy"]["max_self_preference"]))
+        show_chart(charts.self_preference_forest(rep, threshold=rep["policy"]["max_self_preference"]))
         rows = []
         for name, e in rep["self_preference"].items():
             rows.append({"effect": name, "value": e.get("value"), "95% low": e.get("ci_low"),

@@ -8,7 +8,7 @@ import streamlit as st
 from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.ui import auth
-from workbench.ui.lead import comparison, page_header
+from workbench.ui.lead import comparison, page_header, show_chart
 
 ROLES = auth.LEADS
 
@@ -58,7 +58,7 @@ def render() -> None:
         st.error("No judge of this rubric passes the gate yet.")
     plot = df.dropna(subset=["cost per 100 items (USD)"])
     if not plot.empty:
-        st.altair_chart(charts.cost_vs_agreement(plot[["judge", "alpha", "cost per 100 items (USD)", "verdict"]]
+        show_chart(charts.cost_vs_agreement(plot[["judge", "alpha", "cost per 100 items (USD)", "verdict"]]
                                                  .to_dict("records")))
     st.subheader("Which differences are real")
     st.caption(f"Paired bootstrap of each judge against the best ({result['best']}) on the same items: a difference "

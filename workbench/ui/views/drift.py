@@ -8,7 +8,7 @@ import streamlit as st
 from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.ui import auth
-from workbench.ui.lead import page_header, timeline
+from workbench.ui.lead import page_header, show_chart, timeline
 
 ROLES = auth.LEADS
 
@@ -23,7 +23,7 @@ def render() -> None:
     except WorkbenchError as e:
         st.warning(str(e))
         return
-    st.altair_chart(charts.drift_timeline(rows).properties(title=f"{judge}: agreement per run"))
+    show_chart(charts.drift_timeline(rows).properties(title=f"{judge}: agreement per run"))
     moved = [r for r in rows if r["significant"]]
     if moved:
         for r in moved:
