@@ -580,6 +580,8 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str, as_json: bool,
 
 
 def _print_report(r: dict) -> None:
+    from .services.calibration import noise_floor_sentence
+
     v = r["verdict"]
     head = "CALIBRATED" if v["calibrated"] else "NOT CALIBRATED"
     click.secho(f"{head}: judge {r['judge']['id']} ({r['judge']['model']}) on golden set {r['golden_set']['name']} "
@@ -598,13 +600,8 @@ def _print_report(r: dict) -> None:
         a = r["alt_test"]
         click.echo(f"alt-test: winning rate {_fmt(a['winning_rate'])}, advantage probability "
                    f"{_fmt(a['advantage_probability'])} (epsilon {a['epsilon']}, {a['metric']})")
-    nf = r["noise_floor"]["metrics"].get("krippendorff_alpha_ordinal", {})
-    if nf.get("min_detectable_difference") is not None:
-        more = nf.get("additional_items")
-        click.echo(f"noise floor: with {r['n_items']} items a difference in alpha smaller than "
-                   f"{nf['min_detectable_difference']:.2f} cannot be told apart"
-                   + (f"; about {more} more items would narrow its interval to {r['noise_floor']['target_width']}"
-                      if more else ""))
+    if floor := noise_floor_sentence(r):
+        click.echo(f"noise floor: {floor}")
     sp = r["self_preference"]["same_family"]
     click.echo(f"same-family effect: {_fmt(sp['value'])} ({_fmt(sp['ci_low'])} to {_fmt(sp['ci_high'])})"
                if sp["value"] is not None else f"same-family effect: not measurable ({sp.get('reason')})")

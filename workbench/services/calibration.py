@@ -119,9 +119,12 @@ def _scores(frame: pd.DataFrame, run_id: int, repeat: int | None = 0) -> pd.Seri
 
 
 def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options(), *,
-              use_cache: bool = True) -> dict[str, Any]:
-    """The calibration report of DESIGN section 8 (``calibrate --json``), with the gate's verdict."""
-    data = judge_data(store, golden_set, rubric, judge, options.run)
+              use_cache: bool = True, data: JudgeData | None = None) -> dict[str, Any]:
+    """The calibration report of DESIGN section 8 (``calibrate --json``), with the gate's verdict.
+
+    ``data`` is the judge's data when the caller has already loaded it (``compare`` needs it too).
+    """
+    data = data or judge_data(store, golden_set, rubric, judge, options.run)
     rv, spec = data.rubric, data.spec
     scale = list(rv.rubric.scale.values)
     policy = policy_for(rv)
@@ -214,6 +217,18 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     return report
 
 
+def noise_floor_sentence(report: dict[str, Any]) -> str | None:
+    """'With 141 items a difference in alpha smaller than 0.06 cannot be told apart; ...' (None if undefined)."""
+    nf = report["noise_floor"]["metrics"].get("krippendorff_alpha_ordinal", {})
+    if nf.get("min_detectable_difference") is None:
+        return None
+    more = nf.get("additional_items")
+    return (f"With {report['n_items']} items a difference in alpha smaller than {nf['min_detectable_difference']:.2f} "
+            "cannot be told apart"
+            + (f"; about {more} more labeled items would narrow its interval to {report['noise_floor']['target_width']}."
+               if more else "."))
+
+
 def _drift(data: JudgeData, resolved: dict[str, int], index: pd.DataFrame, scale: list[int], rv: RubricVersion,
            options: Options) -> dict | None:
     """Against the run just before the calibrated one, if there is one."""
@@ -255,11 +270,10 @@ def compare(store: Store, golden_set: str, rubric: str, options: Options = Optio
     rows, scores = [], {}
     for judge in judges_of(store, golden_set, rubric):
         try:
-            rep = calibrate(store, golden_set, rubric, judge, options)
+            data = judge_data(store, golden_set, rubric, judge, options.run)
         except NotFound:
             continue
-        rows.append(rep)
-        data = judge_data(store, golden_set, rubric, judge, options.run)
+        rows.append(calibrate(store, golden_set, rubric, judge, options, data=data))
         scores[judge] = _scores(data.judgments, data.run["id"]).dropna().astype(int)
     if not rows:
         raise NotFound(f"no judge of rubric '{rubric}' has judgments on golden set '{golden_set}'")

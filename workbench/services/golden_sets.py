@@ -166,9 +166,8 @@ def _item_pk(pks: dict[str, int], item_id: str, rec, golden_set: str) -> int:
 
 
 def _on_scale(rv: RubricVersion, score: int, rec, field_name: str) -> None:
-    if score not in rv.rubric.scale:
-        raise rec.error(f"score {score} is not on the scale of rubric '{rv.name}' {rv.rubric.scale.describe()}",
-                        field=field_name, fix="use one of the scale's values")
+    if (problem := rv.off_scale(score)) is not None:
+        raise rec.error(problem, field=field_name, fix="use one of the scale's values")
 
 
 def import_adjudications(store: Store, path: str | Path, golden_set: str, rubric: str) -> ImportResult:
@@ -195,9 +194,7 @@ def adjudicate(store: Store, golden_set: str, rubric: str, item_id: str, score: 
                note: str | None = None) -> None:
     """A lead's final label for an item; it overrides the raters' majority."""
     rv = get_rubric(store, rubric)
-    if score not in rv.rubric.scale:
-        raise InputError(f"score {score} is not on the scale of rubric '{rv.name}' {rv.rubric.scale.describe()}",
-                         fix="use one of the scale's values")
+    rv.require_on_scale(score)
     with store.transaction():
         gs = store.golden_set(golden_set)
         item = store.item(gs["id"], item_id)

@@ -42,19 +42,13 @@ def _rater(rater: str) -> str:
     return rater
 
 
-def _on_scale(rv: RubricVersion, score: int) -> None:
-    if score not in rv.rubric.scale:
-        raise InputError(f"score {score} is not on the scale of rubric '{rv.name}' {rv.rubric.scale.describe()}",
-                         fix="use one of the scale's values")
-
-
 # -- saving --------------------------------------------------------------------
 
 def save_label(store: Store, golden_set: str, rubric: str, item_id: str, rater: str, score: int,
                rationale: str | None = None) -> bool:
     """Insert or change this rater's label of the item; returns True when something changed."""
     rv = get_rubric(store, rubric)
-    _on_scale(rv, score)
+    rv.require_on_scale(score)
     rater = _rater(rater)
     with store.transaction():
         gs = store.golden_set(golden_set)
@@ -88,7 +82,7 @@ def submit_label(store: Store, golden_set: str, rubric: str, item_id: str, rater
     was already stored, e.g. a double click).
     """
     rv = get_rubric(store, rubric)
-    _on_scale(rv, score)
+    rv.require_on_scale(score)
     rater = _rater(rater)
     rationale = (rationale or "").strip() or None
     if rationale is None and rationale_required(rv.rubric.scale, score):

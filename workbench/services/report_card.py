@@ -14,7 +14,7 @@ from typing import Any
 from .. import charts
 from ..scale import fmt as _f
 from ..store import Store
-from .calibration import Options, calibrate
+from .calibration import Options, calibrate, noise_floor_sentence
 
 STATUS = {"passed": "PASS", "failed": "FAIL", "not_measurable": "WARN", "not_applicable": "n/a"}
 
@@ -54,10 +54,7 @@ def card_sections(r: dict) -> list[tuple[str, list[str]]]:
                                                         f"n = {e['n']}, OLS p = {_f(e['p_value'])}"
                                                         if e.get("value") is not None else f"not measurable ({e.get('reason')})"))
     out.append(("Self-preference", lines))
-    nf = r["noise_floor"]["metrics"].get("krippendorff_alpha_ordinal", {})
-    lines = [f"With {r['n_items']} items a difference in alpha smaller than {_f(nf.get('min_detectable_difference'), 2)} "
-             f"cannot be told apart" + (f"; about {nf['additional_items']} more items would narrow its interval to "
-                                        f"{r['noise_floor']['target_width']}." if nf.get("additional_items") else ".")]
+    lines = [noise_floor_sentence(r) or "The noise floor is undefined: the alpha interval could not be computed."]
     if r.get("noise"):
         lines.append(f"Repeats: {r['noise']['flip_rate']:.0%} of items change score; pass^k "
                      f"{_f(r['noise'].get('pass_hat_k'))}.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import InputError
 from ..rubrics import load_rubric, rubric_from_dict
 from ..models import Rubric
 from ..store import Store
@@ -18,6 +19,16 @@ class RubricVersion:
     hash: str
     rubric: Rubric
     created: bool = False
+
+    def off_scale(self, score: int) -> str | None:
+        """The sentence for a score that is not on this rubric's scale, or None when it is."""
+        if score in self.rubric.scale:
+            return None
+        return f"score {score} is not on the scale of rubric '{self.name}' {self.rubric.scale.describe()}"
+
+    def require_on_scale(self, score: int) -> None:
+        if (problem := self.off_scale(score)) is not None:
+            raise InputError(problem, fix="use one of the scale's values")
 
 
 def _from_row(row: dict, created: bool = False) -> RubricVersion:

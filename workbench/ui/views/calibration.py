@@ -10,6 +10,7 @@ import streamlit as st
 from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.scale import fmt as _fmt
+from workbench.services.calibration import noise_floor_sentence
 from workbench.services.insights import item_evidence
 from workbench.ui import auth
 from workbench.ui.lead import disagreement_table, page_header, report, show_chart, verdict_box
@@ -48,13 +49,8 @@ def render() -> None:
                                                         "the judge is **harsh**." if (mse["ci_high"] or 0) < 0 else
                                                         "no systematic lean."))
         show_chart(charts.per_category(rep))
-        nf = rep["noise_floor"]["metrics"].get("krippendorff_alpha_ordinal", {})
-        if nf.get("min_detectable_difference") is not None:
-            extra = nf.get("additional_items")
-            st.info(f"Noise floor: with {rep['n_items']} items a difference in alpha smaller than "
-                    f"{nf['min_detectable_difference']:.2f} cannot be told apart"
-                    + (f"; about {extra} more labeled items would narrow the interval to "
-                       f"{rep['noise_floor']['target_width']}." if extra else "."))
+        if floor := noise_floor_sentence(rep):
+            st.info(f"Noise floor: {floor}")
     with tabs[1]:
         hc = rep["human_ceiling"]
         a, b, c = st.columns(3)
