@@ -26,7 +26,7 @@ def metric_intervals(report: dict, *, threshold: float | None = None, width: Wid
     """Each agreement metric as a point with its 95% interval, with the gate's threshold marked."""
     rows = [{"metric": k, "value": m["value"], "low": m["ci_low"], "high": m["ci_high"]}
             for k in HEADLINE if (m := report["metrics"].get(k)) and _ok(m.get("value"))]
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame(rows, columns=["metric", "value", "low", "high"])  # columns even when nothing is defined
     base = alt.Chart(df).encode(y=alt.Y("metric:N", sort=list(HEADLINE), title=None))
     chart = (base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title="value with 95% interval",
                                                           scale=alt.Scale(domain=[-0.5, 1])), x2="high:Q")
@@ -59,7 +59,8 @@ def per_category(report: dict, *, width: Width = "container") -> alt.Chart:
     rows = [{"category": k, "exact agreement": v["exact_agreement"], "n": v["n_items"],
              "mean signed error": v["mean_signed_error"]}
             for k, v in (report.get("per_category") or {}).items()]
-    return (alt.Chart(pd.DataFrame(rows)).mark_bar().encode(
+    df = pd.DataFrame(rows, columns=["category", "exact agreement", "n", "mean signed error"])
+    return (alt.Chart(df).mark_bar().encode(
         x=alt.X("exact agreement:Q", scale=alt.Scale(domain=[0, 1])), y=alt.Y("category:N", title=None),
         tooltip=["category", "n", alt.Tooltip("exact agreement:Q", format=".2f"),
                  alt.Tooltip("mean signed error:Q", format="+.2f")])
@@ -71,7 +72,7 @@ def human_ceiling(report: dict, *, width: Width = "container") -> alt.Chart:
     hc = report["human_ceiling"]
     rows = [{"pair": "human - human", "agreement": hc.get("human_pairwise_agreement")},
             {"pair": "judge - human", "agreement": hc.get("judge_human_pairwise_agreement")}]
-    df = pd.DataFrame([r for r in rows if _ok(r["agreement"])])
+    df = pd.DataFrame([r for r in rows if _ok(r["agreement"])], columns=["pair", "agreement"])
     return (alt.Chart(df).mark_bar().encode(
         x=alt.X("agreement:Q", scale=alt.Scale(domain=[0, 1]), title="pairwise exact agreement"),
         y=alt.Y("pair:N", title=None),

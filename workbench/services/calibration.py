@@ -133,12 +133,13 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     gs = store.golden_set(golden_set)
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
 
-    key = sha256_hex({"schema": SCHEMA, "revision": REPORT_REVISION, "labels": labels.to_dict("list"), "adjudicated": cons.adjudicated,
+    # jsonable: unscored judgments and items without a producer are NaN/NA in the frames, which JSON refuses
+    key = sha256_hex(stats.jsonable({"schema": SCHEMA, "revision": REPORT_REVISION, "labels": labels.to_dict("list"), "adjudicated": cons.adjudicated,
                       "judgments": data.judgments[["item_id", "run_id", "repeat", "score"]].to_dict("list"),
                       "items": index[["task_id", "category", "producer_model", "producer_family",
                                       "content_hash"]].to_dict("index"),
                       "rubric": rv.hash, "judge": data.judge_row["config_hash"], "run": data.run["id"],
-                      "options": options.to_dict(), "policy": policy.to_dict()})
+                      "options": options.to_dict(), "policy": policy.to_dict()}))
     if use_cache:
         cached = store.report(key)
         if cached is not None:

@@ -174,6 +174,8 @@ def jsonable(obj: Any) -> Any:
         return int(obj)
     if isinstance(obj, (float, np.floating)):
         return float(obj) if math.isfinite(obj) else None
+    if obj is pd.NA or obj is pd.NaT:  # missing values of nullable and string columns (pandas 3)
+        return None
     return obj
 
 
