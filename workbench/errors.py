@@ -17,6 +17,7 @@ class InputError(WorkbenchError):
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
                  field: str | None = None, fix: str | None = None):
         self.file, self.line, self.field, self.fix = file, line, field, fix
+        self.problem = message
         where = ""
         if file:
             where = f"{file}"

@@ -8,17 +8,24 @@ from __future__ import annotations
 
 import csv
 import json
+import math
+import re
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
 from .errors import InputError
 from .models import Item, Judgment, Label, Producer, derived_item_id
+from .names import check_name
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 STEP_ROLES = ("system", "user", "assistant", "tool")
 # Fields that hold JSON inside a CSV cell.
 NESTED = {"trajectory", "producer", "metadata", "evidence_steps", "trace"}
+MAX_DEPTH = 64  # nesting of a record's JSON; deeper is refused before it can overflow the stack
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_FIX = "write the character itself, or a valid pair of surrogate escapes"
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,8 @@ def read_records(path: str | Path) -> Iterator[Record]:
     path = Path(path)
     if not path.exists():
         raise InputError("file not found", file=str(path), fix="check the path")
+    if path.is_dir():
+        raise InputError("is a folder, not a file", file=str(path), fix="give the path of the file")
     if path.stat().st_size == 0:
         raise InputError("the file is empty", file=path.name, fix="export at least one record into it")
     if path.suffix.lower() == ".csv":
@@ -46,6 +55,11 @@ def read_records(path: str | Path) -> Iterator[Record]:
     else:
         raise InputError(f"unknown file type '{path.suffix}'", file=path.name,
                          fix="use .jsonl (one JSON object per line) or .csv")
+
+
+def _too_long(file: str, line: int) -> InputError:
+    return InputError(f"the line is longer than the {MAX_LINE_BYTES // 2**20} MB limit", file=file, line=line,
+                      fix="split the item or move large attachments out of it")
 
 
 def _read_jsonl(path: Path) -> Iterator[Record]:
@@ -58,8 +72,7 @@ def _read_jsonl(path: Path) -> Iterator[Record]:
                 break
             lineno += 1
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                raise InputError(f"the line is longer than the {MAX_LINE_BYTES // 2**20} MB limit", file=path.name,
-                                 line=lineno, fix="split the item or move large attachments out of it")
+                raise _too_long(path.name, lineno)
             if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             if not raw.strip():
@@ -69,11 +82,7 @@ def _read_jsonl(path: Path) -> Iterator[Record]:
             except UnicodeDecodeError as e:
                 raise InputError(f"not valid UTF-8 at byte {e.start}", file=path.name, line=lineno,
                                  fix="save the file as UTF-8") from None
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise InputError(f"malformed JSON at column {e.colno} ({e.msg})", file=path.name, line=lineno,
-                                 fix="write one complete JSON object per line") from None
+            data = _json(text, path.name, lineno, None, "write one complete JSON object per line")
             if not isinstance(data, dict):
                 raise InputError(f"expected a JSON object, got {_kind(data)}", file=path.name, line=lineno,
                                  fix="write one JSON object per line")
@@ -83,16 +92,110 @@ def _read_jsonl(path: Path) -> Iterator[Record]:
         raise InputError("the file has no records", file=path.name, fix="add one JSON object per line")
 
 
+def _json(text: str, file: str, line: int, field: str | None, fix: str) -> Any:
+    """Parse JSON text and check every value in it (see check_values)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        what = "cell is not valid JSON" if field else "malformed JSON"
+        raise InputError(f"{what} at column {e.colno} ({e.msg})", file=file, line=line, field=field,
+                         fix=fix) from None
+    except RecursionError:
+        raise InputError(f"the JSON nests deeper than {MAX_DEPTH} levels", file=file, line=line, field=field,
+                         fix="flatten the structure") from None
+    check_values(data, file=file, line=line, field=field)
+    return data
+
+
+def check_values(data: Any, *, file: str, line: int, field: str | None = None) -> None:
+    """Refuse what the store and the hashes cannot hold: NaN and infinities, lone surrogates, deep nesting.
+
+    Iterative, so a deeply nested value is refused rather than overflowing the stack.
+    """
+    stack = [(data, field or "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth >= MAX_DEPTH:
+                raise InputError(f"nests deeper than {MAX_DEPTH} levels", file=file, line=line, field=where or None,
+                                 fix="flatten the structure")
+            pairs = value.items() if isinstance(value, dict) else enumerate(value)
+            children = []
+            for key, child in pairs:
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    raise InputError("a key holds a lone surrogate escape ('\\ud800' to '\\udfff')", file=file,
+                                     line=line, field=where or None, fix=_SURROGATE_FIX)
+                path = f"{where}[{key}]" if isinstance(value, list) else (f"{where}.{key}" if where else key)
+                children.append((child, path, depth + 1))
+            stack.extend(reversed(children))
+        elif isinstance(value, float) and not math.isfinite(value):
+            shown = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+            raise InputError(f"{shown} is not a finite number", file=file, line=line, field=where or None,
+                             fix="write a finite number, or leave the field out")
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            raise InputError("the text holds a lone surrogate escape ('\\ud800' to '\\udfff')", file=file, line=line,
+                             field=where or None, fix=_SURROGATE_FIX)
+
+
+class _Lines:
+    """The physical lines of a CSV file, decoded one at a time so that every error names its own line."""
+
+    def __init__(self, fh: Any, file: str):
+        self.fh, self.file, self.n = fh, file, 0
+        self.record_start, self.record_text = 1, ""
+        self.header: list[str] = []
+
+    def __iter__(self) -> "_Lines":
+        return self
+
+    def __next__(self) -> str:
+        raw = self.fh.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            raise StopIteration
+        self.n += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raise _too_long(self.file, self.n)
+        if self.n == 1 and raw.startswith(b"\xef\xbb\xbf"):  # spreadsheets write a byte-order mark
+            raw = raw[3:]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"not valid UTF-8 at byte {e.start}", file=self.file, line=self.n,
+                             fix="save the file as UTF-8") from None
+        if self.n == self.record_start:
+            self.record_text = text
+        return text
+
+    def next_record(self, reader: Any) -> list[str] | None:
+        """The next row of ``reader``, or None at the end; a csv.Error becomes an InputError at the row's start."""
+        self.record_start = self.n + 1
+        try:
+            return next(reader)
+        except StopIteration:
+            return None
+        except csv.Error as e:
+            raise self._malformed(e) from None
+
+    def _malformed(self, e: csv.Error) -> InputError:
+        start, end = self.record_start, max(self.n, self.record_start)
+        fix = 'close the quote, and write a quote inside a quoted cell twice ("")'
+        if end > start or "unexpected end of data" in str(e):
+            # A quote opened on the first line of the row and not closed there: it swallowed what followed.
+            cells = next(csv.reader([self.record_text]), [])
+            column = self.header[len(cells) - 1] if 0 < len(cells) <= len(self.header) else None
+            runs_on = "to the end of the file" if "unexpected end of data" in str(e) else f"on to line {end} ({e})"
+            return InputError(f"a quoted cell is not closed on this line: it runs {runs_on}", file=self.file,
+                              line=start, field=column, fix=fix)
+        return InputError(f"malformed CSV ({e})", file=self.file, line=start, fix=fix)
+
+
 def _read_csv(path: Path) -> Iterator[Record]:
     csv.field_size_limit(MAX_LINE_BYTES)
-    # utf-8-sig: spreadsheets often write a byte-order mark, which is not part of the first column name.
-    with path.open("r", encoding="utf-8-sig", newline="") as fh:
-        try:
-            reader = csv.DictReader(fh)
-            header = reader.fieldnames
-        except UnicodeDecodeError:
-            raise InputError("not valid UTF-8", file=path.name, line=1, fix="save the file as UTF-8") from None
-        if not header:
+    with path.open("rb") as fh:
+        lines = _Lines(fh, path.name)
+        reader = csv.reader(lines, strict=True)
+        header = lines.next_record(reader)
+        if not header or not any(h.strip() for h in header):
             raise InputError("the file has no header row", file=path.name, line=1,
                              fix="put the column names on the first line")
         if len(header) == 1:
@@ -100,33 +203,30 @@ def _read_csv(path: Path) -> Iterator[Record]:
                 if sep in header[0]:
                     raise InputError(f"the header is separated by {name}, not commas", file=path.name, line=1,
                                      fix="save the file as comma-separated CSV")
+        first: dict[str, int] = {}
+        for n, name in enumerate(header):
+            if name in first:
+                raise InputError(f"the column '{name}' appears twice in the header (columns {first[name] + 1} and "
+                                 f"{n + 1})", file=path.name, line=1, field=name,
+                                 fix="rename or remove one of them")
+            first[name] = n
+        lines.header = header
         seen = False
-        try:
-            for row in reader:
-                lineno = reader.line_num
-                if None in row:
-                    raise InputError("the row has more cells than the header", file=path.name, line=lineno,
-                                     fix="quote cells that contain commas")
-                data: dict[str, Any] = {}
-                for key, value in row.items():
-                    if value is None or value == "":
-                        continue
-                    if key in NESTED:
-                        try:
-                            value = json.loads(value)
-                        except json.JSONDecodeError as e:
-                            raise InputError(f"cell is not valid JSON ({e.msg})", file=path.name, line=lineno,
-                                             field=key, fix="write nested fields as JSON strings") from None
-                    data[key] = value
-                if data:
-                    seen = True
-                    yield Record(path.name, lineno, data, from_csv=True)
-        except UnicodeDecodeError:
-            raise InputError("not valid UTF-8", file=path.name, line=reader.line_num + 1,
-                             fix="save the file as UTF-8") from None
-        except csv.Error as e:
-            raise InputError(f"malformed CSV ({e})", file=path.name, line=reader.line_num,
-                             fix="check quoting of that row") from None
+        while (row := lines.next_record(reader)) is not None:
+            lineno = lines.record_start
+            if len(row) > len(header):
+                raise InputError("the row has more cells than the header", file=path.name, line=lineno,
+                                 fix="quote cells that contain commas")
+            data: dict[str, Any] = {}
+            for key, value in zip(header, row):
+                if value == "":
+                    continue
+                if key in NESTED:
+                    value = _json(value, path.name, lineno, key, "write nested fields as JSON strings")
+                data[key] = value
+            if data:
+                seen = True
+                yield Record(path.name, lineno, data, from_csv=True)
     if not seen:
         raise InputError("the file has no records", file=path.name, fix="add rows under the header")
 
@@ -182,9 +282,36 @@ def _float(rec: Record, name: str) -> float | None:
     try:
         if isinstance(v, bool):
             raise ValueError
-        return float(v)
+        number = float(v)
     except (TypeError, ValueError):
         raise rec.error(f"must be a number, got {json.dumps(v)[:40]}", field=name, fix="write a number") from None
+    if not math.isfinite(number):  # 'nan' or 'inf' in a CSV cell
+        raise rec.error(f"must be a finite number, got {str(v)[:40]}", field=name, fix="write a finite number")
+    return number
+
+
+def _at_least_zero(rec: Record, name: str, value: int | float | None) -> int | float | None:
+    if value is not None and value < 0:
+        raise rec.error(f"must be 0 or more, got {value}", field=name, fix="write the measured amount, or leave it out")
+    return value
+
+
+def _timestamp(rec: Record, name: str) -> str | None:
+    """An ISO 8601 date or time, kept as written (so files round-trip unchanged)."""
+    v = _str(rec, name)
+    if v is None:
+        return None
+    try:
+        datetime.fromisoformat(v.strip())
+    except ValueError:
+        raise rec.error(f"must be an ISO 8601 time, got {json.dumps(v)[:40]}", field=name,
+                        fix="write it like 2026-11-20T09:00:00+00:00, or leave it out") from None
+    return v
+
+
+def _name(rec: Record, name: str, what: str, *, required: bool = False) -> str | None:
+    v = _str(rec, name, required=required)
+    return None if v is None else check_name(v, what, file=rec.file, line=rec.line, field=name)
 
 
 def _obj(rec: Record, name: str, kind: type, example: str) -> Any:
@@ -260,9 +387,9 @@ LABEL_FIELDS = ("item_id", "rater", "score", "rationale", "created_at")
 
 def parse_label(rec: Record) -> Label:
     _check_fields(rec, LABEL_FIELDS)
-    return Label(item_id=_str(rec, "item_id", required=True), rater=_str(rec, "rater", required=True).strip(),
+    return Label(item_id=_str(rec, "item_id", required=True), rater=_name(rec, "rater", "rater name", required=True),
                  score=_int(rec, "score", required=True), rationale=_str(rec, "rationale"),
-                 created_at=_str(rec, "created_at"))
+                 created_at=_timestamp(rec, "created_at"))
 
 
 ADJUDICATION_FIELDS = ("item_id", "score", "note", "lead", "created_at")
@@ -271,7 +398,8 @@ ADJUDICATION_FIELDS = ("item_id", "score", "note", "lead", "created_at")
 def parse_adjudication(rec: Record) -> dict:
     _check_fields(rec, ADJUDICATION_FIELDS)
     return {"item_id": _str(rec, "item_id", required=True), "score": _int(rec, "score", required=True),
-            "note": _str(rec, "note"), "lead": _str(rec, "lead") or "import", "created_at": _str(rec, "created_at")}
+            "note": _str(rec, "note"), "lead": _name(rec, "lead", "lead's name") or "import",
+            "created_at": _timestamp(rec, "created_at")}
 
 
 # -- judgments -----------------------------------------------------------------
@@ -299,13 +427,26 @@ def parse_judgment(rec: Record) -> tuple[str | None, Judgment]:
     evidence = _obj(rec, "evidence_steps", list, "[3, 7]") or []
     if not all(isinstance(s, int) and not isinstance(s, bool) for s in evidence):
         raise rec.error("must be a list of step numbers", field="evidence_steps", fix="write it like [3, 7]")
-    return _str(rec, "run"), Judgment(
+    if any(s < 0 for s in evidence):  # steps are numbered from 0, as the judge prompt shows them
+        raise rec.error(f"step {min(evidence)} is not a step: steps are numbered from 0", field="evidence_steps",
+                        fix="use the step numbers of the item's trajectory, from 0")
+    counts = {k: _at_least_zero(rec, k, _int(rec, k)) for k in ("tokens_in", "tokens_out", "tokens_cached")}
+    return _name(rec, "run", "run name"), Judgment(
         item_id=_str(rec, "item_id", required=True), score=score, repeat=repeat, unscored_reason=reason,
         rationale=_str(rec, "rationale"), evidence_steps=tuple(evidence),
-        trace=_obj(rec, "trace", list, '[{"role": "assistant", ...}]'), tokens_in=_int(rec, "tokens_in"),
-        tokens_out=_int(rec, "tokens_out"), tokens_cached=_int(rec, "tokens_cached"), cost_usd=_float(rec, "cost_usd"),
-        latency_ms=_float(rec, "latency_ms"), model_version=_str(rec, "model_version"),
-        created_at=_str(rec, "created_at"))
+        trace=_obj(rec, "trace", list, '[{"role": "assistant", ...}]'), **counts,
+        cost_usd=_at_least_zero(rec, "cost_usd", _float(rec, "cost_usd")),
+        latency_ms=_at_least_zero(rec, "latency_ms", _float(rec, "latency_ms")),
+        model_version=_str(rec, "model_version"), created_at=_timestamp(rec, "created_at"))
+
+
+def check_evidence_steps(rec: Record, j: Judgment, n_steps: int) -> None:
+    """Evidence steps must be steps of the item's trajectory (numbered 0 to n_steps - 1)."""
+    beyond = [s for s in j.evidence_steps if s >= n_steps]
+    if beyond:
+        have = f"steps 0 to {n_steps - 1}" if n_steps else "no trajectory steps"
+        raise rec.error(f"step {beyond[0]} is not a step of item '{j.item_id}', which has {have}",
+                        field="evidence_steps", fix="cite steps of the item's trajectory, numbered from 0")
 
 
 def judgment_to_dict(run: str | None, j: Judgment) -> dict:
@@ -330,10 +471,14 @@ def write_jsonl(path: Path, records: Iterator[dict] | list[dict]) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     n = 0
-    with tmp.open("w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-            n += 1
-    tmp.replace(path)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n")
+                n += 1
+        tmp.replace(path)
+    except BaseException:  # a full or read-only disk leaves no .tmp file behind
+        tmp.unlink(missing_ok=True)
+        raise
     return n
 

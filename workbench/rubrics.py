@@ -12,7 +12,9 @@ import yaml
 
 from .errors import InputError
 from .models import Criterion, JudgeSpec, Rubric
+from .names import check_name
 from .scale import DEFAULT_SCALE, Scale, ScaleLevel
+from .strict_yaml import load_yaml, read_utf8
 
 RUBRIC_KEYS = ("name", "title", "description", "scale", "pass_threshold", "criteria", "instructions", "examples",
                "gate", "judges")
@@ -38,28 +40,25 @@ class _Ctx:
                 break
         return node.start_mark.line + 1 if node is not None else None
 
+    def name(self, path: tuple, value: str, what: str) -> str:
+        """A name that becomes a path (rubric, judge id), checked by the one rule of workbench.names."""
+        return check_name(value, what, file=self.file, line=self.line(path), field=self._field(path))
+
+    def _field(self, path: tuple) -> str | None:
+        return ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in path).replace(".[", "[") or None
+
     def error(self, path: tuple, message: str, fix: str) -> InputError:
-        field = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in path).replace(".[", "[")
-        return InputError(message, file=self.file, line=self.line(path), field=field or None, fix=fix)
+        return InputError(message, file=self.file, line=self.line(path), field=self._field(path), fix=fix)
 
 
 def load_rubric(path: str | Path) -> Rubric:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", file=str(path), fix="check the path") from None
-    return parse_rubric(text, file=path.name, default_name=path.stem)
+    return parse_rubric(read_utf8(path), file=path.name, default_name=path.stem)
 
 
 def parse_rubric(text: str, *, file: str = "<rubric>", default_name: str | None = None) -> Rubric:
-    try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError(f"malformed YAML ({getattr(e, 'problem', e)})", file=file,
-                         line=mark.line + 1 if mark else None, fix="fix the indentation or quoting there") from None
+    """Refuses what is not plain data (anchors, duplicate keys, .nan, tags) at its line: see strict_yaml."""
+    data, root = load_yaml(text, file=file)
     ctx = _Ctx(file, root)
     if not isinstance(data, dict):
         raise ctx.error((), "a rubric must be a YAML mapping", "start the file with 'name: ...'")
@@ -74,6 +73,7 @@ def rubric_from_dict(data: dict[str, Any], *, ctx: _Ctx | None = None, default_n
     name = data.get("name") or default_name
     if not isinstance(name, str) or not name.strip():
         raise ctx.error(("name",), "the rubric needs a name", "add 'name: my-rubric'")
+    name = ctx.name(("name",), name, "rubric name")
     scale = _scale(data.get("scale"), ctx)
     threshold = data.get("pass_threshold", 0 if 0 in scale.values else scale.values[len(scale.values) // 2])
     if threshold not in scale:
@@ -106,7 +106,7 @@ def rubric_from_dict(data: dict[str, Any], *, ctx: _Ctx | None = None, default_n
     for key in ("title", "description", "instructions"):
         if not isinstance(data.get(key, ""), str):
             raise ctx.error((key,), f"{key} must be text", "quote it or use a YAML block (|)")
-    return Rubric(name=name.strip(), title=data.get("title", ""), description=data.get("description", ""),
+    return Rubric(name=name, title=data.get("title", ""), description=data.get("description", ""),
                   scale=scale, pass_threshold=threshold, criteria=tuple(criteria),
                   instructions=data.get("instructions", ""), examples=tuple(examples), gate=gate,
                   judges=tuple(judges))
@@ -139,6 +139,7 @@ def _judge(j: Any, ctx: _Ctx, n: int) -> JudgeSpec:
             raise ctx.error(("judges", n, key), f"unknown judge key '{key}'", f"use only {', '.join(JUDGE_KEYS)}")
     if not isinstance(j.get("id"), str) or not j["id"].strip():
         raise ctx.error(("judges", n, "id"), "a judge needs an 'id'", "add id: my-judge")
+    judge_id = ctx.name(("judges", n, "id"), j["id"], "judge id")
     model = j.get("model")
     if not isinstance(model, str) or "/" not in model or model.split("/", 1)[0] not in PROVIDERS:
         raise ctx.error(("judges", n, "model"), f"model {model!r} has no known provider prefix",
@@ -159,7 +160,7 @@ def _judge(j: Any, ctx: _Ctx, n: int) -> JudgeSpec:
                         "write e.g. temperature: 0")
     # The family of a first-party model is its provider; an OpenAI-compatible server's must be declared.
     family = j.get("family") or {"anthropic": "anthropic", "openai": "openai"}.get(model.split("/", 1)[0])
-    return JudgeSpec(id=j["id"].strip(), model=model, family=family, mode=mode,
+    return JudgeSpec(id=judge_id, model=model, family=family, mode=mode,
                      temperature=float(t) if t is not None else None, max_tokens=j.get("max_tokens"),
                      max_turns=j.get("max_turns"), repeats=j.get("repeats", 1),
                      see_reference=bool(j.get("see_reference", False)))

@@ -19,7 +19,9 @@ import yaml
 
 from ..errors import InputError, WorkbenchError
 from ..hashing import sha256_hex
+from ..names import safe_path
 from ..store import Store
+from ..strict_yaml import load_yaml, read_utf8
 from .calibration import Options, calibrate, judge_data
 
 BUNDLE_SCHEMA = "workbench.bundle/1"
@@ -63,7 +65,15 @@ def approved_dir() -> Path:
 
 
 def bundle_path(out_dir: Path, rubric: str, version: int, judge: str) -> Path:
-    return out_dir / f"{rubric}@v{version}--{judge}.yaml"
+    """The bundle's file in ``out_dir``; refuses names that would put it anywhere else."""
+    return safe_path(out_dir, f"{rubric}@v{version}--{judge}.yaml")
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """Never writes anchors and aliases (load_bundle refuses them), even for an object used twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 @dataclass(frozen=True)
@@ -122,10 +132,8 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     path = bundle_path(Path(out_dir), bundle["rubric"]["name"], bundle["rubric"]["version"], judge)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = ("# Approved by Judge Workbench: do not edit (the sha256 covers every field).\n"
-            + yaml.safe_dump(bundle, sort_keys=True, allow_unicode=True, width=120))
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)  # atomic: a reader sees the old bundle or the new one, never half
+            + yaml.dump(bundle, Dumper=_PlainDumper, sort_keys=True, allow_unicode=True, width=120))
+    write_atomic(path, text)
     gs = store.golden_set(golden_set)
     version = store.golden_set_version_by_hash(gs["id"], bundle["golden_set"]["version_hash"])
     data = judge_data(store, golden_set, rubric, judge, report["run"]["name"])
@@ -133,15 +141,27 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     return ExportResult(path, bundle["sha256"], bundle)
 
 
+def write_atomic(path: Path, text: str) -> None:
+    """Temp file + rename: a reader sees the old file or the new one, never half; a failed write leaves nothing."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def load_bundle(store: Store, path: str | Path) -> dict:
     """Read and verify a bundle: schema, hash, and that this workbench exported it."""
     path = Path(path)
+    text = read_utf8(path)
     try:
-        bundle = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("file not found", file=str(path), fix="check the path") from None
-    except yaml.YAMLError as e:
-        raise BundleRefused(f"{path.name} is not valid YAML ({e}); re-export it with 'workbench export'.") from None
+        bundle, _ = load_yaml(text, file=path.name)
+    except InputError as e:  # anchors, duplicate keys, tags, malformed YAML: an export writes none of them
+        where = f"{e.file} line {e.line}" if e.line else f"{e.file}"
+        raise BundleRefused(f"{where}: {e.problem}; re-export the bundle with 'workbench export' instead of "
+                            "editing it.") from None
     if not isinstance(bundle, dict) or "sha256" not in bundle:
         raise BundleRefused(f"{path.name} did not come from an export: it has no sha256; "
                             f"export an approved pair with 'workbench export'.")

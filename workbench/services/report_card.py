@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import base64
 import html
+import shutil
 from pathlib import Path
 from typing import Any
 
 from .. import charts
+from ..names import safe_path
 from ..scale import fmt as _f
 from ..store import Store
 from .calibration import Options, calibrate, noise_floor_sentence
+from .export import write_atomic
 
 STATUS = {"passed": "PASS", "failed": "FAIL", "not_measurable": "WARN", "not_applicable": "n/a"}
 
@@ -78,24 +81,34 @@ def card_charts(r: dict) -> list[tuple[str, Any]]:
 
 def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: str = "html",
                out: str | Path | None = None, options: Options = Options()) -> Path:
+    if fmt not in ("md", "html"):
+        raise ValueError(f"unknown format {fmt!r}")
     r = calibrate(store, golden_set, rubric, judge, options)
-    out = Path(out or f"calibration-{r['rubric']['name']}-v{r['rubric']['version']}-{judge}.{fmt}")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    # The default file name is made of names from the database: built only through safe_path.
+    name = f"calibration-{r['rubric']['name']}-v{r['rubric']['version']}-{judge}.{fmt}"
+    out = Path(out) if out else safe_path(".", name)
     images = [(name, _png(chart)) for name, chart in card_charts(r)]
     title = f"Calibration card: {judge} on {r['rubric']['name']} v{r['rubric']['version']}"
     sections = card_sections(r)
+    out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "md":
         folder = out.with_name(out.stem + "_files")
-        folder.mkdir(exist_ok=True)
         parts = [f"# {title}", ""]
         for heading, lines in sections:
             parts += [f"## {heading}", "", *lines, ""]
         parts.append("## Charts")
-        for name, png in images:
-            (folder / f"{name}.png").write_bytes(png)
-            parts.append(f"![{name}]({folder.name}/{name}.png)")
-        out.write_text("\n".join(parts) + "\n", encoding="utf-8")
-    elif fmt == "html":
+        created = not folder.exists()
+        try:
+            folder.mkdir(exist_ok=True)
+            for name, png in images:
+                (folder / f"{name}.png").write_bytes(png)
+                parts.append(f"![{name}]({folder.name}/{name}.png)")
+            write_atomic(out, "\n".join(parts) + "\n")
+        except BaseException:
+            if created:  # a failed write (full or read-only disk) leaves no half-written folder behind
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
+    else:
         body = [f"<h1>{html.escape(title)}</h1>"]
         for heading, lines in sections:
             body.append(f"<h2>{html.escape(heading)}</h2>" + _md_to_html(lines))
@@ -103,12 +116,10 @@ def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: s
         for name, png in images:
             body.append(f'<img alt="{name}" style="max-width:100%" src="data:image/png;base64,'
                         f'{base64.b64encode(png).decode()}">')
-        out.write_text(f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>"
-                       "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto}"
-                       "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem}</style>"
-                       + "\n".join(body), encoding="utf-8")
-    else:
-        raise ValueError(f"unknown format {fmt!r}")
+        write_atomic(out, f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>"
+                     "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto}"
+                     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem}</style>"
+                     + "\n".join(body))
     return out
 
 
