@@ -6,9 +6,12 @@ with the fix and a non-zero exit, never a traceback.
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
+import math
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +19,7 @@ from typing import Any, Callable
 
 import click
 
-from .errors import WorkbenchError
+from .errors import InputError, WorkbenchError
 from .scale import fmt as _fmt
 from .store import Store, default_db_path
 
@@ -51,14 +54,59 @@ def clean_errors(fn: Callable) -> Callable:
             sys.exit(130)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except (OSError, sqlite3.OperationalError) as e:  # a full or read-only disk, a folder without permission
+            if os.environ.get("WORKBENCH_DEBUG"):
+                raise
+            sentence = _os_error_sentence(e) if isinstance(e, OSError) else _db_error_sentence(e, args)
+            click.secho(f"Error: {sentence or _unexpected(e)}", fg="red", err=True)
+            sys.exit(EXIT_ERROR)
         except Exception as e:  # noqa: BLE001 - the edge: users get a sentence, developers the env switch
             if os.environ.get("WORKBENCH_DEBUG"):
                 raise
-            click.secho(f"Error: unexpected {type(e).__name__}: {e}; rerun with WORKBENCH_DEBUG=1 for details.",
-                        fg="red", err=True)
+            click.secho(f"Error: {_unexpected(e)}", fg="red", err=True)
             sys.exit(EXIT_ERROR)
 
     return wrapper
+
+
+def _unexpected(e: Exception) -> str:
+    return f"unexpected {type(e).__name__}: {e}; rerun with WORKBENCH_DEBUG=1 for details."
+
+
+def _os_error_sentence(e: OSError) -> str | None:
+    """The sentence for a file the command could not write or read, or None for other OS errors."""
+    if e.errno == errno.ENOSPC:
+        fix = "free some disk space (or choose another folder) and run the command again"
+    elif e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        fix = "choose a folder you can write to, or change its permissions"
+    elif e.filename and e.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EEXIST):
+        fix = "check the path"
+    else:
+        return None
+    where = f"'{e.filename}'" if e.filename else "a file"
+    return f"cannot write or read {where}: {e.strerror or e}; {fix}."
+
+
+def _db_error_sentence(e: sqlite3.OperationalError, args: tuple) -> str | None:
+    db = next((a.db for a in args if isinstance(a, Ctx)), "the database")
+    text = str(e).lower()
+    if "readonly" in text or "read-only" in text:
+        return f"the database {db} is read-only ({e}); use a --db file you can write to, or change its permissions."
+    if "disk is full" in text or "disk i/o" in text:
+        return f"the database {db} could not be written ({e}); free some disk space and run the command again."
+    if "unable to open" in text:
+        return f"the database {db} cannot be opened ({e}); check that its folder exists and is writable."
+    return None
+
+
+def _require(ok: bool, option: str, value: Any, rule: str, example: str) -> None:
+    """Options are checked before anything is written (no empty run or golden-set version left behind)."""
+    if not ok:
+        raise InputError(f"option {option} must be {rule}, got {value}", fix=f"write e.g. {option} {example}")
+
+
+def _finite(x: float | None) -> bool:
+    return x is None or math.isfinite(x)
 
 
 def _echo_json(obj: Any) -> None:
@@ -399,9 +447,11 @@ def golden_set_export(ctx: Ctx, name: str, out: str) -> None:
     Example:
       workbench golden-set export demo --out /tmp/demo-export
     """
+    from .names import staged_folder
     from .services.golden_sets import export_golden_set
 
-    counts = export_golden_set(ctx.store, name, out)
+    with staged_folder(out) as stage:  # all files land in --out, or none do
+        counts = export_golden_set(ctx.store, name, stage)
     for f, n in counts.items():
         click.echo(f"{Path(out) / f}\t{n} records")
 
@@ -482,6 +532,13 @@ def judge_run(ctx: Ctx, golden_set: str, rubric: str, judge_id: str, repeats: in
     """
     from .services import judging
 
+    _require(repeats is None or repeats >= 1, "--repeats", repeats, "a whole number of at least 1", "2")
+    _require(concurrency >= 1, "--concurrency", concurrency, "a whole number of at least 1", "8")
+    _require(limit is None or limit >= 1, "--limit", limit, "a whole number of at least 1", "20")
+    _require(budget is None or (_finite(budget) and budget > 0), "--budget", budget, "a positive amount in USD",
+             "5")
+    for option, value, example in (("--rpm", rpm, "50"), ("--tpm", tpm, "40000")):
+        _require(value is None or (_finite(value) and value > 0), option, value, "a positive number", example)
     if dry_run:
         e = judging.estimate(ctx.store, golden_set, rubric, judge_id, repeats=repeats, limit=limit, batch=batch,
                              new_run=new_run)
@@ -550,6 +607,11 @@ def _calibration_options(f: Callable) -> Callable:
 
 def _options(resamples: int, seed: int, epsilon: float, alt_metric: str, run: str | None, target_width: float):
     from .services.calibration import Options
+    _require(resamples >= 1, "--resamples", resamples, "a whole number of at least 1", "2000")
+    _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
+    _require(_finite(epsilon) and 0 <= epsilon <= 1, "--epsilon", epsilon, "a number from 0 to 1",
+             "0.2 (expert raters), 0.15 (skilled) or 0.1 (crowd)")
+    _require(_finite(target_width) and target_width > 0, "--target-width", target_width, "a positive number", "0.1")
     return Options(resamples=resamples, seed=seed, epsilon=epsilon, alt_metric=alt_metric, run=run,
                    target_width=target_width)
 
@@ -706,6 +768,8 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
     """
     from .services.grading import grade as run
 
+    _require(resamples >= 1, "--resamples", resamples, "a whole number of at least 1", "2000")
+    _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
     if out is None:
         out = str(Path(items_file).with_suffix("")) + ".graded.jsonl"
     r = run(ctx.store, bundle_file, items_file, labels_file=labels_file, judgments_file=judgments_file, out=out,

@@ -10,8 +10,13 @@ folder, so a bad name already in a database cannot escape either.
 
 from __future__ import annotations
 
+import os
 import re
+import secrets
+import shutil
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from .errors import InputError
 
@@ -100,3 +105,27 @@ def safe_path(base: str | Path, *parts: str) -> Path:
         raise InputError(f"cannot write {_show('/'.join(parts))}: it would leave the folder '{base}'",
                          fix=f"rename it ({NAME_RULE})")
     return path
+
+
+@contextmanager
+def staged_folder(out: str | Path) -> Iterator[Path]:
+    """A hidden folder beside ``out`` to write into; its files move into ``out`` only when all were written.
+
+    A failure on the way (a full or read-only disk, a refused name) leaves
+    ``out`` as it was and no half-written folder behind.
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = out.parent / f".{out.name}.{secrets.token_hex(4)}.partial"
+    stage.mkdir()  # not mkdtemp: the folder gets the usual permissions when it becomes ``out``
+    try:
+        yield stage
+        if not out.exists():
+            os.replace(stage, out)
+            return
+        for src in sorted(p for p in stage.rglob("*") if p.is_file()):
+            dest = out / src.relative_to(stage)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dest)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

@@ -9,7 +9,8 @@ Third parties can add a prefix with `register_provider`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..errors import ConfigError
@@ -52,6 +53,26 @@ def _load(target: Callable[..., JudgeProvider] | str) -> Callable[..., JudgeProv
     return getattr(importlib.import_module(module_name), attr)
 
 
+class _KeysChecked(Mapping):
+    """The environment as providers read it: a key an HTTP header cannot carry is refused by its name, unshown."""
+
+    def __init__(self, env: Mapping[str, str]):
+        self._env = env
+
+    def __getitem__(self, name: str) -> str:
+        value = self._env[name]
+        if name.endswith(("_KEY", "_TOKEN")) and isinstance(value, str) and not value.isascii():
+            raise ConfigError(f"the environment variable {name} contains a non-ASCII character (the value is not "
+                              "shown); set it again, copying the key from the provider's console")
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._env)
+
+    def __len__(self) -> int:
+        return len(self._env)
+
+
 def get_provider(model: str | JudgeSpec, *, env: Mapping[str, str] | None = None, http_client: Any = None,
                  max_retries: int | None = None, timeout: float | None = None) -> JudgeProvider:
     """The provider for `<provider>/<model>`.
@@ -66,7 +87,7 @@ def get_provider(model: str | JudgeSpec, *, env: Mapping[str, str] | None = None
     if target is None:
         raise ConfigError(f"unknown judge provider '{prefix}/' in '{name}'; use one of: "
                           + ", ".join(f"{p}/" for p in provider_names()))
-    options: dict[str, Any] = {"env": env}
+    options: dict[str, Any] = {"env": _KeysChecked(os.environ if env is None else env)}
     if http_client is not None:
         options["http_client"] = http_client
     if max_retries is not None:

@@ -19,7 +19,9 @@ from ..errors import InputError
 from ..formats import (judgment_to_dict, parse_adjudication, parse_item, parse_judgment, parse_label, read_records,
                        write_jsonl)
 from ..hashing import canonical_json, sha256_hex
+from ..formats import check_evidence_steps
 from ..models import Item, Judgment, Producer
+from ..names import check_name, safe_path
 from ..store import Store
 from .rubrics import RubricVersion, get_rubric
 
@@ -49,6 +51,7 @@ def _tick(progress: Progress | None, n: int) -> None:
 def import_items(store: Store, path: str | Path, golden_set: str, *, progress: Progress | None = None,
                  is_demo: bool = False) -> ImportResult:
     path = Path(path)
+    golden_set = check_name(golden_set, "golden set name")
     result = ImportResult(path.name)
     with store.transaction():
         gs_id = store.ensure_golden_set(golden_set, is_demo=is_demo)
@@ -178,9 +181,13 @@ def import_adjudications(store: Store, path: str | Path, golden_set: str, rubric
         gs = store.golden_set(golden_set)
         pks = store.item_pks(gs["id"])
         rows = []
+        seen: dict[str, int] = {}
         for rec in read_records(path):
             a = parse_adjudication(rec)
             pk = _item_pk(pks, a["item_id"], rec, golden_set)
+            if (first := seen.setdefault(a["item_id"], rec.line)) != rec.line:
+                raise rec.error(f"item '{a['item_id']}' is adjudicated twice (also line {first})", field="item_id",
+                                fix="keep one final label per item")
             _on_scale(rv, a["score"], rec, "score")
             rows.append({"item_pk": pk, "rubric_name": rv.name, "rubric_id": rv.id, "score": a["score"],
                          "note": a["note"], "lead": a["lead"], "created_at": a["created_at"]})
@@ -261,6 +268,9 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
                                 fix="import the items first or correct the id")
             if j.score is not None:
                 _on_scale(rv, j.score, rec, "score")
+            if j.evidence_steps:
+                steps = store.item(gs["id"], j.item_id)["content"].get("trajectory")
+                check_evidence_steps(rec, j, len(steps or ()))
             run_name = run or f"import-{file_hash[:12]}"
             key = (run_name, j.item_id, j.repeat)
             if key in seen:
@@ -341,17 +351,18 @@ def export_golden_set(store: Store, golden_set: str, out: str | Path) -> dict[st
         labels = [{k: v for k, v in {"item_id": r["item_id"], "rater": r["rater"], "score": r["score"],
                                      "rationale": r["rationale"], "created_at": r["created_at"]}.items()
                    if v is not None} for r in store.labels(gs["id"], rubric)]
-        counts[f"{rubric}/labels.jsonl"] = write_jsonl(out / rubric / "labels.jsonl", labels)
+        counts[f"{rubric}/labels.jsonl"] = write_jsonl(safe_path(out, rubric, "labels.jsonl"), labels)
         adj = [{k: v for k, v in r.items() if k != "item_pk" and v is not None}
                for r in store.adjudications(gs["id"], rubric)]
         if adj:
-            counts[f"{rubric}/adjudications.jsonl"] = write_jsonl(out / rubric / "adjudications.jsonl", adj)
+            counts[f"{rubric}/adjudications.jsonl"] = write_jsonl(safe_path(out, rubric, "adjudications.jsonl"), adj)
     judges_seen: dict[tuple[str, str], int] = {}
     for run in store.runs(gs["id"]):
         judges_seen[(run["rubric_name"], run["judge_id"])] = run["judge_pk"]
     for (rubric, judge_id), judge_pk in judges_seen.items():
         rows = [judgment_to_dict(r["run_name"], judgment_from_row(r)) for r in store.judgments(gs["id"], judge_pk)]
-        counts[f"{rubric}/judgments/{judge_id}.jsonl"] = write_jsonl(out / rubric / "judgments" / f"{judge_id}.jsonl", rows)
+        counts[f"{rubric}/judgments/{judge_id}.jsonl"] = write_jsonl(
+            safe_path(out, rubric, "judgments", f"{judge_id}.jsonl"), rows)
     return counts
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
 from ..errors import InputError, NotFound
+from ..names import check_name
 from ..scale import Scale
 from ..store import Store
 from ..store import labeling as q
@@ -36,10 +37,7 @@ def _iso(at: datetime | None) -> str:
 
 
 def _rater(rater: str) -> str:
-    rater = (rater or "").strip()
-    if not rater:
-        raise InputError("the rater name is empty", fix="pick or type a rater name")
-    return rater
+    return check_name(rater or "", "rater name")
 
 
 # -- saving --------------------------------------------------------------------
@@ -342,14 +340,21 @@ def rater_role(store: Store, name: str) -> str | None:
 
 
 def rater_for_email(store: Store, email: str) -> dict | None:
-    """The rater whose email (or name) is this signed-in address: the roles table of a login deployment."""
+    """The rater whose email (or, failing that, name) is this signed-in address: the roles table of a login deployment.
+
+    The email a lead or admin was given with ``rater set --email`` wins over a
+    rater merely *named* like that address: a labels import that names a rater by
+    someone's email creates a reviewer row of that name, and must not demote
+    them. A role changes only through ``set_role``.
+    """
     email = (email or "").strip().lower()
     if not email:
         return None
-    for r in store.raters():
-        if (r["email"] or "").lower() == email or r["name"].lower() == email:
-            return r
-    return None
+    raters = store.raters()
+    by_email = [r for r in raters if (r["email"] or "").lower() == email]
+    if by_email:
+        return by_email[0]
+    return next((r for r in raters if r["name"].lower() == email), None)
 
 
 def rater_names(store: Store) -> list[str]:
