@@ -77,8 +77,10 @@ def test_golden_pass_arrays_from_a_confusion_matrix():
 
 
 def test_ppi_with_a_useless_judge_falls_back_to_the_labels():
-    result = ppi_mean([1, 0, 1, 1], [1, 1, 1, 1], [1, 1, 1])
-    assert result["lambda"] == 0.0 and result["estimate"] == 0.75 and result["reason"]
+    # Twelve labeled items: below ten the estimate is refused (see test_corrected_pass_rate_coverage.py).
+    result = ppi_mean([1, 0, 1, 1] * 3, [1] * 12, [1, 1, 1])
+    assert result["lambda"] == 0.0 and result["estimate"] == 0.75 and "no information" in result["reason"]
+    assert not result["refused"]
 
 
 @pytest.mark.slow

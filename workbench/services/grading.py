@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..formats import parse_item, parse_judgment, parse_label, read_records, write_jsonl
 from ..models import Item, Judgment, JudgeSpec
 from ..rubrics import rubric_from_dict
+from ..stats.correction import YOUDEN_MARGIN
 from ..store import Store
 from .export import load_bundle
 
@@ -98,14 +99,17 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
     if not new_pass:
         raise InputError("no item received a score, so there is no pass rate to report", file=Path(items_file).name,
                          fix="check the judgments or the judge's unscored reasons")
-    corrected = stats.corrected_pass_rate(golden_human, golden_judge, np.array(new_pass), resamples=resamples,
-                                          seed=seed)
+    corrected = stats.corrected_pass_rate(golden_human, golden_judge, np.array(new_pass),
+                                          design_effect=_bundle_design_effect(cal), resamples=resamples, seed=seed)
     ppi = None
     labeled = [r for r in rows if r.get("human_score") is not None and r["score"] is not None]
     unlabeled = [r for r in rows if r.get("human_score") is None and r["score"] is not None]
-    if len(labeled) >= 2 and unlabeled:
+    if labeled:  # too few labels, or one-sided ones, give a refusal with its reason rather than nothing
         ppi = stats.ppi_mean([rubric.is_pass(r["human_score"]) for r in labeled], [r["pass"] for r in labeled],
                              [r["pass"] for r in unlabeled])
+    # A refused correction shows no number: its bare point estimate would be read as a result.
+    corrected_rate = ({"value": None, "ci_low": None, "ci_high": None} if corrected["refused"]
+                      else corrected["corrected"])
     result = {
         "schema": "workbench.grade/1",
         "bundle": {"file": Path(bundle_file).name, "sha256": bundle["sha256"], "rubric": bundle["rubric"]["name"],
@@ -113,9 +117,19 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
         "n_items": len(items), "n_scored": len(new_pass), "n_unscored": len(items) - len(new_pass),
         "pass_threshold": rubric.pass_threshold,
         "raw_pass_rate": corrected["raw"],
-        "corrected_pass_rate": corrected["corrected"],
+        "corrected_pass_rate": corrected_rate,
         "tpr": corrected.get("tpr"), "tnr": corrected.get("tnr"),
+        "youden_index": corrected["youden"],
         "correction_reason": corrected.get("reason"),
+        "correction": {
+            "method": "Rogan-Gladen; interval from Jeffreys beta posteriors of TPR, TNR and the observed pass rate",
+            "refused": corrected["refused"], "reason": corrected["reason"],
+            "youden_margin": YOUDEN_MARGIN,
+            "n_golden_pass": corrected["n_pos"], "n_golden_fail": corrected["n_neg"],
+            "design_effect": corrected["design_effect"],
+            "undefined_resamples": corrected["undefined_resamples"],
+            "resamples": resamples, "seed": seed, "level": corrected["bootstrap"]["level"],
+        },
         "ppi": ppi,
         "results_file": None,
     }
@@ -123,3 +137,10 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
         write_jsonl(Path(out), rows)
         result["results_file"] = str(out)
     return stats.jsonable(result)
+
+
+def _bundle_design_effect(calibration: dict) -> tuple[float, float] | None:
+    """TPR's and TNR's design effects if the bundle records them; without them the golden items count as independent."""
+    metrics = calibration.get("metrics") or {}
+    found = tuple((metrics.get(name) or {}).get("design_effect") for name in ("tpr", "tnr"))
+    return None if None in found else found
