@@ -317,18 +317,24 @@ async def run_judge(
             return
         if err.kind == "bad_request":  # the request itself was rejected: retrying cannot help, so it is a result
             outcome = JudgeOutcome(score=None, unscored_reason=err.unscored_reason(), usage=None, n_requests=1)
-            record(key, item, outcome, latency_ms=None)
+            await record(key, item, outcome, latency_ms=None)
             return
         report.n_failed += 1
         if len(report.failures) < 20:
             report.failures.append(f"{item.id} (repeat {key[2]}): {text}")
         log.warning("giving up on %s (repeat %d) after %d attempts: %s", item.id, key[2], attempt + 1, text)
 
-    def record(key: WorkKey, item: Item, outcome: JudgeOutcome, latency_ms: float | None) -> None:
+    arecord = getattr(sink, "arecord", None)  # a sink that may wait on a busy database does it off the loop
+
+    async def record(key: WorkKey, item: Item, outcome: JudgeOutcome, latency_ms: float | None) -> None:
         cost = cost_usd(model_id, outcome.usage) if chat and outcome.usage is not None else (
             0.0 if not chat else None)
         judgment = make_judgment(item, key[2], outcome, cost=cost, latency_ms=latency_ms)
-        sink.record(key, judgment)
+        if arecord is not None:
+            # shielded: a stop or budget cancel while the write waits must not lose the verdict
+            await asyncio.shield(arecord(key, judgment))
+        else:
+            sink.record(key, judgment)
         report.n_recorded += 1
         if outcome.score is None:
             report.n_unscored += 1
@@ -368,7 +374,7 @@ async def run_judge(
             if error is not None:
                 await handle_error(error, key, item, attempt)
                 continue
-            record(key, item, outcome, (time.perf_counter() - t0 - ctx.waited_s) * 1000)
+            await record(key, item, outcome, (time.perf_counter() - t0 - ctx.waited_s) * 1000)
 
     tasks = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(todo)))]
     try:

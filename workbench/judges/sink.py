@@ -4,6 +4,12 @@ The service layer implements RunSink over SQLite, committing each judgment in
 `record` as it arrives, so an interrupted run loses nothing and a resumed run
 (which asks `done_keys` first) sends no request for work already done. Batch
 mode also persists the submitted batch ids so polling resumes after a restart.
+
+A sink whose write may have to wait (a database another process is writing)
+also offers `arecord`, a coroutine the runner awaits instead of `record`: it
+does the waiting off the event loop, so replies still arriving are read while
+a verdict waits for the database, and it keeps trying until the verdict is
+written rather than drop one that has been paid for.
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ class RunSink(Protocol):
 
     def record(self, key: WorkKey, judgment: Judgment) -> None:
         """Persist one judgment now (commit before returning)."""
+
+    # Optional: ``async def arecord(self, key, judgment) -> None``, the same as ``record`` without blocking the
+    # event loop; the runner prefers it when the sink has it.
 
     def save_batch(self, provider: str, batch_id: str, keys: Sequence[WorkKey]) -> None:
         """Persist a submitted batch and the keys it holds."""

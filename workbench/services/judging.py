@@ -1,5 +1,9 @@
 """Running judges on a golden set: the runner wired to SQLite, one committed judgment at a time.
 
+A run in progress holds a lease in the database (process, host, heartbeat):
+two runners of the same run never both send requests; the second says who
+holds it and stops, and a lease whose heartbeat stopped is taken over.
+
 A run is resumed by default (the latest run of this judge config on the
 golden set): what it already holds is skipped, so an interrupted or killed run
 picks up where it stopped and sends no request twice. ``new_run`` starts a
@@ -10,49 +14,72 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..errors import Conflict
 from ..judges.base import WorkKey
 from ..judges.runner import RunEstimate, RunReport, estimate_run, run_judge
 from ..judges.sink import InMemorySink, PendingBatch
 from ..models import Item, Judgment, JudgeSpec, Rubric
-from ..store import Store
+from ..store import Store, leases
 from .golden_sets import load_items
 from .rubrics import RubricVersion, get_rubric
 
 
 class SqliteRunSink:
-    """RunSink over the store: every ``record`` is its own committed transaction."""
+    """RunSink over the store: every ``record`` is its own committed transaction.
+
+    A write outlasts a busy database (``Store.retrying``: backoff, never a
+    dropped verdict). The runner awaits ``arecord``, which does that wait in a
+    worker thread so the event loop keeps reading the replies in flight; a lock
+    keeps those threads from interleaving transactions on the one connection.
+    """
 
     def __init__(self, store: Store, run_id: int, config_hash: str, items: dict[str, dict]):
         self.store, self.run_id, self.config_hash = store, run_id, config_hash
         self.items = items  # item_id -> {pk, content_hash}
+        self._lock = threading.Lock()
 
     def done_keys(self) -> set[WorkKey]:
-        return {(self.config_hash, h, r) for h, r in self.store.done_keys(self.config_hash, self.run_id)}
+        with self._lock:
+            return {(self.config_hash, h, r) for h, r in self.store.done_keys(self.config_hash, self.run_id)}
 
     def record(self, key: WorkKey, judgment: Judgment) -> None:
         item = self.items[judgment.item_id]
-        with self.store.transaction():
-            self.store.insert_judgments([{
-                "run_id": self.run_id, "item_pk": item["pk"], "item_content_hash": key[1], "config_hash": key[0],
-                "repeat": judgment.repeat, "score": judgment.score, "unscored_reason": judgment.unscored_reason,
-                "rationale": judgment.rationale, "evidence_steps": list(judgment.evidence_steps) or None,
-                "trace": judgment.trace, "tokens_in": judgment.tokens_in, "tokens_out": judgment.tokens_out,
-                "tokens_cached": judgment.tokens_cached, "cost_usd": judgment.cost_usd,
-                "latency_ms": judgment.latency_ms, "model_version": judgment.model_version,
-                "created_at": judgment.created_at}])
+        row = {"run_id": self.run_id, "item_pk": item["pk"], "item_content_hash": key[1], "config_hash": key[0],
+               "repeat": judgment.repeat, "score": judgment.score, "unscored_reason": judgment.unscored_reason,
+               "rationale": judgment.rationale, "evidence_steps": list(judgment.evidence_steps) or None,
+               "trace": judgment.trace, "tokens_in": judgment.tokens_in, "tokens_out": judgment.tokens_out,
+               "tokens_cached": judgment.tokens_cached, "cost_usd": judgment.cost_usd,
+               "latency_ms": judgment.latency_ms, "model_version": judgment.model_version,
+               "created_at": judgment.created_at}
+
+        def write() -> None:
+            with self.store.transaction():
+                self.store.insert_judgments([row])
+
+        self._write(write, f"the judgment of item '{judgment.item_id}' (repeat {judgment.repeat})")
+
+    async def arecord(self, key: WorkKey, judgment: Judgment) -> None:
+        await asyncio.to_thread(self.record, key, judgment)
 
     def save_batch(self, provider: str, batch_id: str, keys: Sequence[WorkKey]) -> None:
-        self.store.save_batch(self.run_id, provider, batch_id, [list(k) for k in keys])
+        self._write(lambda: self.store.save_batch(self.run_id, provider, batch_id, [list(k) for k in keys]),
+                    f"batch {batch_id}")
 
     def pending_batches(self) -> list[PendingBatch]:
-        return [PendingBatch(b["provider"], b["batch_id"], tuple(tuple(k) for k in b["keys"]))
-                for b in self.store.pending_batches(self.run_id)]
+        with self._lock:
+            return [PendingBatch(b["provider"], b["batch_id"], tuple(tuple(k) for k in b["keys"]))
+                    for b in self.store.pending_batches(self.run_id)]
 
     def mark_batch_done(self, batch_id: str) -> None:
-        self.store.mark_batch_done(batch_id)
+        self._write(lambda: self.store.mark_batch_done(batch_id), f"batch {batch_id}")
+
+    def _write(self, write: Callable[[], None], what: str) -> None:
+        with self._lock:
+            self.store.retrying(write, what=f"saving {what}")
 
 
 @dataclass
@@ -97,12 +124,24 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int 
         batch: bool = False, requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
         progress: Callable[[int, int, float], None] | None = None, should_stop: Callable[[], bool] | None = None,
         provider_options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Judge the golden set's items (resuming the current run); returns a summary of what was done."""
+    """Judge the golden set's items (resuming the current run); returns a summary of what was done.
+
+    The run is leased to this process while it works: a second runner of the
+    same run (another CLI, the Judges page) is refused with a ``Conflict``
+    naming the holder, so no request is paid for twice. A lease whose holder
+    stopped heartbeating (or a killed process of this host) is taken over.
+    """
     check_provider(get_rubric(store, rubric).rubric.judge(judge), provider_options)  # before any run row exists
     p = prepare_run(store, golden_set, rubric, judge, new_run=new_run)
-    store.set_run_status(p.run_id, "running")
-    stopped = None
+    holder = _claim(store, p, golden_set, judge)
+    keeper = leases.LeaseKeeper(store.path, holder).start()
+
+    def stop_now() -> bool:
+        return keeper.lost.is_set() or (should_stop is not None and should_stop())
+
+    status, stopped = "stopped", None
     try:
+        store.set_run_status(p.run_id, "running")
         if batch:
             from ..judges.batch import run_batch
             report: Any = asyncio.run(run_batch(p.items, p.rubric.rubric, p.spec, p.sink, repeats=repeats,
@@ -112,17 +151,59 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int 
             report = asyncio.run(run_judge(
                 p.items, p.rubric.rubric, p.spec, p.sink, repeats=repeats, limit=limit, concurrency=concurrency,
                 budget_usd=budget_usd, requests_per_minute=requests_per_minute,
-                tokens_per_minute=tokens_per_minute, progress=progress, should_stop=should_stop,
+                tokens_per_minute=tokens_per_minute, progress=progress, should_stop=stop_now,
                 provider_options=provider_options))
             stopped = report.stopped
-    except BaseException:
-        store.set_run_status(p.run_id, "stopped")
-        raise
-    complete = _complete(store, p, repeats, limit)
-    store.set_run_status(p.run_id, "done" if complete and not stopped else "stopped")
+        complete = _complete(store, p, repeats, limit)
+        status = "done" if complete and not stopped else "stopped"
+    finally:
+        keeper.stop()
+        _release(store, p, holder, status)
     summary = {"run": p.run_name, "judge": judge, "model": p.spec.model, "complete": complete}
     summary.update(_report_dict(report))
+    if keeper.lost.is_set():
+        summary["lease_lost"] = True
     return summary
+
+
+def _run_lease_key(run_id: int) -> str:
+    return f"run:{run_id}"
+
+
+def _claim(store: Store, p: Prepared, golden_set: str, judge: str) -> leases.Holder:
+    holder, ours = leases.acquire(store, _run_lease_key(p.run_id))
+    if not ours:
+        raise Conflict(f"judge '{judge}' is already running on golden set '{golden_set}' (run {p.run_name}, "
+                       f"{holder.describe()}); wait for it to finish or stop it there, since a run whose heartbeat "
+                       f"stops for {leases.LEASE_STALE_S:.0f} s is taken over")
+    return holder
+
+
+def _release(store: Store, p: Prepared, holder: leases.Holder, status: str) -> None:
+    """The final status and the lease's release in one transaction, so a resume never finds it still held."""
+    def finish() -> None:
+        with store.transaction():
+            still_ours = leases.current(store, holder.key)
+            if still_ours is not None and still_ours.token == holder.token:
+                store.set_run_status(p.run_id, status)
+                leases.release(store, holder)
+
+    store.retrying(finish, what=f"finishing run {p.run_name}")
+
+
+def run_holder(store: Store, golden_set: str, rubric: str, judge: str) -> dict[str, Any] | None:
+    """The process running the judge's current run now (this or another), or None: for the Judges page."""
+    rv = get_rubric(store, rubric)
+    gs = store.golden_set(golden_set)
+    row = store.judge_row(rv.id, judge)
+    runs = [r for r in store.runs(gs["id"], row["pk"]) if r["source"] == "run"]
+    if not runs:
+        return None
+    holder = leases.live_holder(store, _run_lease_key(runs[-1]["id"]))
+    if holder is None:
+        return None
+    return {"run": runs[-1]["name"], "pid": holder.pid, "host": holder.host, "since": holder.acquired_at,
+            "heartbeat_at": holder.heartbeat_at, "description": holder.describe()}
 
 
 def check_provider(spec: JudgeSpec, provider_options: dict[str, Any] | None = None) -> None:

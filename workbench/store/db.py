@@ -4,34 +4,50 @@ WAL so readers never block the writer, a busy timeout so concurrent writers
 wait instead of failing, foreign keys on, and ``BEGIN IMMEDIATE`` for every
 read-then-write transaction: a plain ``BEGIN`` takes the write lock only at the
 first write, and two such transactions that read first can then lose an update.
+
+Long work never holds the write lock for long: writers that must not fail (a
+judge run's verdicts, heartbeats) go through ``retry_busy``, which outlasts a
+busy database with backoff instead of giving up after the busy timeout.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import random
 import sqlite3
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 import sqlite_utils
 
 DEFAULT_DB = "workbench.db"
 BUSY_TIMEOUT_MS = 30_000
+RETRY_PATIENCE_S = 600.0  # how long retry_busy outlasts a locked database before it gives up
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def default_db_path() -> str:
     return os.environ.get("WORKBENCH_DB") or DEFAULT_DB
 
 
+def busy_timeout_ms() -> int:
+    """The busy timeout of new connections; ``WORKBENCH_BUSY_TIMEOUT_MS`` overrides it (tests shorten it)."""
+    return int(os.environ.get("WORKBENCH_BUSY_TIMEOUT_MS") or BUSY_TIMEOUT_MS)
+
+
 def connect(path: str | Path) -> sqlite3.Connection:
     # isolation_level=None: we issue BEGIN IMMEDIATE/COMMIT ourselves.
-    conn = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                           check_same_thread=False)
+    timeout_ms = busy_timeout_ms()
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=timeout_ms / 1000, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA busy_timeout={timeout_ms}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn
@@ -51,6 +67,39 @@ def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
     else:
         conn.execute("COMMIT")
+
+
+def is_busy(exc: BaseException) -> bool:
+    """True for SQLite's 'database is locked' / 'database is busy': the write lock is taken, try again."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def retry_busy(conn: sqlite3.Connection, write: Callable[[], T], *, what: str,
+               patience_s: float = RETRY_PATIENCE_S, sleep: Callable[[float], None] = time.sleep) -> T:
+    """Run ``write`` (one transaction on ``conn``) until it gets through a busy database.
+
+    Each attempt waits the connection's busy timeout; after that the write is
+    tried again with exponential backoff (0.05 s doubling to 2 s, with jitter),
+    for up to ``patience_s`` seconds, then the last error is raised.
+    """
+    deadline = time.monotonic() + patience_s
+    delay, attempts = 0.05, 0
+    while True:
+        try:
+            return write()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() >= deadline:
+                raise
+            if conn.in_transaction:  # a COMMIT that failed leaves the transaction open
+                conn.execute("ROLLBACK")
+            attempts += 1
+            if attempts == 1 or attempts % 10 == 0:
+                log.warning("%s: the database is busy (%s); retrying", what, exc)
+            sleep(delay * (0.5 + random.random()))
+            delay = min(2.0, delay * 2)
 
 
 def as_sqlite_utils(conn: sqlite3.Connection) -> sqlite_utils.Database:

@@ -98,7 +98,7 @@ def reservations(store: Store, golden_set_id: int, rubric_name: str) -> list[dic
 
 def golden_set_names(store: Store) -> list[str]:
     """Names only: the pickers of reviewer pages must not touch judgment tables."""
-    return [r[0] for r in store.conn.execute("SELECT name FROM golden_sets ORDER BY name")]
+    return [r[0] for r in store.conn.execute("SELECT name FROM golden_sets WHERE importing IS NULL ORDER BY name")]
 
 
 def item_pk(store: Store, golden_set_id: int, item_id: str) -> int | None:

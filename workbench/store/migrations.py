@@ -322,3 +322,27 @@ CREATE TABLE reservations (
 CREATE INDEX reservations_expiry ON reservations(rubric_name, expires_at);
 CREATE INDEX flags_item ON flags(item_pk, rubric_name);
 """)
+
+
+@migration
+def m003_leases(conn: sqlite3.Connection) -> None:
+    """Leases: one holder at a time for a judge run or an import that is landing.
+
+    A lease names its holder (a random token, process id and host) and the
+    time of its last heartbeat; a lease whose heartbeat stopped is taken over.
+    ``golden_sets.importing`` is the lease key of a large import still copying
+    its rows in: such a set is invisible until one short transaction names it.
+    The position index keeps the next position of a large set a lookup, not a scan.
+    """
+    _script(conn, """
+CREATE TABLE leases (
+    key TEXT PRIMARY KEY CHECK (length(key) > 0),
+    token TEXT NOT NULL CHECK (length(token) > 0),
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    acquired_at TEXT NOT NULL,
+    heartbeat_at TEXT NOT NULL
+) STRICT;
+ALTER TABLE golden_sets ADD COLUMN importing TEXT;
+CREATE INDEX items_position ON items(golden_set_id, position);
+""")

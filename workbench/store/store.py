@@ -10,11 +10,16 @@ import json
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from ..errors import NotFound
-from .db import as_sqlite_utils, connect, default_db_path, immediate
+from .db import as_sqlite_utils, connect, default_db_path, immediate, retry_busy
 from .migrations import migrate
+
+if TYPE_CHECKING:
+    from .staging import Landed, StagedItems
+
+T = TypeVar("T")
 
 
 def now() -> str:
@@ -38,6 +43,9 @@ class Store:
         self.conn = connect(self.path)
         if migrate_schema:
             migrate(self.conn)
+            if self._one("SELECT 1 AS x FROM golden_sets WHERE importing IS NOT NULL LIMIT 1"):
+                from .staging import discard_abandoned_imports  # a killed import left a hidden set behind
+                discard_abandoned_imports(self)
 
     # -- plumbing ---------------------------------------------------------
     def close(self) -> None:
@@ -54,6 +62,10 @@ class Store:
         """BEGIN IMMEDIATE ... COMMIT; nested calls join the outer transaction."""
         with immediate(self.conn):
             yield self
+
+    def retrying(self, write: Callable[[], T], *, what: str) -> T:
+        """Run ``write`` (one transaction) until it gets through a busy database: for writes that must not fail."""
+        return retry_busy(self.conn, write, what=what)
 
     def _all(self, sql: str, params: Sequence | dict = ()) -> list[dict]:
         return [dict(r) for r in self.conn.execute(sql, params)]
@@ -75,9 +87,10 @@ class Store:
         return {t: db[t].count for t in db.table_names()}
 
     # -- golden sets ------------------------------------------------------
+    # A set whose ``importing`` is set is a large import still landing (see staging.py): never listed.
     def ensure_golden_set(self, name: str, *, is_demo: bool = False, overlap: int | None = None) -> int:
         with self.transaction():
-            row = self._one("SELECT id FROM golden_sets WHERE name = ?", (name,))
+            row = self._one("SELECT id FROM golden_sets WHERE name = ? AND importing IS NULL", (name,))
             if row:
                 if overlap is not None:
                     self.conn.execute("UPDATE golden_sets SET overlap = ? WHERE id = ?", (overlap, row["id"]))
@@ -90,16 +103,19 @@ class Store:
             return cur.lastrowid
 
     def golden_set(self, name: str) -> dict:
-        row = self._one("SELECT * FROM golden_sets WHERE name = ?", (name,))
+        row = self._one("SELECT id, name, overlap, is_demo, created_at FROM golden_sets "
+                        "WHERE name = ? AND importing IS NULL", (name,))
         if not row:
-            known = ", ".join(r["name"] for r in self._all("SELECT name FROM golden_sets ORDER BY name")) or "none yet"
+            known = ", ".join(r["name"] for r in self._all(
+                "SELECT name FROM golden_sets WHERE importing IS NULL ORDER BY name")) or "none yet"
             raise NotFound(f"no golden set '{name}' (known: {known}); import items with "
                            f"'workbench import items FILE --golden-set {name}'")
         return row
 
     def golden_sets(self) -> list[dict]:
         return self._all("""
-            SELECT g.*, (SELECT count(*) FROM items i WHERE i.golden_set_id = g.id) AS n_items,
+            SELECT g.id, g.name, g.overlap, g.is_demo, g.created_at,
+                   (SELECT count(*) FROM items i WHERE i.golden_set_id = g.id) AS n_items,
                    (SELECT count(*) FROM labels l JOIN items i ON i.pk = l.item_pk
                      WHERE i.golden_set_id = g.id) AS n_labels,
                    (SELECT count(DISTINCT l.rater) FROM labels l JOIN items i ON i.pk = l.item_pk
@@ -107,9 +123,19 @@ class Store:
                    (SELECT count(*) FROM judgments j JOIN items i ON i.pk = j.item_pk
                      WHERE i.golden_set_id = g.id) AS n_judgments,
                    (SELECT max(version) FROM golden_set_versions v WHERE v.golden_set_id = g.id) AS latest_version
-            FROM golden_sets g ORDER BY g.name""")
+            FROM golden_sets g WHERE g.importing IS NULL ORDER BY g.name""")
 
     # -- items ------------------------------------------------------------
+    def staged_items(self) -> "StagedItems":
+        """A private staging file for an item import: validated there, landed with ``land_items``."""
+        from .staging import StagedItems
+        return StagedItems()
+
+    def land_items(self, staged: "StagedItems", golden_set: str, *, is_demo: bool = False) -> "Landed":
+        """Every staged item lands in the golden set (created if new), or none does; the write lock is held briefly."""
+        from .staging import land_items
+        return land_items(self, staged, golden_set, is_demo=is_demo)
+
     def item_hashes(self, golden_set_id: int, item_ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         for chunk in _chunks(list(item_ids)):

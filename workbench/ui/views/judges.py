@@ -37,9 +37,13 @@ def render() -> None:
     db = db_path()
     current = jobs.job(db, golden_set, rubric, judge)
     running = bool(current and current.running)
+    elsewhere = None if running else judging.run_holder(store(), golden_set, rubric, judge)
+    if elsewhere:  # the lease the CLI and every server share: starting here would pay for the same requests twice
+        st.warning(f"Run {elsewhere['run']} is running in {elsewhere['description']}; Start is available again "
+                   "when it finishes or stops.")
     left, right = st.columns(2)
-    if left.button("Resume run" if e.n_done and not new_run else "Start run", type="primary", disabled=running,
-                   key="judges-start"):
+    if left.button("Resume run" if e.n_done and not new_run else "Start run", type="primary",
+                   disabled=running or bool(elsewhere), key="judges-start"):
         jobs.start(db, golden_set, rubric, judge, repeats=int(repeats), concurrency=int(concurrency),
                    budget_usd=budget or None, new_run=new_run)
         st.rerun()

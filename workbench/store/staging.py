@@ -1,0 +1,270 @@
+"""Landing a large item import without holding the write lock for the whole file.
+
+The file is parsed, validated and hashed into ``StagedItems``, a private
+temporary SQLite file, while every other writer carries on. The staged rows
+then land in the working database, all or nothing:
+
+- into a golden set that does not exist yet, in chunks of short transactions
+  into a hidden set (``golden_sets.importing`` holds the key of the import's
+  lease, and every listing leaves such a set out), which one short transaction
+  then names: the whole file appears at once;
+- into an existing golden set (or a small file), in one transaction that
+  re-checks the ids against what landed meanwhile and copies the new rows with
+  one ``INSERT ... SELECT`` from the attached staging file.
+
+A killed import leaves nothing (killed while staging) or a hidden set whose
+lease is abandoned; ``discard_abandoned_imports`` (run when a Store opens)
+removes it, so the database reads exactly as before the import.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import shutil
+import sqlite3
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import WorkbenchError
+from . import leases
+from .db import retry_busy
+from .store import Store, now
+
+log = logging.getLogger(__name__)
+
+# A file above either size lands through a hidden set; a smaller one in a single short transaction.
+HIDDEN_SET_MIN_ROWS = 20_000
+HIDDEN_SET_MIN_BYTES = 32 << 20
+CHUNK_BYTES = 4 << 20  # one copy transaction writes about this much (a few tens of milliseconds)
+CHUNK_MAX_ROWS = 5_000
+
+_COLUMNS = "item_id, task_id, category, producer_model, producer_family, content, content_hash"
+
+
+class StagedItems:
+    """An import file's items, validated, in a private temporary SQLite file; use as a context manager."""
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="workbench-import-"))
+        self.path = self.dir / "staged.db"
+        self.conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        for pragma in ("journal_mode=OFF", "synchronous=OFF", "temp_store=FILE"):
+            self.conn.execute(f"PRAGMA {pragma}")
+        # seq = rowid, 1, 2, 3 ... in file order: the order positions follow. present = already in the
+        # golden set with this content when staged (items never change, so that stays true).
+        self.conn.execute(f"""CREATE TABLE staged (
+            seq INTEGER PRIMARY KEY, item_id TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, task_id TEXT NOT NULL,
+            category TEXT NOT NULL, producer_model TEXT, producer_family TEXT, content TEXT NOT NULL,
+            content_hash TEXT NOT NULL, present INTEGER NOT NULL DEFAULT 0)""")
+
+    def close(self) -> None:
+        self.conn.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> "StagedItems":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def earlier(self, item_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """item_id -> (line, content hash) of the ids already staged."""
+        out: dict[str, tuple[int, str]] = {}
+        for i in range(0, len(item_ids), 500):
+            chunk = item_ids[i:i + 500]
+            for item_id, line, h in self.conn.execute(
+                    f"SELECT item_id, line, content_hash FROM staged WHERE item_id IN ({','.join('?' * len(chunk))})",
+                    chunk):
+                out[item_id] = (line, h)
+        return out
+
+    def add(self, rows: Sequence[dict]) -> None:
+        """Stage rows (``line``, ``present`` and the item columns) whose ids are not staged yet."""
+        self.conn.execute("BEGIN")
+        self.conn.executemany(
+            f"INSERT INTO staged (line, present, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(r["line"], int(r.get("present", False)), r["item_id"], r["task_id"], r["category"],
+              r.get("producer_model"), r.get("producer_family"), r["content"], r["content_hash"]) for r in rows])
+        self.conn.execute("COMMIT")
+
+    def size(self) -> tuple[int, int, int]:
+        """(rows, rows not present when staged, bytes of their content)."""
+        n, new, size = self.conn.execute(
+            "SELECT count(*), coalesce(sum(present = 0), 0), coalesce(sum(length(content)), 0) FROM staged").fetchone()
+        return n, new, size
+
+
+@dataclass(frozen=True)
+class Landed:
+    added: int
+    conflict: tuple[str, int] | None = None  # (item id, line) already in the golden set with other content
+    lock_s: float = 0.0  # the longest this import held the write lock
+
+
+class _Refused(Exception):
+    def __init__(self, conflict: tuple[str, int]):
+        self.conflict = conflict
+
+
+class ImportInterrupted(WorkbenchError):
+    """The import stalled so long that its half-copied rows were discarded by another process."""
+
+
+def land_items(store: Store, staged: StagedItems, golden_set: str, *, is_demo: bool = False) -> Landed:
+    """Land every staged item in the golden set (creating it), or none; see the module docstring."""
+    n, new, size = staged.size()
+    exists = _visible_set(store, golden_set) is not None
+    big = n >= HIDDEN_SET_MIN_ROWS or size >= HIDDEN_SET_MIN_BYTES
+    if exists and new == 0 and not is_demo:  # a re-import: every id is there with the same content
+        return Landed(0)
+    if store.conn.in_transaction:  # the caller's transaction: it decides how long the lock is held
+        return _land_in_one_transaction(store, staged, golden_set, is_demo, attach=False)
+    if not exists and big:
+        landed = _land_through_hidden_set(store, staged, golden_set, is_demo, size / max(n, 1))
+        if landed is not None:
+            return landed
+        # another import created the golden set meanwhile: land as an addition to it
+    return _land_in_one_transaction(store, staged, golden_set, is_demo, attach=True)
+
+
+def _visible_set(store: Store, name: str) -> dict | None:
+    return store._one("SELECT id FROM golden_sets WHERE name = ? AND importing IS NULL", (name,))
+
+
+class _Attached:
+    """The staging file attached to the store's connection as schema ``staging``."""
+
+    def __init__(self, store: Store, staged: StagedItems):
+        self.store, self.staged = store, staged
+
+    def __enter__(self) -> str:
+        self.store.conn.execute("ATTACH DATABASE ? AS staging", (str(self.staged.path),))
+        return "staging"
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.conn.execute("DETACH DATABASE staging")
+
+
+def _land_in_one_transaction(store: Store, staged: StagedItems, golden_set: str, is_demo: bool, *,
+                             attach: bool) -> Landed:
+    def write(schema: str) -> Landed:
+        t0 = 0.0
+        try:
+            with store.transaction():
+                t0 = time.perf_counter()
+                gs_id = store.ensure_golden_set(golden_set, is_demo=is_demo)
+                conflict = store._one(f"""
+                    SELECT s.item_id, s.line FROM {schema}.staged s
+                    JOIN main.items i ON i.golden_set_id = ? AND i.item_id = s.item_id
+                    WHERE s.present = 0 AND i.content_hash != s.content_hash ORDER BY s.seq LIMIT 1""", (gs_id,))
+                if conflict:
+                    raise _Refused((conflict["item_id"], conflict["line"]))
+                base = store.next_item_position(gs_id)
+                cur = store.conn.execute(f"""
+                    INSERT INTO main.items (golden_set_id, {_COLUMNS}, position, created_at)
+                    SELECT ?, {_COLUMNS}, ? + row_number() OVER (ORDER BY s.seq) - 1, ? FROM {schema}.staged s
+                    WHERE s.present = 0 AND NOT EXISTS (
+                        SELECT 1 FROM main.items i WHERE i.golden_set_id = ? AND i.item_id = s.item_id)
+                    ORDER BY s.seq""", (gs_id, base, now(), gs_id))
+                added = cur.rowcount
+        except _Refused as refused:
+            return Landed(0, refused.conflict, time.perf_counter() - t0)
+        return Landed(added, None, time.perf_counter() - t0)
+
+    if not attach:
+        # ATTACH is refused inside a transaction: bring the rows into a temporary table of this connection.
+        store.conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS staged (seq INTEGER PRIMARY KEY, line INTEGER, "
+                           f"present INTEGER, {_COLUMNS})")
+        store.conn.execute("DELETE FROM temp.staged")
+        cur = staged.conn.execute(f"SELECT seq, line, present, {_COLUMNS} FROM staged ORDER BY seq")
+        while rows := cur.fetchmany(CHUNK_MAX_ROWS):
+            store.conn.executemany(f"INSERT INTO temp.staged (seq, line, present, {_COLUMNS}) "
+                                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        try:
+            return write("temp")
+        finally:
+            store.conn.execute("DELETE FROM temp.staged")
+    with _Attached(store, staged) as schema:
+        return retry_busy(store.conn, lambda: write(schema), what=f"import into golden set '{golden_set}'")
+
+
+def _land_through_hidden_set(store: Store, staged: StagedItems, golden_set: str, is_demo: bool,
+                             row_bytes: float) -> Landed | None:
+    """Copy into a hidden set in short transactions, then name it; None if the name was taken meanwhile."""
+    holder, _ = leases.acquire(store, f"import:{secrets.token_hex(8)}")
+    with store.transaction():
+        gs_id = store.conn.execute(
+            "INSERT INTO golden_sets (name, overlap, is_demo, created_at, importing) VALUES (?, 2, ?, ?, ?)",
+            (f"(importing {holder.key})", int(is_demo), now(), holder.key)).lastrowid
+    per_chunk = int(max(200, min(CHUNK_MAX_ROWS, CHUNK_BYTES / max(row_bytes, 1.0))))
+    longest = 0.0
+    named = False
+    try:
+        with _Attached(store, staged):
+            last = store.conn.execute("SELECT coalesce(max(seq), 0) FROM staging.staged").fetchone()[0]
+            for lo in range(1, last + 1, per_chunk):
+                def copy(lo: int = lo) -> float:
+                    with store.transaction():
+                        t0 = time.perf_counter()
+                        beat = store.conn.execute("UPDATE leases SET heartbeat_at = ? WHERE key = ? AND token = ?",
+                                                  (now(), holder.key, holder.token))
+                        if beat.rowcount != 1:
+                            raise ImportInterrupted(
+                                f"the import into golden set '{golden_set}' stalled for more than "
+                                f"{leases.LEASE_STALE_S:.0f} s and its partial copy was discarded; run it again")
+                        store.conn.execute(f"""
+                            INSERT INTO main.items (golden_set_id, {_COLUMNS}, position, created_at)
+                            SELECT ?, {_COLUMNS}, seq - 1, ? FROM staging.staged WHERE seq >= ? AND seq < ?""",
+                                           (gs_id, now(), lo, lo + per_chunk))
+                    return time.perf_counter() - t0
+                longest = max(longest, retry_busy(store.conn, copy, what=f"import into golden set '{golden_set}'"))
+
+        def name_it() -> float | None:
+            with store.transaction():
+                t0 = time.perf_counter()
+                if _visible_set(store, golden_set) is not None:
+                    return None
+                store.conn.execute("UPDATE golden_sets SET name = ?, importing = NULL WHERE id = ?",
+                                   (golden_set, gs_id))
+                leases.release(store, holder)
+            return time.perf_counter() - t0
+
+        took = retry_busy(store.conn, name_it, what=f"import into golden set '{golden_set}'")
+        named = took is not None
+        if not named:
+            return None
+        return Landed(last, None, max(longest, took))
+    finally:
+        if not named:
+            _discard(store, gs_id, holder.key)
+
+
+def discard_abandoned_imports(store: Store) -> int:
+    """Remove the hidden sets of imports whose process is gone; returns how many were removed."""
+    removed = 0
+    for row in store._all("SELECT id, importing FROM golden_sets WHERE importing IS NOT NULL"):
+        holder = leases.current(store, row["importing"])
+        if holder is None or leases.is_abandoned(holder):
+            log.warning("discarding the rows of an interrupted import (%s)", row["importing"])
+            _discard(store, row["id"], row["importing"])
+            removed += 1
+    return removed
+
+
+def _discard(store: Store, gs_id: int, key: str) -> None:
+    """Delete a hidden set in short transactions; the lease goes first, so a stalled holder stops copying."""
+    def step(sql: str, params: tuple) -> int:
+        def run() -> int:
+            with store.transaction():
+                return store.conn.execute(sql, params).rowcount
+        return retry_busy(store.conn, run, what="discarding an interrupted import")
+
+    step("DELETE FROM leases WHERE key = ?", (key,))
+    while step("DELETE FROM items WHERE pk IN (SELECT pk FROM items WHERE golden_set_id = ? LIMIT ?)",
+               (gs_id, CHUNK_MAX_ROWS)):
+        pass
+    step("DELETE FROM golden_sets WHERE id = ? AND importing IS NOT NULL", (gs_id,))
