@@ -14,9 +14,14 @@ OpenAI function tools and tool messages).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import re
+import time
 from typing import Any
+
+import regex
 
 from ..models import Item, JudgeSpec, Rubric
 from .base import ChatProvider, ChatRequest, JudgeContext, JudgeOutcome, ToolDef, Usage
@@ -30,6 +35,8 @@ MAX_PATTERN = 200
 MAX_MATCHES = 20
 SEARCH_TEXT_CHARS = 200_000  # characters scanned by one search, over all steps
 SEARCH_WORK = 50_000_000  # worst-case regex steps for one search (about a second of C at worst)
+SEARCH_SECONDS = 2.0  # hard limit on one search's matching time, whatever the static estimate says
+MIN_SCAN = 10_000  # a pattern too costly to scan this many characters is refused
 MAX_WINDOW, MIN_WINDOW = 2000, 24
 READ_STEPS_MAX = 20
 
@@ -46,7 +53,8 @@ TOOLS: tuple[ToolDef, ...] = (
             _obj({"start": {"type": "integer"}, "end": {"type": "integer"}})),
     ToolDef("search_steps", "Search the steps' content and tool calls with a Python regular expression "
             f"(at most {MAX_PATTERN} characters, case-insensitive). Returns up to {MAX_MATCHES} matches with "
-            "their step numbers and surrounding text.", _obj({"pattern": {"type": "string"}})),
+            f"their step numbers and surrounding text. A search stops after {SEARCH_SECONDS:g} seconds.",
+            _obj({"pattern": {"type": "string"}})),
     ToolDef("read_output", "Read the final output, from a character offset (0 for the start).",
             _obj({"offset": {"type": "integer"}})),
 )
@@ -56,28 +64,24 @@ class UnsafePattern(ValueError):
     pass
 
 
-def _repeat_profile(pattern: str) -> tuple[bool, int]:
-    """(unsafe, wide): unsafe for nested repetition, alternation under repetition or backreferences
-    (exponential backtracking); wide = number of repeats with a large upper bound (each multiplies the
-    worst-case work of a match attempt by the length of the text it can span)."""
-    try:
-        from re import _parser as sre_parse  # the stdlib's own regex parser
-    except ImportError:  # pragma: no cover - conservative textual fallback
-        nested = bool(re.search(r"\([^)]*[+*}][^)]*\)\s*[+*{]|\\\d", pattern))
-        return nested, len(re.findall(r"[+*]|\{\d*,\}", pattern))
+def _repeat_profile(pattern: str) -> tuple[bool, list[tuple[int, int]]]:
+    """(unsafe, repeats): unsafe for nested repetition, alternation under repetition or backreferences
+    (exponential backtracking); repeats = the (min, max) bounds of every repeat that can match a varying
+    number of times (each multiplies the worst-case work of a match attempt by the number of lengths it
+    can try, whether its bound is `*` or `{0,50}`)."""
+    from re import _parser as sre_parse  # the stdlib's own regex parser
 
-    repeats = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, getattr(sre_parse, "POSSESSIVE_REPEAT", None)}
-    wide = 0
+    repeat_ops = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, getattr(sre_parse, "POSSESSIVE_REPEAT", None)}
+    repeats: list[tuple[int, int]] = []
 
     def walk(items, inside_repeat: bool) -> bool:
-        nonlocal wide
         for op, av in items:
-            if op in repeats:
+            if op in repeat_ops:
                 lo, hi, sub = av
                 if inside_repeat and hi != 1:
                     return True
-                if hi > 50:
-                    wide += 1
+                if hi > lo:
+                    repeats.append((lo, hi))
                 if walk(sub, inside_repeat or hi > 1):
                     return True
             elif op is sre_parse.SUBPATTERN:
@@ -94,37 +98,64 @@ def _repeat_profile(pattern: str) -> tuple[bool, int]:
         return False
 
     unsafe = walk(sre_parse.parse(pattern), False)
-    return unsafe, wide
+    return unsafe, repeats
 
 
-def compile_search(pattern: str) -> tuple[re.Pattern, int, int]:
+def _attempt_cost(repeats: list[tuple[int, int]], window: int) -> int:
+    """Worst-case steps of one match attempt within `window` characters: the product of the lengths
+    each repeat can try."""
+    return math.prod(min(hi, window) - min(lo, window) + 1 for lo, hi in repeats)
+
+
+def compile_search(pattern: str) -> tuple[regex.Pattern, int, int]:
     """Compile a judge-supplied regex, refusing long or backtracking-prone ones.
 
     Returns the pattern, the window (in characters) to match within and how many characters to scan:
-    with k wide repeats a match attempt costs up to window**k steps at each scanned position, so the
-    window (and if need be the scanned length) shrinks as k grows, keeping one search under about
-    SEARCH_WORK steps whatever the pattern.
+    a match attempt costs up to the product of the repeats' ranges (capped by the window) at each
+    scanned position, so the window (and if need be the scanned length) shrinks as that product grows,
+    keeping one search under about SEARCH_WORK steps. This static estimate is only a first filter: the
+    search itself runs under a hard time limit (`SEARCH_SECONDS`).
     """
     if not isinstance(pattern, str) or not pattern:
         raise UnsafePattern("pattern must be a non-empty string")
     if len(pattern) > MAX_PATTERN:
         raise UnsafePattern(f"pattern is {len(pattern)} characters; the limit is {MAX_PATTERN}")
     try:
-        compiled = re.compile(pattern, re.IGNORECASE)
-    except re.error as exc:
+        re.compile(pattern, re.IGNORECASE)  # the judge is told "a Python regular expression"
+        compiled = regex.compile(pattern, regex.IGNORECASE | regex.VERSION0)
+    except (re.error, regex.error) as exc:
         raise UnsafePattern(f"invalid regular expression: {exc}") from None
-    unsafe, wide = _repeat_profile(pattern)
+    unsafe, repeats = _repeat_profile(pattern)
     if unsafe:
         raise UnsafePattern("nested repetition, alternation under repetition and backreferences are not allowed; "
                             "use a simpler pattern or a plain word")
-    if wide > 2:
-        raise UnsafePattern("at most two unbounded repeats (such as .* or \\w+) are allowed; "
+    per_position = SEARCH_WORK // (2 * SEARCH_TEXT_CHARS)  # windows overlap by half: each character twice
+    # the widest window within the per-position budget (the cost only grows with the window)
+    lo, hi = MIN_WINDOW, MAX_WINDOW
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if _attempt_cost(repeats, mid) <= per_position else (lo, mid - 1)
+    window = lo
+    scan = min(SEARCH_TEXT_CHARS, SEARCH_WORK // (2 * _attempt_cost(repeats, window)))
+    if scan < MIN_SCAN:
+        raise UnsafePattern("too many repeats (at most two open-ended ones such as .*, \\w+ or a{0,50}); "
                             "search for a plain word or a shorter pattern")
-    if wide == 0:
-        return compiled, MAX_WINDOW, SEARCH_TEXT_CHARS
-    # windows overlap by half, so each character is scanned about twice
-    window = max(MIN_WINDOW, min(MAX_WINDOW, int((SEARCH_WORK / (2 * SEARCH_TEXT_CHARS)) ** (1 / wide))))
-    return compiled, window, min(SEARCH_TEXT_CHARS, SEARCH_WORK // (2 * window ** wide))
+    return compiled, window, scan
+
+
+class SearchTimeout(Exception):
+    pass
+
+
+def _finditer(rx: regex.Pattern, text: str, deadline: float):
+    """rx.finditer with a hard deadline; releases the GIL while matching so other threads run."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise SearchTimeout
+    try:
+        yield from rx.finditer(text, timeout=left, concurrent=True)
+    except TimeoutError:
+        raise SearchTimeout from None
 
 
 def _windows(text: str, size: int):
@@ -189,6 +220,13 @@ class TrajectoryTools:
             rx, window, budget = compile_search(pattern)
         except UnsafePattern as exc:
             return f"error: {exc}"
+        try:
+            return self._search(rx, window, budget, time.monotonic() + SEARCH_SECONDS)
+        except SearchTimeout:
+            return (f"error: the search timed out after {SEARCH_SECONDS:g} seconds; "
+                    "use a simpler pattern, such as a plain word or fewer repeats")
+
+    def _search(self, rx: regex.Pattern, window: int, budget: int, deadline: float) -> str:
         hits: list[str] = []
         seen: set[tuple[int, int]] = set()
         total = 0
@@ -196,7 +234,7 @@ class TrajectoryTools:
             text = self._step_text(i)[:budget]
             budget -= len(text)
             for offset, chunk in _windows(text, window):
-                for m in rx.finditer(chunk):
+                for m in _finditer(rx, chunk, deadline):
                     if (i, offset + m.start()) in seen or m.end() == m.start():
                         continue
                     seen.add((i, offset + m.start()))
@@ -239,6 +277,13 @@ class TrajectoryTools:
         except Exception as exc:  # a tool must never crash the judgment
             return f"error: {type(exc).__name__}", True
         return out, out.startswith("error:")
+
+    async def acall(self, name: str, arguments: dict | str) -> tuple[str, bool]:
+        """`call` from the event loop: a search (judge's pattern over the item's text, up to
+        SEARCH_SECONDS of CPU) runs in a worker thread so the run's other requests keep going."""
+        if name == "search_steps":
+            return await asyncio.to_thread(self.call, name, arguments)
+        return self.call(name, arguments)
 
 
 async def run_agentic(provider: ChatProvider, item: Item, rubric: Rubric, spec: JudgeSpec, *,
@@ -293,7 +338,7 @@ async def run_agentic(provider: ChatProvider, item: Item, rubric: Rubric, spec: 
                                                         f"({left} turns left)."})
             continue
         for call in turn.tool_calls:
-            result, is_error = tools.call(call.name, call.arguments)
+            result, is_error = await tools.acall(call.name, call.arguments)
             trace.append({"role": "tool", "turn": turn_no, "id": call.id, "name": call.name,
                           "arguments": call.arguments, "result": result, "is_error": is_error})
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "is_error": is_error,
