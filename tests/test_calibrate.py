@@ -30,10 +30,18 @@ def test_calibrate_json_is_the_design_object(cli):
     assert rep["schema"] == "workbench.calibration/1"
     assert set(rep["golden_set"]) >= {"name", "version_hash"} and set(rep["rubric"]) >= {"name", "version", "hash"}
     assert set(rep["judge"]) >= {"id", "model", "family", "config_hash"}
+    intervals = rep["bootstrap"].pop("intervals")
     assert rep["bootstrap"] == {"resamples": 300, "seed": 7, "cluster": True, "level": 0.95}
+    assert intervals["tnr"] == "wilson" and intervals["krippendorff_alpha_ordinal"] == "bca"
     assert METRICS <= set(rep["metrics"])
-    for m in rep["metrics"].values():
-        assert set(m) == {"value", "ci_low", "ci_high"} and m["ci_low"] <= m["value"] <= m["ci_high"]
+    for name, m in rep["metrics"].items():
+        assert {"value", "ci_low", "ci_high"} <= set(m) and m["ci_low"] <= m["value"] <= m["ci_high"]
+    # every proportion carries its denominator (issue 10)
+    den = rep["denominators"]
+    assert (rep["metrics"]["tpr"]["n"], rep["metrics"]["tnr"]["n"]) == (den["n_pos"], den["n_neg"])
+    assert den["n_pos"] + den["n_neg"] == rep["n_items"] == rep["metrics"]["exact_agreement"]["n"]
+    for cat in rep["per_category"].values():
+        assert cat["exact_agreement"]["n"] == cat["n_items"] and "worse_than_rest" in cat
     assert rep["confusion"]["labels"] == [-1, 0, 1] and sum(map(sum, rep["confusion"]["matrix"])) == rep["n_items"]
     assert set(rep["alt_test"]) >= {"epsilon", "metric", "q", "winning_rate", "advantage_probability", "passed",
                                     "raters"}

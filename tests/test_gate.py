@@ -6,7 +6,17 @@ import pytest
 
 from tests.conftest import write
 from workbench.errors import InputError
-from workbench.gate import FAILED, NOT_APPLICABLE, NOT_MEASURABLE, PASSED, Policy, evaluate, load_policy, policy_from_dict
+from workbench.gate import (
+    FAILED,
+    NOT_APPLICABLE,
+    NOT_MEASURABLE,
+    PASSED,
+    WARNING,
+    Policy,
+    evaluate,
+    load_policy,
+    policy_from_dict,
+)
 from workbench.services.calibration import calibrate
 
 
@@ -17,11 +27,15 @@ def report(**over) -> dict:
         "evidence": {"n_items": 50, "n_multi_rated": 15},
         "n_items": 50, "n_scored": 980, "n_unscored": 20,
         "metrics": {"krippendorff_alpha_ordinal": {"value": 0.8, "ci_low": 0.667, "ci_high": 0.9},
-                    "mean_signed_error": {"value": 0.0}},
+                    "mean_signed_error": {"value": 0.0},
+                    "tpr": {"value": 0.8, "ci_low": 0.5, "ci_high": 0.9, "n": 10},
+                    "tnr": {"value": 0.8, "ci_low": 0.5, "ci_high": 0.9, "n": 10}},
+        "denominators": {"n_items": 50, "n_pos": 10, "n_neg": 10},
         "alt_test": {"raters": [{}, {}, {}], "winning_rate": 0.5, "advantage_probability": 0.7, "passed": True,
                      "epsilon": 0.2},
         "human_ceiling": {"human_pairwise_agreement": 0.8, "judge_human_pairwise_agreement": 0.75},
-        "self_preference": {"same_family": {"value": 0.05, "ci_low": 0.1, "ci_high": 0.2}},
+        "self_preference": {"same_family": {"value": 0.0, "ci_low": -0.1, "ci_high": 0.1, "n": 20},
+                            "same_model": {"value": 0.05, "ci_low": 0.0, "ci_high": 0.1, "n": 10}},
         "noise": {"flip_rate": 0.10},
         "drift": {"stuart_maxwell": {"p_value": 0.01}, "deltas": {"krippendorff_alpha_ordinal": {"value": -0.05}},
                   "baseline_run": "a", "run": "b"},
@@ -38,16 +52,24 @@ def statuses(r: dict, policy: Policy = Policy()) -> dict[str, str]:
 def test_every_check_passes_exactly_at_its_threshold():
     v = evaluate(report(), Policy())
     assert v.calibrated, [c.message for c in v.failed]
-    assert [c.id for c in v.checks] == ["evidence", "agreement", "as_good_as_human", "self_preference", "stable",
-                                        "complete", "no_drift"]
+    assert [c.id for c in v.checks] == ["evidence", "agreement", "pass_fail", "as_good_as_human", "self_preference",
+                                        "categories", "stable", "complete", "no_drift"]
 
 
 @pytest.mark.parametrize("change,check", [
     ({"evidence": {"n_items": 49, "n_multi_rated": 15}}, "evidence"),
     ({"evidence": {"n_items": 50, "n_multi_rated": 14}}, "evidence"),
-    ({"metrics": {"krippendorff_alpha_ordinal": {"value": 0.8, "ci_low": 0.6669, "ci_high": 0.9}}}, "agreement"),
+    ({"metrics": {**report()["metrics"], "krippendorff_alpha_ordinal": {"value": 0.8, "ci_low": 0.6669,
+                                                                        "ci_high": 0.9}}}, "agreement"),
     ({"alt_test": {"raters": [{}, {}, {}], "winning_rate": 0.33, "passed": False}}, "as_good_as_human"),
     ({"self_preference": {"same_family": {"value": 0.3, "ci_low": 0.1001, "ci_high": 0.5}}}, "self_preference"),
+    ({"self_preference": {"same_family": {"value": -0.3, "ci_low": -0.5, "ci_high": -0.1001}}}, "self_preference"),
+    ({"self_preference": {"same_family": {"value": 0.0, "ci_low": -0.1, "ci_high": 0.1},
+                          "same_model": {"value": 0.3, "ci_low": 0.1001, "ci_high": 0.5}}}, "self_preference"),
+    ({"denominators": {"n_items": 50, "n_pos": 10, "n_neg": 9}}, "pass_fail"),
+    ({"denominators": {"n_items": 50, "n_pos": 9, "n_neg": 10}}, "pass_fail"),
+    ({"metrics": {**report()["metrics"], "tnr": {"value": 0.8, "ci_low": 0.4999, "ci_high": 0.9}}}, "pass_fail"),
+    ({"metrics": {**report()["metrics"], "tpr": {"value": 0.8, "ci_low": 0.4999, "ci_high": 0.9}}}, "pass_fail"),
     ({"noise": {"flip_rate": 0.1001}}, "stable"),
     ({"n_unscored": 21, "n_scored": 979}, "complete"),
     ({"drift": {"stuart_maxwell": {"p_value": 0.0099}, "deltas": {}}}, "no_drift"),
@@ -81,10 +103,36 @@ def test_messages_say_what_to_do():
     [ev] = [c for c in evaluate(r, Policy()).checks if c.id == "evidence"]
     assert ev.message == ("Not enough evidence: label 23 more items to reach 50 with a consensus and a judge score "
                           "and get 12 more items labeled by 2 raters to reach 30%.")
-    r = report(self_preference={"same_family": {"value": 0.31, "ci_low": 0.18, "ci_high": 0.44}})
+    r = report(self_preference={"same_family": {"value": 0.31, "ci_low": 0.18, "ci_high": 0.44, "n": 40}})
     [sp] = [c for c in evaluate(r, Policy()).checks if c.id == "self_preference"]
     assert "scores its own family (openai) 0.31 higher than humans do" in sp.message
-    assert "(interval 0.18 to 0.44)" in sp.message
+    assert "(interval 0.18 to 0.44, 40 items)" in sp.message
+    r = report(denominators={"n_items": 50, "n_pos": 49, "n_neg": 1})
+    [pf] = [c for c in evaluate(r, Policy()).checks if c.id == "pass_fail"]
+    assert pf.message.startswith("TNR cannot be judged yet: 1 item has a consensus fail; label about 9 more items "
+                                 "that humans would fail.")
+
+
+def test_inconclusive_self_preference_is_a_warning_that_says_what_would_settle_it():
+    r = report(self_preference={"same_family": {"value": 0.06, "ci_low": -0.02, "ci_high": 0.14, "n": 40}})
+    v = evaluate(r, Policy())
+    [sp] = [c for c in v.checks if c.id == "self_preference"]
+    assert sp.status == WARNING and v.calibrated
+    # half-width 0.08 must shrink to 0.04 (the distance to +0.1): four times the items
+    assert "inconclusive, the interval crosses +0.1; about 120 more same-family items would settle it." in sp.message
+    r = report(self_preference={"same_family": {"value": -0.2, "ci_low": -0.3, "ci_high": -0.05, "n": 30}})
+    [sp] = [c for c in evaluate(r, Policy()).checks if c.id == "self_preference"]
+    assert sp.status == WARNING and "crosses -0.1" in sp.message
+
+
+def test_a_weak_category_is_a_warning():
+    cats = {"a": {"n_items": 40, "exact_agreement": {"value": 0.9}, "worse_than_rest": {"significant": False}},
+            "b": {"n_items": 30, "exact_agreement": {"value": 0.4},
+                  "worse_than_rest": {"significant": True, "difference": -0.5}}}
+    v = evaluate(report(per_category=cats), Policy())
+    [cat] = [c for c in v.checks if c.id == "categories"]
+    assert cat.status == WARNING and v.calibrated and "'b' (exact agreement 0.40, n = 30, 0.50 below the rest)" \
+        in cat.message
 
 
 def test_policy_overrides_and_unknown_keys(tmp_path):

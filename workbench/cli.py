@@ -668,8 +668,10 @@ def _print_report(r: dict) -> None:
     click.echo(f"same-family effect: {_fmt(sp['value'])} ({_fmt(sp['ci_low'])} to {_fmt(sp['ci_high'])})"
                if sp["value"] is not None else f"same-family effect: not measurable ({sp.get('reason')})")
     click.echo("\ngate:")
+    from .gate import STATUS_MARK
+
     for c in v["checks"]:
-        mark = {"passed": "PASS", "failed": "FAIL", "not_measurable": "WARN", "not_applicable": " -- "}[c["status"]]
+        mark = STATUS_MARK[c["status"]]
         click.secho(f"  [{mark}] {c['name']}: {c['message']}", fg={"FAIL": "red", "WARN": "yellow"}.get(mark))
 
 

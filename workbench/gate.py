@@ -1,9 +1,13 @@
 """The gate: a policy turns a calibration report into a verdict with reasons (DESIGN section 6).
 
 Pure: it reads the report's numbers and the policy, and writes sentences a lead
-can act on. A check is *passed*, *failed*, *not measurable* (a warning that
-does not block, said plainly) or *not applicable* (e.g. no repeats to judge
-stability by).
+can act on. A check is *passed*, *failed*, a *warning* (inconclusive
+evidence, or a category where the judge is worse: it does not block, and says
+what would settle it), *not measurable* (a warning that does not block, said
+plainly) or *not applicable* (e.g. no repeats to judge stability by).
+
+The rules that front ends also show (is the judge lenient or harsh? did a run
+drift?) are decided here, once: :func:`leniency`, :func:`drift_problems`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ import yaml
 
 from .errors import InputError
 
-PASSED, FAILED, NOT_MEASURABLE, NOT_APPLICABLE = "passed", "failed", "not_measurable", "not_applicable"
+PASSED, FAILED, WARNING, NOT_MEASURABLE, NOT_APPLICABLE = (
+    "passed", "failed", "warning", "not_measurable", "not_applicable")
+#: How each status is marked in text (CLI, card) and in the UI.
+STATUS_MARK = {PASSED: "PASS", FAILED: "FAIL", WARNING: "WARN", NOT_MEASURABLE: "WARN", NOT_APPLICABLE: " -- "}
+STATUS_ICON = {PASSED: "✅", FAILED: "❌", WARNING: "⚠️", NOT_MEASURABLE: "⚠️", NOT_APPLICABLE: "➖"}
 
 
 @dataclass(frozen=True)
@@ -31,7 +39,10 @@ class Policy:
     min_agreement_lower: float = 0.667     # lower bound of the interval
     alt_test_min_raters: int = 3           # raters qualifying for the alternative-annotator test
     human_margin: float = 0.05             # judge-human agreement may trail human-human by this much
-    max_self_preference: float = 0.10      # fail when the same-family interval lies wholly above this
+    max_self_preference: float = 0.10      # same-model and same-family effects, in both directions
+    min_class_items: int = 10              # consensus passes (for TPR) and fails (for TNR) needed
+    min_tpr_lower: float = 0.5             # lower bounds: the judge is shown to pass most passes ...
+    min_tnr_lower: float = 0.5             # ... and to catch most fails
     max_flip_rate: float = 0.10
     max_unscored_share: float = 0.02
     drift_min_p: float = 0.01
@@ -132,9 +143,47 @@ def _f(x: float | None, digits: int = 2) -> str:
 
 def evaluate(report: dict[str, Any], policy: Policy) -> Verdict:
     """Every check of DESIGN section 6, in order, each with a sentence a lead can act on."""
-    return Verdict((_evidence(report, policy), _agreement(report, policy), _as_good_as_human(report, policy),
-                    _self_preference(report, policy), _stable(report, policy), _complete(report, policy),
-                    _no_drift(report, policy)))
+    return Verdict((_evidence(report, policy), _agreement(report, policy), _pass_fail(report, policy),
+                    _as_good_as_human(report, policy), _self_preference(report, policy), _categories(report, policy),
+                    _stable(report, policy), _complete(report, policy), _no_drift(report, policy)))
+
+
+def leniency(mean_signed_error: dict[str, Any] | None) -> str | None:
+    """'lenient' or 'harsh' when the interval of the mean signed error excludes 0, else None.
+
+    The one rule for calling a judge lenient or harsh, shown by the gate, the pages and the card.
+    """
+    m = mean_signed_error or {}
+    low, high = _num(m.get("ci_low")), _num(m.get("ci_high"))
+    if low is not None and low > 0:
+        return "lenient"
+    if high is not None and high < 0:
+        return "harsh"
+    return None
+
+
+def drift_problems(drift: dict[str, Any] | None, policy: Policy) -> list[str]:
+    """Why a run moved from the one before (empty: it did not): the one drift rule, for the gate and the timeline."""
+    if not drift:
+        return []
+    pval = _num((drift.get("stuart_maxwell") or {}).get("p_value"))
+    delta = _num(((drift.get("deltas") or {}).get(policy.agreement_metric) or {}).get("value"))
+    problems = []
+    if pval is not None and pval < policy.drift_min_p:
+        problems.append(f"its score distribution changed (Stuart-Maxwell p = {fmt_p(pval)})")
+    if delta is not None and delta < -policy.drift_max_agreement_drop:
+        problems.append(f"{policy.agreement_metric} fell by {-delta:.2f}")
+    return problems
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value for people: two significant digits, scientific below 0.001 ('3.4e-14'), 'n/a' when missing."""
+    p = _num(p)
+    if p is None:
+        return "n/a"
+    if p == 0:
+        return "< 1e-300"
+    return f"{p:.2g}" if p < 0.001 else f"{p:.3f}".rstrip("0").rstrip(".") if p < 1 else "1"
 
 
 def _evidence(r: dict, p: Policy) -> Check:
@@ -176,10 +225,11 @@ def _agreement(r: dict, p: Policy) -> Check:
            + (f"clears {p.min_agreement_lower}." if ok else
               f"is below {p.min_agreement_lower}: the judge does not agree with the consensus reliably enough."))
     if not ok:
-        mse = _num(((r.get("metrics") or {}).get("mean_signed_error") or {}).get("value"))
-        if mse is not None and abs(mse) >= 0.1:
-            msg += f" It scores {abs(mse):.2f} {'higher' if mse > 0 else 'lower'} than the humans on average " \
-                   f"({'lenient' if mse > 0 else 'harsh'}): tighten the rubric's level descriptions."
+        mse = (r.get("metrics") or {}).get("mean_signed_error") or {}
+        direction = leniency(mse)
+        if direction:
+            msg += (f" It scores {abs(_num(mse.get('value')) or 0):.2f} {'higher' if direction == 'lenient' else 'lower'}"
+                    f" than the humans on average ({direction}): tighten the rubric's level descriptions.")
     return Check("agreement", "agreement", PASSED if ok else FAILED, {"value": value, "ci_low": low},
                  p.min_agreement_lower, msg)
 
@@ -211,20 +261,102 @@ def _as_good_as_human(r: dict, p: Policy) -> Check:
 
 
 def _self_preference(r: dict, p: Policy) -> Check:
-    sf = ((r.get("self_preference") or {}).get("same_family")) or {}
-    value, low, high = _num(sf.get("value")), _num(sf.get("ci_low")), _num(sf.get("ci_high"))
+    """Both effects, both directions: the worst of the two decides; inconclusive is a warning."""
+    sp = r.get("self_preference") or {}
     family = (r.get("judge") or {}).get("family") or "its"
-    if value is None or low is None:
-        return Check("self_preference", "no material self-preference", NOT_MEASURABLE, None, p.max_self_preference,
-                     f"Not measurable: {(sf.get('reason') or f'no items produced by the {family} family').rstrip('.')}"
-                     f"; this is a warning, not evidence of no bias.")
-    ok = not (low > p.max_self_preference)
-    direction = "higher" if value >= 0 else "lower"
-    msg = (f"The judge scores its own family ({family}) {abs(value):.2f} {direction} than humans do, relative to "
-           f"other families (interval {_f(low)} to {_f(high)})")
-    msg += "." if ok else f": the whole interval is above +{p.max_self_preference}; do not use it on {family} outputs."
-    return Check("self_preference", "no material self-preference", PASSED if ok else FAILED,
-                 {"value": value, "ci_low": low, "ci_high": high}, p.max_self_preference, msg)
+    t = p.max_self_preference
+    states, sentences, values = [], [], {}
+    for name, who in (("same_family", f"its own family ({family})"), ("same_model", "its own model")):
+        e = sp.get(name) or {}
+        value, low, high = _num(e.get("value")), _num(e.get("ci_low")), _num(e.get("ci_high"))
+        values[name] = {"value": value, "ci_low": low, "ci_high": high, "n": e.get("n")}
+        if value is None or low is None or high is None:
+            if name == "same_family":
+                states.append(NOT_MEASURABLE)
+                why = (e.get("reason") or f"no items produced by the {family} family").rstrip(".")
+                sentences.append(f"Not measurable: {why}; this is a warning, not evidence of no bias.")
+            continue
+        direction = "higher" if value >= 0 else "lower"
+        said = (f"The judge scores {who} {abs(value):.2f} {direction} than humans do, relative to other families "
+                f"(interval {_f(low)} to {_f(high)}, {e.get('n')} items)")
+        if low > t or high < -t:
+            states.append(FAILED)
+            side = f"above +{t}" if low > t else f"below -{t}"
+            kind = "favours" if low > t else "is harsh on"
+            sentences.append(f"{said}: the whole interval is {side}, so it {kind} {who}; do not use it on those "
+                             "outputs.")
+        elif low >= -t and high <= t:
+            states.append(PASSED)
+            sentences.append(f"{said}: within +/-{t}.")
+        else:
+            states.append(WARNING)
+            more = _items_to_settle(value, low, high, int(e.get("n") or 0), t)
+            sentences.append(f"{said}: inconclusive, the interval crosses {'+' if value >= 0 else '-'}{t}"
+                             + (f"; about {more} more {'same-family' if name == 'same_family' else 'same-model'} "
+                                "items would settle it." if more else
+                                "; the effect sits at the threshold, so more items will hardly settle it."))
+    order = (FAILED, WARNING, NOT_MEASURABLE, PASSED)
+    status = next((s for s in order if s in states), NOT_MEASURABLE)
+    return Check("self_preference", "no material self-preference", status, values, t, " ".join(sentences))
+
+
+def _items_to_settle(value: float, low: float, high: float, n: int, t: float) -> int | None:
+    """More same-X items that would shrink the interval to clear the nearest threshold (half-width ~ 1/sqrt(n))."""
+    half = (high - low) / 2
+    if abs(value) > t:
+        needed = abs(value) - t          # to lie wholly beyond the threshold
+    else:
+        needed = t - abs(value)          # to lie wholly within
+    if needed < 0.01 or half <= 0 or n <= 0:
+        return None
+    return max(1, math.ceil(n * (half / needed) ** 2) - n)
+
+
+def _pass_fail(r: dict, p: Policy) -> Check:
+    """Enough consensus passes and fails to judge TPR and TNR, and both shown to be high enough."""
+    metrics = r.get("metrics") or {}
+    den = r.get("denominators") or {}
+    n_pos, n_neg = int(den.get("n_pos") or 0), int(den.get("n_neg") or 0)
+    problems, fine = [], []
+    for name, n, kind, bound in (("TPR", n_pos, "pass", p.min_tpr_lower), ("TNR", n_neg, "fail", p.min_tnr_lower)):
+        m = metrics.get(name.lower()) or {}
+        value, low, high = _num(m.get("value")), _num(m.get("ci_low")), _num(m.get("ci_high"))
+        if n < p.min_class_items:
+            problems.append(f"{name} cannot be judged yet: {n} item{'s' * (n != 1)} {'has' if n == 1 else 'have'} a "
+                            f"consensus {kind}; label about {p.min_class_items - n} more items that humans would "
+                            f"{kind}")
+        elif low is None:
+            problems.append(f"{name} has no interval")
+        elif low < bound:
+            problems.append(f"{name} is {_f(value)} (interval {_f(low)} to {_f(high)}, n = {n}); its lower bound is "
+                            f"below {bound}")
+        else:
+            fine.append(f"{name} {_f(value)} (interval {_f(low)} to {_f(high)}, n = {n})")
+    ok = not problems
+    msg = ("; ".join(fine) + "." if ok else "; ".join(problems) + "."
+           + (f" ({'; '.join(fine)}.)" if fine else ""))
+    return Check("pass_fail", "passes and fails", PASSED if ok else FAILED,
+                 {"n_pos": n_pos, "n_neg": n_neg, "tpr_ci_low": _num((metrics.get("tpr") or {}).get("ci_low")),
+                  "tnr_ci_low": _num((metrics.get("tnr") or {}).get("ci_low"))},
+                 {"min_class_items": p.min_class_items, "min_tpr_lower": p.min_tpr_lower,
+                  "min_tnr_lower": p.min_tnr_lower}, msg)
+
+
+def _categories(r: dict, p: Policy) -> Check:
+    """A warning for each category where the judge agrees significantly less than on the rest."""
+    cats = r.get("per_category") or {}
+    worse = {name: c for name, c in cats.items() if (c.get("worse_than_rest") or {}).get("significant")}
+    if len(cats) < 2:
+        return Check("categories", "no weak category", NOT_APPLICABLE, None, None,
+                     "Only one category, so there is nothing to compare it with.")
+    if not worse:
+        return Check("categories", "no weak category", PASSED, [], None,
+                     f"No category of {len(cats)} is significantly worse than the rest.")
+    parts = [f"'{name}' (exact agreement {_f((c.get('exact_agreement') or {}).get('value'))}, n = {c.get('n_items')}, "
+             f"{abs(c['worse_than_rest']['difference']):.2f} below the rest)" for name, c in worse.items()]
+    return Check("categories", "no weak category", WARNING, sorted(worse), None,
+                 f"The judge is significantly worse on {', '.join(parts)}: read its disagreements there before "
+                 "trusting it on that category.")
 
 
 def _stable(r: dict, p: Policy) -> Check:
@@ -257,11 +389,7 @@ def _no_drift(r: dict, p: Policy) -> Check:
                      "No earlier run of this judge config to compare with.")
     pval = _num((d.get("stuart_maxwell") or {}).get("p_value"))
     delta = _num(((d.get("deltas") or {}).get(p.agreement_metric) or {}).get("value"))
-    problems = []
-    if pval is not None and pval < p.drift_min_p:
-        problems.append(f"its score distribution changed (Stuart-Maxwell p = {pval:.2g})")
-    if delta is not None and delta < -p.drift_max_agreement_drop:
-        problems.append(f"{p.agreement_metric} fell by {-delta:.2f}")
+    problems = drift_problems(d, p)
     versions = d.get("model_versions") or {}
     seen = " -> ".join(", ".join(versions.get(k) or ["unknown"]) for k in ("baseline", "candidate")) if versions else ""
     runs = f"run '{d.get('baseline_run')}' to run '{d.get('run')}'"

@@ -110,12 +110,16 @@ def test_report_shape_and_values():
     assert set(report["metrics"]) == set(METRIC_NAMES)
     point = agreement_metrics(consensus, judge, scale=SCALE, pass_threshold=0)
     for name, entry in report["metrics"].items():
-        assert set(entry) == {"value", "ci_low", "ci_high"}
+        extra = {"n", "design_effect"} if name in ("exact_agreement", "tpr", "tnr") else set()
+        assert set(entry) == {"value", "ci_low", "ci_high"} | extra
         assert entry["value"] == point[name]
         assert entry["ci_low"] <= entry["value"] <= entry["ci_high"], name
     assert report["bootstrap"] == {"resamples": 500, "seed": 4, "cluster": True, "level": 0.95}
     assert report["confusion"]["labels"] == [-1, 0, 1]
     assert np.sum(report["confusion"]["matrix"]) == 300 == report["n_items"]
+    matrix = np.array(report["confusion"]["matrix"])
+    assert report["denominators"] == {"n_items": 300, "n_pos": int(matrix[1:].sum()), "n_neg": int(matrix[0].sum())}
+    assert report["metrics"]["tpr"]["n"] == report["denominators"]["n_pos"]
     assert report["n_clusters"] == len(np.unique(tasks))
     assert report["reasons"] == {} and report["undefined_resamples"] == {}
 
@@ -204,11 +208,13 @@ def test_paired_delta_values_and_intervals():
 
 # Degenerate inputs.
 
-def test_one_task_cluster_gives_no_interval_and_says_why():
+def test_one_task_cluster_gives_no_bootstrap_interval_and_says_why():
     report = agreement_with_intervals([-1, 0, 1, 0], [-1, 0, 1, 1], ["t"] * 4, scale=SCALE, pass_threshold=0)
-    assert report["metrics"]["exact_agreement"]["value"] == 0.75
-    assert np.isnan(report["metrics"]["exact_agreement"]["ci_low"])
-    assert "one task cluster" in report["reasons"]["exact_agreement"]
+    assert np.isnan(report["metrics"]["cohen_kappa"]["ci_low"])
+    assert "one task cluster" in report["reasons"]["cohen_kappa"]
+    # a proportion still has an interval: the cluster's four items count as one observation
+    ea = report["metrics"]["exact_agreement"]
+    assert ea["value"] == 0.75 and ea["design_effect"] == 4.0 and ea["ci_low"] < 0.2 and ea["ci_high"] > 0.95
 
 
 def test_no_items_and_one_item():
@@ -229,12 +235,47 @@ def test_metrics_undefined_in_some_resamples_are_counted():
     assert report["metrics"]["tnr"]["value"] == 1.0
 
 
+def test_the_issue_reproduction_gives_an_honest_tnr_interval():
+    """Issue 10: one consensus fail, caught, was reported as TNR 1.000 (1.000 to 1.000)."""
+    consensus = [-1] + [0] * 9 + [1] * 90
+    judge = [-1] + [0] * 5 + [1] * 4 + [1] * 85 + [0] * 5
+    report = agreement_with_intervals(consensus, judge, None, scale=SCALE, pass_threshold=0)
+    tnr, tpr = report["metrics"]["tnr"], report["metrics"]["tpr"]
+    assert (tnr["value"], tnr["n"], tpr["n"]) == (1.0, 1, 99)
+    assert tnr["ci_low"] < 0.5 and tnr["ci_high"] == 1.0
+    assert tpr["ci_low"] < 0.97 and tpr["ci_high"] == 1.0  # 99 of 99 is not certainty either
+    assert report["denominators"] == {"n_items": 100, "n_pos": 99, "n_neg": 1}
+
+
+@pytest.mark.parametrize("x, n, low, high", [
+    # Newcombe (1998), Statistics in Medicine 17:857-872, Table I, method 3 (Wilson score interval)
+    (81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718),
+])
+def test_proportion_intervals_reproduce_newcombe_1998(x, n, low, high):
+    from workbench.stats.proportion import proportion_interval
+    assert proportion_interval(x / n, n) == pytest.approx((low, high), abs=6e-5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 60), st.data())
+def test_proportion_intervals_never_have_zero_width_and_contain_the_value(n, data):
+    from workbench.stats.proportion import proportion_interval
+    x = data.draw(st.integers(0, n))
+    deff = data.draw(st.floats(1, 5))
+    low, high = proportion_interval(x / n, n, deff=deff)
+    assert 0 <= low <= x / n <= high <= 1 and high - low > 0.05
+    wider = proportion_interval(x / n, n, deff=deff * 2)
+    assert wider[0] <= low and wider[1] >= high  # a larger design effect never narrows it
+
+
 def test_all_one_label_has_reasons_but_no_crash():
     report = agreement_with_intervals([0] * 40, [0] * 40, None, scale=SCALE, pass_threshold=0, resamples=100)
     assert np.isnan(report["metrics"]["cohen_kappa"]["value"])
     assert np.isnan(report["metrics"]["cohen_kappa"]["ci_low"])
     assert "kappa is undefined" in report["reasons"]["cohen_kappa"]
-    assert report["metrics"]["exact_agreement"] == {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0}
+    ea = report["metrics"]["exact_agreement"]
+    # 40 of 40: never a zero-width interval; Wilson's lower bound is 40 / (40 + z^2)
+    assert ea["value"] == ea["ci_high"] == 1.0 and ea["ci_low"] == pytest.approx(40 / (40 + 1.959964**2), abs=1e-6)
 
 
 @pytest.mark.parametrize("kwargs, message", [

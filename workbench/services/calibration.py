@@ -26,7 +26,7 @@ from .rubrics import RubricVersion, get_rubric
 
 SCHEMA = "workbench.calibration/1"
 # Bump when the report's content changes shape, so cached reports of the old shape are not reused.
-REPORT_REVISION = 3
+REPORT_REVISION = 4
 
 
 @dataclass(frozen=True)
@@ -176,12 +176,9 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
                                    consensus=pd.Series(resolved, dtype="Int64"))
     drift = _drift(data, resolved, index, scale, rv, options)
     n_multi = int(sum(len(cons.human.get(i, {})) >= 2 for i in ids))
-    per_category = {}
-    for cat in sorted(set(sub["category"])):
-        mask = sub["category"].to_numpy() == cat
-        m = stats.agreement_metrics(c[mask], j[mask], scale=scale, pass_threshold=rv.rubric.pass_threshold)
-        per_category[cat] = {"n_items": int(mask.sum()), **{k: m[k] for k in (
-            "exact_agreement", "krippendorff_alpha_ordinal", "mean_signed_error")}}
+    per_category = stats.per_category_agreement(c, j, sub["category"].to_numpy(), clusters, scale=scale,
+                                                pass_threshold=rv.rubric.pass_threshold,
+                                                resamples=options.resamples, seed=options.seed)
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "golden_set": {"name": golden_set, "version": version["version"], "version_hash": version["hash"]},
@@ -194,8 +191,10 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "n_unresolved": len(judged_unresolved),
         "n_unscored": unscored,
         "n_scored": int(len(scored)),
-        "bootstrap": agreement["bootstrap"],
+        "bootstrap": {**agreement["bootstrap"], "intervals": agreement["intervals"]},
         "metrics": agreement["metrics"],
+        "denominators": agreement["denominators"],
+        "undefined_resamples": agreement["undefined_resamples"],
         "metric_reasons": agreement["reasons"],
         "confusion": agreement["confusion"],
         "human_ceiling": ceiling,
@@ -236,19 +235,31 @@ def _drift(data: JudgeData, resolved: dict[str, int], index: pd.DataFrame, scale
     earlier = [r for r in data.runs if r["id"] < data.run["id"]]
     if not earlier:
         return None
-    base_run = earlier[-1]
-    base = _scores(data.judgments, base_run["id"])
-    cand = _scores(data.judgments, data.run["id"])
+    return drift_between(data.judgments, earlier[-1], data.run, resolved, index, scale=scale,
+                         pass_threshold=rv.rubric.pass_threshold, options=options)
+
+
+def drift_between(judgments: pd.DataFrame, base_run: dict, run: dict, resolved: dict[str, int], index: pd.DataFrame,
+                  *, scale: list[int], pass_threshold: int, options: Options,
+                  candidate: pd.DataFrame | None = None) -> dict | None:
+    """Drift from one run to another on the items scored in both (repeat 0): the one computation of it.
+
+    Stuart-Maxwell and the flip rate use every item scored in both runs; the change of each agreement metric
+    uses those with a consensus. ``candidate`` holds the later run's judgments when they live in another frame
+    (a run under another rubric version, on the drift timeline).
+    """
+    base = _scores(judgments, base_run["id"]).dropna().astype(int)
+    cand_frame = judgments if candidate is None else candidate
+    cand = _scores(cand_frame, run["id"]).dropna().astype(int)
     ids = [i for i in index.index if i in base.index and i in cand.index]
     if not ids:
         return None
-    frame = data.judgments
     d = stats.drift([resolved.get(i) for i in ids], [base[i] for i in ids], [cand[i] for i in ids],
-                    index.loc[ids, "task_id"].to_numpy(), scale=scale, pass_threshold=rv.rubric.pass_threshold,
-                    baseline_versions=frame[frame["run_id"] == base_run["id"]]["model_version"].dropna(),
-                    candidate_versions=frame[frame["run_id"] == data.run["id"]]["model_version"].dropna(),
+                    index.loc[ids, "task_id"].to_numpy(), scale=scale, pass_threshold=pass_threshold,
+                    baseline_versions=judgments[judgments["run_id"] == base_run["id"]]["model_version"].dropna(),
+                    candidate_versions=cand_frame[cand_frame["run_id"] == run["id"]]["model_version"].dropna(),
                     resamples=options.resamples, seed=options.seed)
-    d["baseline_run"], d["run"] = base_run["name"], data.run["name"]
+    d["baseline_run"], d["run"] = base_run["name"], run["name"]
     return d
 
 

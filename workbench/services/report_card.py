@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import charts
+from ..gate import STATUS_MARK
+from ..presentation import category_rows, drift_sentence, interval_sentence, metric_rows, self_preference_rows
 from ..names import safe_path
 from ..scale import fmt as _f
 from ..store import Store
 from .calibration import Options, calibrate, noise_floor_sentence
 from .export import write_atomic
 
-STATUS = {"passed": "PASS", "failed": "FAIL", "not_measurable": "WARN", "not_applicable": "n/a"}
 
 
 def _png(chart) -> bytes:
@@ -35,13 +36,19 @@ def card_sections(r: dict) -> list[tuple[str, list[str]]]:
                         f"version {r['golden_set']['version']} (`{r['golden_set']['version_hash'][:16]}`), rubric "
                         f"`{r['rubric']['name']}` v{r['rubric']['version']}, run `{r['run']['name']}`.", "",
                         "| check | status | reason |", "|---|---|---|"]
-            + [f"| {c['name']} | {STATUS[c['status']]} | {c['message']} |" for c in v["checks"]])]
+            + [f"| {c['name']} | {STATUS_MARK[c['status']].strip() or 'n/a'} | {c['message']} |" for c in v["checks"]])]
     lines = [f"{r['n_items']} items with a consensus label and a judge score ({r['n_unresolved']} unresolved, "
-             f"{r['n_unscored']} unscored); 95% percentile intervals from {r['bootstrap']['resamples']} bootstrap "
-             f"resamples of task clusters, seed {r['bootstrap']['seed']}.", "",
-             "| metric | value | 95% interval |", "|---|---|---|"]
-    lines += [f"| {k} | {_f(m['value'])} | {_f(m['ci_low'])} to {_f(m['ci_high'])} |" for k, m in r["metrics"].items()]
+             f"{r['n_unscored']} unscored). {interval_sentence(r)}", "",
+             "| metric | value | 95% interval | n |", "|---|---|---|---|"]
+    lines += [f"| {m['metric']} | {_f(m['value'])} | {_f(m['ci_low'])} to {_f(m['ci_high'])} | {m['n'] or ''} |"
+              for m in metric_rows(r)]
     out.append(("Agreement with the consensus", lines))
+    lines = ["| category | n | exact agreement | 95% interval | alpha | mean signed error | weaker than the rest |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| {c['category']} | {c['n']} | {_f(c['exact_agreement'])} | {_f(c['ci_low'])} to {_f(c['ci_high'])} "
+              f"| {_f(c['alpha'])} | {_f(c['mean_signed_error'])} | {'yes' if c['weaker'] else 'no'} |"
+              for c in category_rows(r)]
+    out.append(("Per category", lines))
     hc = r["human_ceiling"]
     lines = [f"Humans among themselves: Krippendorff's alpha {_f(hc['krippendorff_alpha_ordinal'])}, pairwise exact "
              f"agreement {_f(hc['human_pairwise_agreement'])}; judge with each human "
@@ -51,21 +58,17 @@ def card_sections(r: dict) -> list[tuple[str, list[str]]]:
                  f"{_f(a['advantage_probability'])} (epsilon {a['epsilon']}, {a['metric']}, {len(a['raters'])} raters)"
                  if a else f"Alternative-annotator test: not run ({r.get('alt_test_reason')}).")
     out.append(("Against the humans", lines))
-    lines = []
-    for name, e in r["self_preference"].items():
-        lines.append(f"- {name.replace('_', ' ')}: " + (f"{_f(e['value'])} ({_f(e['ci_low'])} to {_f(e['ci_high'])}), "
-                                                        f"n = {e['n']}, OLS p = {_f(e['p_value'])}"
-                                                        if e.get("value") is not None else f"not measurable ({e.get('reason')})"))
+    lines = [f"- {e['effect'].replace('_', ' ')}: " + (f"{_f(e['value'])} ({_f(e['ci_low'])} to {_f(e['ci_high'])}), "
+                                                       f"n = {e['n']}, OLS p = {e['ols_p'] or 'n/a'}"
+                                                       if e["value"] is not None else f"not measurable ({e['note']})")
+             for e in self_preference_rows(r)]
     out.append(("Self-preference", lines))
     lines = [noise_floor_sentence(r) or "The noise floor is undefined: the alpha interval could not be computed."]
     if r.get("noise"):
         lines.append(f"Repeats: {r['noise']['flip_rate']:.0%} of items change score; pass^k "
                      f"{_f(r['noise'].get('pass_hat_k'))}.")
-    if r.get("drift"):
-        d = r["drift"]
-        lines.append(f"Drift from run `{d['baseline_run']}`: flip rate {_f(d['flip_rate'])}, Stuart-Maxwell p = "
-                     f"{_f(d['stuart_maxwell']['p_value'], 4)}, model versions {d['model_versions']['baseline']} -> "
-                     f"{d['model_versions']['candidate']}.")
+    if sentence := drift_sentence(r.get("drift")):
+        lines.append(sentence)
     out.append(("Noise, drift and the noise floor", lines))
     return out
 

@@ -24,6 +24,7 @@ from .agreement import (
 from .alt_test import EPSILON_BY_RATER, alternative_annotator_test
 from .bias import judge_model_name, self_preference
 from .bootstrap import agreement_with_intervals, paired_bootstrap_delta
+from .categories import per_category_agreement
 from .correction import corrected_pass_rate, golden_pass_arrays, ppi_mean, rogan_gladen
 from .humans import human_ceiling
 from .noise import drift, pass_at_k, pass_hat_k, repeat_noise, stuart_maxwell
@@ -38,6 +39,7 @@ __all__ = [
     "metrics_from_confusion",
     "agreement_with_intervals",
     "paired_bootstrap_delta",
+    "per_category_agreement",
     "human_ceiling",
     "alternative_annotator_test",
     "judge_model_name",

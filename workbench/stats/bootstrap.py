@@ -17,8 +17,13 @@ bootstrap; only the bookkeeping is smaller. A side effect worth having: the
 draws depend on the clusters' contents, not on item order, so shuffling the
 items leaves every interval unchanged.
 
-Intervals are percentile intervals (Efron and Tibshirani 1993, ch. 13) from
-``numpy.quantile`` with linear interpolation.
+Intervals: proportions (exact agreement, TPR, TNR) get a Wilson interval on
+their effective number of items (:mod:`workbench.stats.proportion`), because a
+percentile bootstrap of 1 of 1 is ``[1, 1]``. The other metrics get
+percentile intervals (Efron and Tibshirani 1993, ch. 13) from
+``numpy.quantile`` with linear interpolation, or BCa intervals (ch. 14) with
+the acceleration from a leave-one-cluster-out jackknife; which one is the
+default is decided by measured coverage (``validation/interval_coverage.py``).
 """
 
 from __future__ import annotations
@@ -38,8 +43,16 @@ from ._common import (
     score_codes,
 )
 from .agreement import METRIC_NAMES, _metrics_of_matrix, stacked_metrics
+from .proportion import METHOD as PROPORTION_METHOD
+from .proportion import PROPORTION_DENOMINATORS, design_effect, proportion_interval
 
 ONE_CLUSTER = "all items belong to one task cluster, so the cluster bootstrap cannot show any uncertainty"
+
+#: Interval of the metrics that are not proportions: "bca" or "percentile". BCa keeps its coverage on real
+#: subsamples of 50 to 200 items where the percentile interval falls to 0.89 (validation/interval_coverage.py).
+INTERVAL = "bca"
+#: Above this share of resamples in which a metric is undefined, its interval is conditional and says so.
+UNDEFINED_SHARE_WARNING = 0.05
 
 
 def resample_sums(per_cluster: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
@@ -66,6 +79,60 @@ def resample_sums(per_cluster: np.ndarray, *, resamples: int, seed: int) -> np.n
     return draws.astype(np.float64) @ kinds.astype(np.float64)
 
 
+def bca_interval(samples: np.ndarray, point: float, jackknife: np.ndarray, jackknife_weights: np.ndarray,
+                 level: float) -> tuple[float, float, int]:
+    """Bias-corrected and accelerated interval (Efron 1987; Efron and Tibshirani 1993, ch. 14.3).
+
+    ``jackknife`` holds the statistic with one cluster left out, one entry per
+    kind of cluster, and ``jackknife_weights`` how many clusters are of that
+    kind. Falls back to the percentile interval where the correction is
+    undefined (no spread in the jackknife, or every sample on one side).
+    """
+    from scipy.stats import norm
+
+    finite = samples[np.isfinite(samples)]
+    undefined = int(samples.size - finite.size)
+    if finite.size == 0 or not np.isfinite(point):
+        return float("nan"), float("nan"), undefined
+    below = (np.count_nonzero(finite < point) + 0.5 * np.count_nonzero(finite == point)) / finite.size
+    ok = np.isfinite(jackknife)
+    w = jackknife_weights[ok]
+    if not 0 < below < 1 or w.sum() < 2:
+        low, high, _ = percentile_interval(samples, level)
+        return low, high, undefined
+    z0 = norm.ppf(below)
+    jk = jackknife[ok]
+    centred = np.average(jk, weights=w) - jk
+    spread = float(np.sum(w * centred**2))
+    accel = float(np.sum(w * centred**3)) / (6 * spread**1.5) if spread > 0 else 0.0
+    tail = (1 - level) / 2
+    z = norm.ppf([tail, 1 - tail])
+    adjusted = norm.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
+    low, high = np.quantile(finite, np.clip(adjusted, 0, 1))
+    return float(low), float(high), undefined
+
+
+def expanded_level(level: float, n: int) -> float:
+    """The level at which to read percentiles so that a small sample's interval is not too narrow.
+
+    Hesterberg's expanded percentile interval (Hesterberg 2015, "What teachers
+    should know about the bootstrap", The American Statistician 69(4), 371-386):
+    the tail ``alpha' / 2 = Phi(-sqrt(n / (n - 1)) * t_{n-1, 1 - alpha / 2})``
+    corrects both the bootstrap's variance, too small by ``(n - 1) / n``, and
+    the normal quantile, too small for a t. ``n`` is the number of independent
+    units (task clusters) behind the statistic.
+
+    >>> round(expanded_level(0.95, 20), 4), round(expanded_level(0.95, 10_000), 4)
+    (0.9682, 0.95)
+    """
+    from scipy.stats import norm, t
+
+    if n < 2:
+        return level
+    tail = norm.cdf(-np.sqrt(n / (n - 1)) * t.ppf(1 - (1 - level) / 2, n - 1))
+    return float(1 - 2 * tail)
+
+
 def percentile_interval(samples: np.ndarray, level: float) -> tuple[float, float, int]:
     """Percentile interval of the finite samples, and how many were undefined (NaN)."""
     finite = samples[np.isfinite(samples)]
@@ -87,8 +154,9 @@ def agreement_with_intervals(
     resamples: int = 2000,
     seed: int = 0,
     level: float = 0.95,
+    interval: str = INTERVAL,
 ) -> dict[str, Any]:
-    """Every agreement metric with a cluster-bootstrap percentile interval.
+    """Every agreement metric with an interval: Wilson for proportions, else from the cluster bootstrap.
 
     Parameters
     ----------
@@ -106,13 +174,19 @@ def agreement_with_intervals(
     seed : int, default 0
         Seed of ``numpy.random.default_rng``; recorded in the result.
     level : float, default 0.95
-        Confidence level of the percentile intervals.
+        Confidence level of the intervals.
+    interval : {"percentile", "bca"}
+        Bootstrap interval of the metrics that are not proportions.
 
     Returns
     -------
     dict
         ``metrics``: {name: {"value", "ci_low", "ci_high"}} for each name of
         :data:`~workbench.stats.agreement.METRIC_NAMES` (NaN where undefined);
+        the proportions (``exact_agreement``, ``tpr``, ``tnr``) also carry
+        their denominator ``n`` and ``design_effect``;
+        ``denominators``: {"n_items", "n_pos", "n_neg"} (consensus passes and
+        fails); ``intervals``: {name: method};
         ``confusion``: {"labels": scale values, "matrix": K x K list of int};
         ``bootstrap``: {"resamples", "seed", "cluster": True, "level"};
         ``n_items``, ``n_missing``, ``n_clusters``;
@@ -129,6 +203,8 @@ def agreement_with_intervals(
     >>> m["value"], m["ci_low"] < 0.75 < m["ci_high"]
     (0.75, True)
     """
+    if interval not in ("percentile", "bca"):
+        raise ValueError(f"interval must be 'percentile' or 'bca', got {interval!r}")
     values, pass_index, codes, groups, n_clusters, n_missing = _prepare(
         consensus, {"judge": judge}, clusters, scale, pass_threshold, resamples, seed, level)
     k = len(values)
@@ -139,29 +215,66 @@ def agreement_with_intervals(
     metrics = {name: {"value": point[name], "ci_low": float("nan"), "ci_high": float("nan")} for name in METRIC_NAMES}
     standard_errors = {name: float("nan") for name in METRIC_NAMES}
     undefined: dict[str, int] = {}
+    passing = np.arange(k) >= pass_index
+    denominators = {"n_items": int(matrix.sum()), "n_pos": int(matrix[passing].sum()),
+                    "n_neg": int(matrix[~passing].sum())}
+    for name, denominator in PROPORTION_DENOMINATORS.items():
+        metrics[name]["n"] = denominators[denominator]
+    methods = {name: (PROPORTION_METHOD if name in PROPORTION_DENOMINATORS else interval) for name in METRIC_NAMES}
 
     if point.n_items >= 2 and n_clusters >= 2:
-        (stack,) = _resampled_confusions(codes["consensus"], [judge_codes], groups, n_clusters, k, resamples, seed)
+        per_cluster = _per_cluster_confusions(codes["consensus"], [judge_codes], groups, n_clusters, k)
+        (stack,) = _split(resample_sums(per_cluster, resamples=resamples, seed=seed), 1, k)
         samples = stacked_metrics(stack, values, pass_index)
+        jackknife = _jackknife(per_cluster, matrix, values, pass_index) if interval == "bca" else None
+        cluster_rows = per_cluster.reshape(n_clusters, k, k).sum(axis=2)  # consensus counts per cluster
+        clusters_of = {"n_items": n_clusters, "n_pos": int((cluster_rows[:, passing].sum(axis=1) > 0).sum()),
+                       "n_neg": int((cluster_rows[:, ~passing].sum(axis=1) > 0).sum())}
         for name in METRIC_NAMES:
             if np.isnan(point[name]):
                 continue
-            low, high, bad = percentile_interval(samples[name], level)
-            metrics[name].update(ci_low=low, ci_high=high)
             finite = samples[name][np.isfinite(samples[name])]
             standard_errors[name] = float(np.std(finite, ddof=1)) if finite.size > 1 else float("nan")
+            bad = int(samples[name].size - finite.size)
+            if name in PROPORTION_DENOMINATORS:
+                which = PROPORTION_DENOMINATORS[name]
+                n = denominators[which]
+                deff = design_effect(point[name], n, standard_errors[name] ** 2, clusters_of[which])
+                low, high = proportion_interval(point[name], n, level=level, deff=deff)
+                metrics[name]["design_effect"] = deff
+            elif jackknife is not None:
+                low, high, _ = bca_interval(samples[name], point[name], jackknife[0][name], jackknife[1], level)
+            else:
+                low, high, _ = percentile_interval(samples[name], level)
+            metrics[name].update(ci_low=low, ci_high=high)
             if bad:
                 undefined[name] = bad
             if np.isnan(low):
                 reasons[name] = f"{name} is undefined in every bootstrap resample"
+            elif bad > UNDEFINED_SHARE_WARNING * resamples and name not in PROPORTION_DENOMINATORS:
+                reasons[name] = (f"{name} is undefined in {bad / resamples:.0%} of bootstrap resamples (too few items "
+                                 "of some label are drawn), so its interval describes only the rest and is too "
+                                 "narrow; label more items of the rarer labels")
     elif point.n_items >= 2:
         for name in METRIC_NAMES:
             reasons.setdefault(name, ONE_CLUSTER)
+    # A proportion's interval needs no resampling: a single item, or a single cluster, still has one.
+    for name, which in PROPORTION_DENOMINATORS.items():
+        n = denominators[which]
+        if np.isnan(metrics[name]["ci_low"]) and np.isfinite(point[name]) and n >= 1:
+            deff = float(n) if n_clusters < 2 else 1.0  # one cluster: all its items may be one observation
+            metrics[name].update(zip(("ci_low", "ci_high"), proportion_interval(point[name], n, level=level,
+                                                                                  deff=deff)))
+            metrics[name]["design_effect"] = deff
+            if reasons.get(name) == ONE_CLUSTER:
+                del reasons[name]
 
     return {
         "metrics": metrics,
         "confusion": {"labels": values.tolist(), "matrix": matrix.tolist()},
         "bootstrap": {"resamples": int(resamples), "seed": int(seed), "cluster": True, "level": float(level)},
+        "intervals": methods,
+        "denominators": denominators,
         "n_items": point.n_items,
         "n_missing": n_missing,
         "n_clusters": n_clusters,
@@ -280,13 +393,31 @@ def _refactor(groups: np.ndarray) -> tuple[np.ndarray, int]:
     return inverse.astype(np.int64), len(uniques)
 
 
-def _resampled_confusions(consensus_codes, judge_codes_list, groups, n_clusters, k, resamples, seed):
-    """One (B, K, K) confusion stack per judge, all under the same cluster multiplicities."""
+def _per_cluster_confusions(consensus_codes, judge_codes_list, groups, n_clusters, k) -> np.ndarray:
+    """(G, J * K * K): each cluster's confusion counts, one block of K * K cells per judge."""
     cells = k * k
-    per_cluster = np.concatenate(
+    return np.concatenate(
         [np.bincount(groups * cells + consensus_codes * k + j, minlength=n_clusters * cells).reshape(n_clusters, cells)
          for j in judge_codes_list],
         axis=1,
     )
-    sums = resample_sums(per_cluster, resamples=resamples, seed=seed)
-    return [sums[:, i * cells:(i + 1) * cells].reshape(-1, k, k) for i in range(len(judge_codes_list))]
+
+
+def _split(sums: np.ndarray, n_judges: int, k: int) -> list[np.ndarray]:
+    cells = k * k
+    return [sums[:, i * cells:(i + 1) * cells].reshape(-1, k, k) for i in range(n_judges)]
+
+
+def _jackknife(per_cluster: np.ndarray, matrix: np.ndarray, values: np.ndarray,
+               pass_index: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Every metric with one cluster left out, per kind of cluster, and how many clusters are of each kind."""
+    k = matrix.shape[0]
+    kinds, counts = np.unique(per_cluster[:, :k * k], axis=0, return_counts=True)
+    left_out = matrix[None].astype(np.float64) - kinds.reshape(-1, k, k)
+    return stacked_metrics(left_out, values, pass_index), counts.astype(np.float64)
+
+
+def _resampled_confusions(consensus_codes, judge_codes_list, groups, n_clusters, k, resamples, seed):
+    """One (B, K, K) confusion stack per judge, all under the same cluster multiplicities."""
+    per_cluster = _per_cluster_confusions(consensus_codes, judge_codes_list, groups, n_clusters, k)
+    return _split(resample_sums(per_cluster, resamples=resamples, seed=seed), len(judge_codes_list), k)

@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from ..gate import STATUS_ICON
 from ..services import calibration, insights
 from ..services.golden_sets import list_golden_sets
 from ..services.rubrics import get_rubric, list_rubrics
@@ -100,9 +101,6 @@ def page_header(title: str, key: str, roles: tuple[str, ...], *,
     if with_judge and not judge:
         return None
     return golden_set, rubric, judge
-
-
-STATUS_ICON = {"passed": "✅", "failed": "❌", "not_measurable": "⚠️", "not_applicable": "➖"}
 
 
 def verdict_box(rep: dict) -> None:
