@@ -274,6 +274,7 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
     items = {r["item_id"]: r for r in store.item_index(gs["id"])}
     by_run: dict[str, list[dict]] = defaultdict(list)
     seen: dict[tuple, int] = {}
+    n_steps: dict[str, int] = {}
     for rec in read_records(path):
         run, j = parse_judgment(rec)
         item = items.get(j.item_id)
@@ -283,8 +284,9 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
         if j.score is not None:
             _on_scale(rv, j.score, rec, "score")
         if j.evidence_steps:
-            steps = store.item(gs["id"], j.item_id)["content"].get("trajectory")
-            check_evidence_steps(rec, j, len(steps or ()))
+            if j.item_id not in n_steps:  # each item's content is read once, and only when steps are cited
+                n_steps[j.item_id] = len(store.item(gs["id"], j.item_id)["content"].get("trajectory") or ())
+            check_evidence_steps(rec, j, n_steps[j.item_id])
         run_name = run or f"import-{file_hash[:12]}"
         key = (run_name, j.item_id, j.repeat)
         if key in seen:
