@@ -348,6 +348,15 @@ def test_judge_run_refusing_its_options_leaves_no_run(demo_cli, option, value):
     assert runs() == before
 
 
+def test_judge_run_refused_for_batch_leaves_no_run(demo_cli):
+    with Store(demo_cli.db) as s:
+        before = s.conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+    refused(demo_cli("judge", "run", "-g", "demo", "-r", "demo-patch-quality", "-j", "test-results", "--batch"),
+            "judge 'test-results'", "has no batch mode; run it without --batch")
+    with Store(demo_cli.db) as s:
+        assert s.conn.execute("SELECT count(*) FROM runs").fetchone()[0] == before
+
+
 def test_non_ascii_api_key_named_not_echoed(demo_cli, monkeypatch):
     secret = "sk-ant-canary-sécret-0123456789"
     monkeypatch.setenv("ANTHROPIC_API_KEY", secret)

@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..errors import Conflict
+from ..errors import ConfigError, Conflict
 from ..judges.base import WorkKey
 from ..judges.runner import RunEstimate, RunReport, estimate_run, run_judge
 from ..judges.sink import InMemorySink, PendingBatch
@@ -131,7 +131,7 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int 
     naming the holder, so no request is paid for twice. A lease whose holder
     stopped heartbeating (or a killed process of this host) is taken over.
     """
-    check_provider(get_rubric(store, rubric).rubric.judge(judge), provider_options)  # before any run row exists
+    check_provider(get_rubric(store, rubric).rubric.judge(judge), provider_options, batch=batch)  # before any run row
     p = prepare_run(store, golden_set, rubric, judge, new_run=new_run)
     holder = _claim(store, p, golden_set, judge)
     keeper = leases.LeaseKeeper(store.path, holder).start()
@@ -206,14 +206,20 @@ def run_holder(store: Store, golden_set: str, rubric: str, judge: str) -> dict[s
             "heartbeat_at": holder.heartbeat_at, "description": holder.describe()}
 
 
-def check_provider(spec: JudgeSpec, provider_options: dict[str, Any] | None = None) -> None:
-    """Raise the ConfigError of a missing SDK or key now, not after a run has been opened."""
+def check_provider(spec: JudgeSpec, provider_options: dict[str, Any] | None = None, *, batch: bool = False) -> None:
+    """Raise the ConfigError of a missing SDK or key, or of a judge without batch mode, now, not after a run
+    has been opened (a refused run must leave no empty run behind)."""
     from ..judges.registry import get_provider
 
-    async def probe() -> None:
-        await get_provider(spec, **(provider_options or {})).aclose()
+    async def probe() -> bool:
+        provider = get_provider(spec, **(provider_options or {}))
+        await provider.aclose()
+        return bool(getattr(provider, "supports_batch", False))
 
-    asyncio.run(probe())
+    supports_batch = asyncio.run(probe())
+    if batch and (spec.mode != "single" or not supports_batch):
+        raise ConfigError(f"judge '{spec.id}' ({spec.model}, {spec.mode} mode) has no batch mode; run it without "
+                          "--batch")
 
 
 def _complete(store: Store, p: Prepared, repeats: int | None, limit: int | None) -> bool:
