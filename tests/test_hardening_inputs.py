@@ -299,6 +299,18 @@ def test_rubric_values_that_are_not_plain_data(cli, tmp_path, yaml_text, line, n
     refused(cli("rubric", "add", f), f"r.yaml line {line}: {needle}")
 
 
+def test_policy_yaml_read_by_the_strict_loader(tmp_path):
+    from workbench.gate import load_policy
+
+    f = write(tmp_path / "policy.yaml", "min_items: &n 10\nmin_raters_per_item: *n\n")
+    with pytest.raises(InputError, match="policy.yaml line 1: anchors and aliases"):
+        load_policy(f)
+    f = write(tmp_path / "policy.yaml", "min_items: 10\nmin_items: 20\n")
+    with pytest.raises(InputError, match="policy.yaml line 2: the key 'min_items' appears twice"):
+        load_policy(f)
+    assert load_policy(write(tmp_path / "policy.yaml", "min_items: 80\n")).min_items == 80
+
+
 def test_rubric_dates_stay_text(cli, tmp_path):
     f = write(tmp_path / "r.yaml", "name: r\nexamples:\n  - item: 2026-11-20\n    score: 0\n")
     assert cli("rubric", "add", f).exit_code == 0

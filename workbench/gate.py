@@ -17,9 +17,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import InputError
+from .strict_yaml import load_yaml, read_utf8
 
 PASSED, FAILED, WARNING, NOT_MEASURABLE, NOT_APPLICABLE = (
     "passed", "failed", "warning", "not_measurable", "not_applicable")
@@ -86,10 +85,7 @@ def load_policy(path: str | Path | None, rubric_gate: dict[str, Any] | None = No
     """Defaults, then rubrics/policy.yaml (if present), then the rubric's own gate: overrides."""
     policy = Policy()
     if path is not None and Path(path).exists():
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except yaml.YAMLError as e:
-            raise InputError(f"malformed YAML ({e})", file=Path(path).name, fix="fix the file's syntax") from None
+        data, _ = load_yaml(read_utf8(path), file=Path(path).name)  # no aliases, duplicate keys or .nan
         policy = policy_from_dict(data, base=policy, source=Path(path).name)
     return policy_from_dict(rubric_gate, base=policy, source="rubric gate:")
 
