@@ -127,8 +127,9 @@ def release(store: Store, holder: Holder) -> None:
 class LeaseKeeper:
     """Heartbeats a held lease from a thread with its own connection; sets ``lost`` if it is taken over."""
 
-    def __init__(self, path: str, holder: Holder, *, every_s: float = HEARTBEAT_S):
-        self.path, self.holder, self.every_s = path, holder, every_s
+    def __init__(self, path: str, holder: Holder, *, every_s: float | None = None):
+        self.path, self.holder = path, holder
+        self.every_s = HEARTBEAT_S if every_s is None else every_s
         self.lost = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
