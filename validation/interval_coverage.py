@@ -144,6 +144,8 @@ def table(tallies: dict[str, Tally], subsamples: int, size: int) -> str:
     lines = [f"| interval | method | " + " | ".join(f"coverage ({j})" for j in judges) + " |",
              "|---|---|" + "---|" * len(judges)]
     for name, method in rows:
+        if not any(t.defined.get((name, method)) for t in tallies.values()):
+            continue  # a method not run (shipped_only)
         cells = []
         for j in judges:
             t = tallies[j]

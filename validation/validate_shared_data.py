@@ -105,7 +105,8 @@ def judge_model(model: str) -> str:
     return f"openai/{model}" if model.startswith("gpt-") else f"openai-api/bedrock/{model}"
 
 
-def play_favorites(data: Path, work: Path, db: Path, resamples: int) -> list[dict]:
+def play_favorites(data: Path, work: Path, db: Path, resamples: int, judges: list[str] | None = None) -> list[dict]:
+    """Import Play Favorites through the CLI and calibrate each judge (all nine, or those named)."""
     import pandas as pd
     df = pd.read_csv(data / "play_favorites" / "Logical_correctness.csv")
     df["item_id"] = df["prompt_id"] + "__" + df["model"]
@@ -117,16 +118,16 @@ def play_favorites(data: Path, work: Path, db: Path, resamples: int) -> list[dic
     # .5 (two raters who disagree) is left unresolved, as the workbench does with a split vote.
     labels = [{"item_id": r.item_id, "rater": "human-mean", "score": int(round(r.gt)) - 1}
               for r in first.itertuples() if abs(r.gt - round(r.gt)) != 0.5]
-    judges = sorted(df["judge"].unique())
+    all_judges = sorted(df["judge"].unique())
     name = "play-favorites-logic"
     cli(db, "rubric", "add", str(rubric(work / f"{name}.yaml", name, [(-1, "0"), (0, "1"), (1, "2")], 0,
                                         [{"id": j.replace(":", "_"), "model": judge_model(j), "family": family_of(j)}
-                                         for j in judges])))
+                                         for j in all_judges])))
     cli(db, "import", "items", str(jsonl(work / "pf-items.jsonl", items)), "--golden-set", "play-favorites")
     cli(db, "import", "labels", str(jsonl(work / "pf-labels.jsonl", labels)), "--golden-set", "play-favorites",
         "--rubric", name)
     rows = []
-    for j in judges:
+    for j in [j for j in all_judges if judges is None or j in judges]:
         sub = df[df["judge"] == j]
         jid = j.replace(":", "_")
         f = jsonl(work / f"pf-{jid}.jsonl", [{"item_id": r.item_id, "score": int(r.rating) - 1} for r in sub.itertuples()])
@@ -135,6 +136,11 @@ def play_favorites(data: Path, work: Path, db: Path, resamples: int) -> list[dic
                              "--json", "--resamples", str(resamples)))
         rows.append({"dataset": "play-favorites", "judge": j, "report": rep})
     return rows
+
+
+def self_preference_status(report: dict) -> str:
+    """The gate's self-preference check: passed, failed, warning (inconclusive) or not_measurable."""
+    return next(c["status"] for c in report["verdict"]["checks"] if c["id"] == "self_preference")
 
 
 def f(x, d=2) -> str:
@@ -174,8 +180,8 @@ def main() -> int:
         print("\n### Self-preference on Play Favorites (logical correctness, 0/1/2 as -1/0/+1; consensus = rounded "
               "mean human rating)\n")
         print("| judge | n | alpha vs consensus | mean signed error | same model | same family | OLS p (family) | "
-              "verdict |")
-        print("|---|---|---|---|---|---|---|---|")
+              "self-preference check | verdict |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for r in pf_rows:
             rep = r["report"]
             sp = rep["self_preference"]
@@ -183,7 +189,7 @@ def main() -> int:
                   f"{ci(rep['metrics']['mean_signed_error'])} | "
                   f"{ci(sp['same_model']) if sp['same_model']['value'] is not None else 'n/m'} | "
                   f"{ci(sp['same_family']) if sp['same_family']['value'] is not None else 'n/m'} | "
-                  f"{f(sp['same_family'].get('p_value'), 3)} | "
+                  f"{f(sp['same_family'].get('p_value'), 3)} | {self_preference_status(rep)} | "
                   f"{'calibrated' if rep['verdict']['calibrated'] else 'not calibrated'} |")
     return 0
 

@@ -97,7 +97,8 @@ def build_bundle(report: dict, store: Store, golden_set: str, rubric: str, judge
         "calibration": {
             "n_items": report["n_items"], "n_unresolved": report["n_unresolved"], "n_unscored": report["n_unscored"],
             "run": report["run"], "bootstrap": report["bootstrap"], "metrics": m, "confusion": report["confusion"],
-            "tpr": m["tpr"]["value"], "tnr": m["tnr"]["value"],
+            "tpr": m["tpr"]["value"], "tnr": m["tnr"]["value"], "denominators": report["denominators"],
+            "per_category": report["per_category"],
             "human_ceiling": {k: report["human_ceiling"].get(k) for k in
                               ("krippendorff_alpha_ordinal", "human_pairwise_agreement",
                                "judge_human_pairwise_agreement", "n_items", "n_raters")},

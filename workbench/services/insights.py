@@ -10,6 +10,8 @@ import pandas as pd
 from .. import stats
 from ..store import Store
 from ..errors import NotFound
+from . import calibration
+from ..gate import drift_problems
 from .calibration import Options, judge_data, judge_run
 from .rubrics import get_rubric, rubric_versions
 from ..consensus import consensus_label
@@ -75,6 +77,7 @@ def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, optio
     several_versions = len({v for v, _, _ in runs}) > 1
     cons = consensus(store, golden_set, latest.name).resolved
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
+    policy = calibration.policy_for(latest)
     frames: dict[int, pd.DataFrame] = {}
     out, previous = [], None
     for version, run, judge_pk in runs:
@@ -92,17 +95,17 @@ def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, optio
                "started_at": run["started_at"], "n_items": rep["n_items"], "alpha": a["value"],
                "low": a["ci_low"], "high": a["ci_high"],
                "model_version": ", ".join(sorted(sel["model_version"].dropna().unique())) or "unknown",
-               "significant": False, "stuart_maxwell_p": None, "alpha_change": None}
+               "significant": False, "stuart_maxwell_p": None, "alpha_change": None, "drift": None}
         if previous is not None:
-            both = [i for i in ids if i in previous.index]
-            d = stats.drift([cons[i] for i in both], [previous[i] for i in both], [scores[i] for i in both],
-                            index.loc[both, "task_id"].to_numpy(), scale=scale, pass_threshold=thr,
-                            resamples=options.resamples, seed=options.seed)
-            delta = d["deltas"]["krippendorff_alpha_ordinal"]
-            p = d["stuart_maxwell"]["p_value"]
-            row.update(stuart_maxwell_p=p, alpha_change=delta["value"],
-                       significant=bool((p is not None and np.isfinite(p) and p < 0.01)
-                                        or (np.isfinite(delta["ci_high"]) and delta["ci_high"] < 0)))
+            base_run, base_frame = previous
+            # the same computation and the same rule as the calibration report's drift and the gate's check
+            d = calibration.drift_between(base_frame, base_run, run, cons, index, scale=scale, pass_threshold=thr,
+                                          options=options, candidate=frame)
+            if d is not None:
+                problems = drift_problems(d, policy)
+                row.update(stuart_maxwell_p=d["stuart_maxwell"]["p_value"],
+                           alpha_change=d["deltas"]["krippendorff_alpha_ordinal"]["value"],
+                           significant=bool(problems), drift="; ".join(problems) or None)
         out.append(stats.jsonable(row))
-        previous = scores
+        previous = (run, frame)
     return out
