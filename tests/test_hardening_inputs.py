@@ -88,6 +88,17 @@ def test_rubric_add_refuses_traversal_names_at_their_line(cli, tmp_path):
     assert "No rubrics yet" in cli("rubric", "list").output
 
 
+def test_register_rubric_checks_names_of_a_built_rubric(store):
+    from workbench.models import JudgeSpec, Rubric
+    from workbench.services.rubrics import register_rubric
+
+    with pytest.raises(InputError, match="the rubric name '../../escaped' contains '..'"):
+        register_rubric(store, Rubric(name="../../escaped"))
+    with pytest.raises(InputError, match="the judge id 'x/y' contains '/'"):
+        register_rubric(store, Rubric(name="ok", judges=(JudgeSpec(id="x/y", model="openai/gpt-4o"),)))
+    assert store.rubric_names() == []
+
+
 def test_model_ids_as_judge_ids_are_accepted(cli, tmp_path):
     f = write(tmp_path / "pf.yaml", "name: play-favorites\njudges:\n"
               "  - id: anthropic.claude-3-5-sonnet-20241022-v2:0\n"

@@ -8,6 +8,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..rubrics import load_rubric, rubric_from_dict
 from ..models import Rubric
+from ..names import check_name
 from ..store import Store
 
 
@@ -41,6 +42,10 @@ def add_rubric(store: Store, path: str | Path) -> RubricVersion:
 
 
 def register_rubric(store: Store, rubric: Rubric) -> RubricVersion:
+    """Store a parsed (or programmatically built) rubric; its names must pass the one name rule either way."""
+    check_name(rubric.name, "rubric name")
+    for j in rubric.judges:
+        check_name(j.id, "judge id")
     judges = [{"judge_id": j.id, "model": j.model, "family": j.family, "config": j.config(),
                "config_hash": j.config_hash(rubric.content_hash)} for j in rubric.judges]
     row, created = store.add_rubric_version(rubric.name, rubric.content_hash, rubric.content(),
