@@ -18,7 +18,9 @@ from typing import Callable
 
 import streamlit as st
 
+from workbench.errors import WorkbenchError
 from workbench.ui import auth
+from workbench.ui.components import log_unexpected_error, prose, unexpected_error_sentence
 from workbench.ui.views import home
 
 # Not named pages/: Streamlit would treat such a folder as a legacy multipage app and serve its files directly.
@@ -72,6 +74,9 @@ def pages_for(user: auth.User | None) -> list[PageSpec]:
 
 
 def main() -> None:
+    # Streamlit's own report of an uncaught error (say, in a callback) names no file, line or value, whichever
+    # folder the server was started from (.streamlit/config.toml is read only from the working directory).
+    st.set_option("client.showErrorDetails", "none")
     st.set_page_config(page_title="Judge Workbench", page_icon="⚖️", layout="wide")
     user = auth.identity_sidebar()
     sections: dict[str, list[st.Page]] = {}
@@ -81,6 +86,11 @@ def main() -> None:
     st.session_state[auth.ROUTER_KEY] = True
     try:
         page.run()
+    except WorkbenchError as e:  # a user's error a page did not expect: its one sentence says what to fix
+        st.error(prose(str(e)), icon="⚠️")
+    except Exception:  # st.stop, st.rerun and st.switch_page are BaseExceptions and pass through
+        reference = log_unexpected_error(f"page '{page.title}'")
+        st.error(unexpected_error_sentence(reference), icon="⚠️")
     finally:
         st.session_state.pop(auth.ROUTER_KEY, None)
 

@@ -21,6 +21,7 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from ..services.labeling import rater_for_email, rater_names, rater_role
+from .components import plain
 from .state import store
 
 REVIEWER, LEAD, ADMIN = "reviewer", "lead", "admin"
@@ -77,7 +78,7 @@ def require(roles: Iterable[str]) -> User:
     if user.role not in roles:
         who = [r + "s" for r in roles]
         st.error(f"This page is for {', '.join(who[:-1]) + ' and ' if who[:-1] else ''}{who[-1]}; you are signed in as "
-                 f"'{user.name}' ({user.role}).")
+                 f"'{plain(user.name)}' ({user.role}).")
         st.stop()
     return user
 
@@ -90,7 +91,7 @@ def access_page() -> None:
         st.button("Sign in", on_click=st.login, type="primary", key="sign_in_main")
         return
     who = st.user.get("email") or st.user.get("name") or "your account"
-    st.warning(f"{who} has no role in this workbench yet; ask an admin to add your email to the raters table.")
+    st.warning(f"{plain(who)} has no role in this workbench yet; ask an admin to add your email to the raters table.")
 
 
 def _through_router() -> None:
@@ -121,7 +122,7 @@ def _picker_block() -> User | None:
     user = current_user()
     if user:
         st.query_params[RATER_PARAM] = user.name
-        st.caption(f"Labeling as **{user.name}** · {user.role}")
+        st.caption(f"Labeling as **{plain(user.name)}** · {user.role}")
     elif RATER_PARAM in st.query_params:
         del st.query_params[RATER_PARAM]
     return user
@@ -136,6 +137,6 @@ def _login_block() -> User | None:
         return None  # the sign-in page has the button
     user = current_user()
     if user:
-        st.caption(f"Signed in as **{user.name}** · {user.role}")
+        st.caption(f"Signed in as **{plain(user.name)}** · {user.role}")
     st.button("Sign out", on_click=st.logout, width="stretch")
     return user

@@ -15,6 +15,7 @@ from ..gate import STATUS_ICON
 from ..services import calibration, insights
 from ..services.golden_sets import list_golden_sets
 from ..services.rubrics import get_rubric, list_rubrics
+from .components import code_span, plain
 from .state import db_path, store
 
 
@@ -106,9 +107,10 @@ def page_header(title: str, key: str, roles: tuple[str, ...], *,
 def verdict_box(rep: dict) -> None:
     v = rep["verdict"]
     if v["calibrated"]:
-        st.success(f"**Calibrated**: `{rep['judge']['id']}` passes every check of the gate.", icon="✅")
+        st.success(f"**Calibrated**: {code_span(rep['judge']['id'])} passes every check of the gate.", icon="✅")
     else:
         failed = [c["name"] for c in v["checks"] if c["status"] == "failed"]
-        st.error(f"**Not calibrated**: `{rep['judge']['id']}` fails {', '.join(failed)}.", icon="❌")
+        st.error(f"**Not calibrated**: {code_span(rep['judge']['id'])} fails {', '.join(failed)}.", icon="❌")
     for c in v["checks"]:
-        st.markdown(f"{STATUS_ICON[c['status']]} **{c['name']}**: {c['message']}")
+        # the messages name categories and model versions, which come from items and provider replies
+        st.markdown(f"{STATUS_ICON[c['status']]} **{c['name']}**: {plain(c['message'])}")

@@ -7,17 +7,20 @@ folded behind an expander; a search box narrows the steps to those that match.
 
 Each step is drawn as one markdown element (fenced code inside it is
 highlighted by the browser) so that a 500-step trajectory stays cheap to send.
+Everything in an item is untrusted: it reaches markdown only through
+``components.prose``, ``plain``, ``code_span`` and ``fenced``, so it cannot load
+an image or any other remote resource in the reviewer's browser.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 import streamlit as st
 
 from ..services.labeling import BlindItem
+from .components import code_span, fenced, plain, prose
 
 STEPS_PER_PAGE = 50  # a 500-step trajectory costs the browser seconds to draw at once
 FOLD_LINES = 30
@@ -48,7 +51,7 @@ def render_trajectory(steps: list[dict], *, key: str) -> None:
                           label_visibility="collapsed", icon="🔎")
     numbers = matching_steps(steps, query)
     if query:
-        st.caption(f"{len(numbers)} of {len(steps)} steps match “{query}”.")
+        st.caption(f"{len(numbers)} of {len(steps)} steps match “{plain(query)}”.")
     for n in _page_of_steps(numbers, key=f"{key}:{query or ''}"):
         _step(n, steps[n - 1], expanded=bool(query))
 
@@ -92,9 +95,9 @@ def _searchable(step: dict) -> str:
 
 def _step(n: int, step: dict, *, expanded: bool) -> None:
     role = str(step.get("role") or "?")
-    head = f"**{n}** {ROLE_BADGE.get(role, f':gray-badge[{role}]')}"
+    head = f"**{n}** {ROLE_BADGE.get(role) or plain(role)}"
     if step.get("name"):
-        head += f" `{step['name']}`"
+        head += f" {code_span(step['name'])}"
     content = step.get("content")
     text = content if isinstance(content, str) else ("" if content is None else json.dumps(content, indent=2))
     calls = "".join(tool_call_markdown(c) for c in step.get("tool_calls") or [])
@@ -130,19 +133,19 @@ def tool_call_markdown(call: dict) -> str:
     """'🔧 `name`' and the arguments: short ones as one JSON block, multi-line strings as their own blocks."""
     name = call.get("name") or "tool"
     args = call.get("arguments")
-    out = f"\n\n🔧 **call** `{name}`\n\n"
+    out = f"\n\n🔧 **call** {code_span(name)}\n\n"
     if not isinstance(args, dict):
         return out + fenced(json.dumps(args, indent=2, ensure_ascii=False), "json")
     simple = {k: v for k, v in args.items() if not (isinstance(v, str) and "\n" in v)}
     multi = {k: v for k, v in args.items() if k not in simple}
     compact = json.dumps(simple, ensure_ascii=False)
-    if not multi and len(compact) <= 100 and "`" not in compact:
-        return out.rstrip() + f" `{compact}`"
+    if not multi and len(compact) <= 100:
+        return out.rstrip() + f" {code_span(compact)}"
     if simple:
         out += fenced(json.dumps(simple, indent=2, ensure_ascii=False), "json")
     hint = next((v for v in args.values() if isinstance(v, str) and re.search(r"\.\w+$", v)), "")
     for k, v in multi.items():
-        out += f"\n\n`{k}`:\n\n" + fenced(v, guess_language(v, path=hint))
+        out += f"\n\n{code_span(k)}:\n\n" + fenced(v, guess_language(v, path=hint))
     return out
 
 
@@ -180,21 +183,3 @@ def guess_language(text: str, *, path: str = "") -> str:
     if head.startswith(("$ ", "#!/bin/")):
         return "bash"
     return "text"
-
-
-def fenced(text: str, language: str = "text") -> str:
-    """A fenced code block that cannot be closed early by backticks inside the text."""
-    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
-    fence = "`" * (longest + 1)
-    return f"{fence}{language}\n{text}\n{fence}"
-
-
-def prose(text: Any) -> str:
-    """Agent or user text as markdown; '$' escaped so prices and shell variables are not read as LaTeX."""
-    if text is None:
-        return ""
-    parts = _CODE.split(str(text))  # odd parts are code spans or fenced blocks: left as they are
-    return "".join(p if i % 2 else p.replace("$", "\\$") for i, p in enumerate(parts))
-
-
-_CODE = re.compile(r"(```.*?(?:```|$)|`[^`\n]*`)", re.S)

@@ -12,7 +12,8 @@ from workbench.services import labeling as svc
 from workbench.services.golden_sets import adjudicate
 from workbench.services.rubrics import get_rubric
 from workbench.ui import auth
-from workbench.ui.components import flash, golden_set_and_rubric, run_action, score_text, show_flash
+from workbench.ui.components import (code_span, flash, golden_set_and_rubric, plain, prose, run_action, score_text,
+                                    show_flash)
 from workbench.ui.state import store
 from workbench.ui.trajectory import render_item
 
@@ -50,10 +51,11 @@ def render() -> None:
     cols = st.columns(max(len(case.labels), 1))
     for col, lab in zip(cols, case.labels):
         with col.container(border=True):
-            st.markdown(f"**{lab['rater']}**: {score_text(scale, lab['score'])}")
-            st.markdown(lab["rationale"].replace("$", "\\$") if lab["rationale"] else "_no rationale_")
+            st.markdown(f"**{plain(lab['rater'])}**: {score_text(scale, lab['score'])}")
+            st.markdown(prose(lab["rationale"]) if lab["rationale"] else "_no rationale_")
     for f in case.flags:
-        st.warning(f"{f['rater']} flagged this item as **{f['kind']}**" + (f": {f['note']}" if f["note"] else "."))
+        st.warning(f"{plain(f['rater'])} flagged this item as **{plain(f['kind'])}**"
+                   + (f": {plain(f['note'])}" if f["note"] else "."))
 
     st.markdown("##### Final label")
     options = list(scale.values)
@@ -71,14 +73,14 @@ def _save(golden_set: str, rubric: str, item_id: str, lead: str) -> None:
     score = st.session_state.get(f"adjudicate-score:{item_id}")
     note = (st.session_state.get(f"adjudicate-note:{item_id}") or "").strip()
     if score is None:
-        flash("error", f"Choose the final label of '{item_id}' first.")
+        flash("error", f"Choose the final label of {code_span(item_id)} first.")
         return
     if not note:
-        flash("error", f"Write a note saying why '{item_id}' gets this final label.")
+        flash("error", f"Write a note saying why {code_span(item_id)} gets this final label.")
         return
     scale = get_rubric(store(), rubric).rubric.scale
     run_action(adjudicate, store(), golden_set, rubric, item_id, score, lead=lead, note=note,
-               ok=f"Final label of `{item_id}`: {score_text(scale, score)}.")
+               ok=f"Final label of {code_span(item_id)}: {score_text(scale, score)}.")
 
 
 if __name__ == "__main__":  # run by Streamlit as the page script

@@ -13,6 +13,7 @@ from workbench.scale import fmt as _fmt
 from workbench.services.calibration import noise_floor_sentence
 from workbench.services.insights import item_evidence
 from workbench.ui import auth
+from workbench.ui.components import code_span, plain, prose
 from workbench.ui.lead import disagreement_table, page_header, report, show_chart, verdict_box
 from workbench.ui.state import store
 
@@ -29,9 +30,9 @@ def render() -> None:
     except WorkbenchError as e:
         st.warning(str(e))
         return
-    st.caption(f"Golden set `{golden_set}` v{rep['golden_set']['version']} · rubric `{rep['rubric']['name']}` "
-               f"v{rep['rubric']['version']} · `{rep['judge']['model']}` ({rep['judge']['mode']}) · run "
-               f"`{rep['run']['name']}` · {rep['n_items']} items with consensus and judge score, "
+    st.caption(f"Golden set {code_span(golden_set)} v{rep['golden_set']['version']} · rubric "
+               f"{code_span(rep['rubric']['name'])} v{rep['rubric']['version']} · {code_span(rep['judge']['model'])} "
+               f"({rep['judge']['mode']}) · run {code_span(rep['run']['name'])} · {rep['n_items']} items with consensus and judge score, "
                f"{rep['n_unresolved']} unresolved, {rep['n_unscored']} unscored · "
                f"{rep['bootstrap']['resamples']} bootstrap resamples of task clusters, seed {rep['bootstrap']['seed']}")
     verdict_box(rep)
@@ -121,22 +122,22 @@ def _disagreements(golden_set: str, rubric: str, judge: str) -> None:
 def _evidence(golden_set: str, rubric: str, judge: str, item_id: str) -> None:
     ev = item_evidence(store(), golden_set, rubric, judge, item_id)
     item = ev["item"]
-    st.subheader(f"Item {item_id}")
-    st.caption(f"category {item.category} · task {item.cluster} · producer "
-               f"{item.producer.model + ' (' + item.producer.family + ')' if item.producer else 'unknown'}")
+    st.subheader(f"Item {code_span(item_id)}")
+    st.caption(f"category {plain(item.category)} · task {plain(item.cluster)} · producer "
+               + plain(f"{item.producer.model} ({item.producer.family})" if item.producer else "unknown"))
     left, right = st.columns([3, 2])
     with right:
         st.markdown(f"**Consensus**: {ev['consensus']}")
         for l in ev["labels"]:
-            st.markdown(f"- **{l['rater']}**: {l['score']}" + (f" — {l['rationale']}" if l["rationale"] else ""))
+            st.markdown(f"- **{plain(l['rater'])}**: {l['score']}" + (f" — {plain(l['rationale'])}" if l["rationale"] else ""))
         if ev["adjudication"]:
             a = ev["adjudication"]
-            st.markdown(f"- **adjudicated by {a['lead']}**: {a['score']}" + (f" — {a['note']}" if a["note"] else ""))
+            st.markdown(f"- **adjudicated by {plain(a['lead'])}**: {a['score']}" + (f" — {plain(a['note'])}" if a["note"] else ""))
         evidence_steps: set[int] = set()
         for j in ev["judgments"]:
             st.markdown(f"**Judge, repeat {j['repeat']}**: "
-                        + (str(j["score"]) if j["score"] is not None else f"unscored ({j['unscored_reason']})")
-                        + (f" — {j['rationale']}" if j["rationale"] else ""))
+                        + (str(j["score"]) if j["score"] is not None else f"unscored ({plain(j['unscored_reason'])})")
+                        + (f" — {plain(j['rationale'])}" if j["rationale"] else ""))
             evidence_steps |= set(j["evidence_steps"] or [])
             if j["trace"]:
                 with st.expander(f"Agentic judge's tool transcript (repeat {j['repeat']})"):
@@ -145,17 +146,17 @@ def _evidence(golden_set: str, rubric: str, judge: str, item_id: str) -> None:
         if evidence_steps:
             st.markdown("Evidence steps cited: " + ", ".join(f"**{s}**" for s in sorted(evidence_steps)))
     with left:
-        st.markdown(f"**Task**: {item.input}")
+        st.markdown(f"**Task**: {prose(item.input)}")
         for n, step in enumerate(item.trajectory or []):
             cited = n in evidence_steps
-            label = f"{'🔶 ' if cited else ''}step {n} · {step.get('role')}" + (" · cited by the judge" if cited else "")
+            label = f"{'🔶 ' if cited else ''}step {n} · {plain(step.get('role'))}" + (" · cited by the judge" if cited else "")
             with st.expander(label, expanded=cited):
                 if step.get("content"):
                     st.text(step["content"][:4000])
                 for call in step.get("tool_calls") or []:
                     st.code(json.dumps(call, indent=2, ensure_ascii=False)[:2000], language="json")
         if item.output:
-            st.markdown(f"**Output**: {item.output}")
+            st.markdown(f"**Output**: {prose(item.output)}")
 
 
 if __name__ == "__main__":

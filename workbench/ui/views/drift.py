@@ -8,6 +8,7 @@ import streamlit as st
 from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.ui import auth
+from workbench.ui.components import code_span, plain
 from workbench.ui.lead import page_header, show_chart, timeline
 
 ROLES = auth.LEADS
@@ -27,7 +28,7 @@ def render() -> None:
     moved = [r for r in rows if r["significant"]]
     if moved:
         for r in moved:
-            st.error(f"Run `{r['run']}` (model version {r['model_version']}) moved from the run before: alpha "
+            st.error(f"Run {code_span(r['run'])} (model version {plain(r['model_version'])}) moved from the run before: alpha "
                      f"changed by {r['alpha_change']:+.2f}, Stuart-Maxwell p = {r['stuart_maxwell_p']:.2g}. "
                      "Recalibrate before trusting it.", icon="📉")
     elif len(rows) > 1:

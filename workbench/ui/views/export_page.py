@@ -10,6 +10,7 @@ from workbench.errors import WorkbenchError
 from workbench.services.export import GateFailed, export_bundle, list_bundles
 from workbench.services.rubrics import get_rubric
 from workbench.ui import auth
+from workbench.ui.components import code_span, plain
 from workbench.ui.lead import page_header, report
 from workbench.ui.state import store
 
@@ -20,9 +21,9 @@ def _export(golden_set: str, rubric: str, judge: str) -> None:
     try:
         res = export_bundle(store(), golden_set, rubric, judge)
     except GateFailed as e:
-        st.session_state["export-msg"] = ("error", str(e))
+        st.session_state["export-msg"] = ("error", plain(str(e)))
     except WorkbenchError as e:
-        st.session_state["export-msg"] = ("error", str(e))
+        st.session_state["export-msg"] = ("error", plain(str(e)))
     else:
         st.session_state["export-msg"] = ("success", f"Exported {res.path.name} (sha256 {res.sha256[:16]}).")
 
@@ -39,7 +40,7 @@ def render() -> None:
             try:
                 rep = report(golden_set, rubric, spec.id)
             except WorkbenchError as e:
-                st.markdown(f"**{spec.id}** (`{spec.model}`): {e}")
+                st.markdown(f"**{plain(spec.id)}** ({code_span(spec.model)}): {plain(str(e))}")
                 continue
             ok = rep["verdict"]["calibrated"]
             failed = [c for c in rep["verdict"]["checks"] if c["status"] == "failed"]
@@ -47,7 +48,8 @@ def render() -> None:
             left.markdown(f"**{spec.id}** (`{spec.model}`) on rubric v{rep['rubric']['version']}: "
                           + ("✅ calibrated" if ok else "❌ not calibrated"))
             if not ok:
-                left.caption("Export is disabled because: " + " ".join(f"{c['name']}: {c['message']}" for c in failed))
+                left.caption("Export is disabled because: " + " ".join(f"{c['name']}: {plain(c['message'])}"
+                                                                       for c in failed))
             right.button("Export", key=f"export-{spec.id}", disabled=not ok, on_click=_export,
                          args=(golden_set, rubric, spec.id), type="primary" if ok else "secondary",
                          help=None if ok else "Only a pair that passes the gate can be exported.")

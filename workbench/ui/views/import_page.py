@@ -14,7 +14,7 @@ import streamlit as st
 from workbench.services import golden_sets as gs
 from workbench.services.labeling import golden_set_names, rubric_names
 from workbench.ui import auth
-from workbench.ui.components import flash, run_action, show_flash
+from workbench.ui.components import flash, plain, run_action, show_flash
 from workbench.ui.state import store
 
 ROLES = auth.LEADS
@@ -60,10 +60,10 @@ def _import(kind: str) -> None:
         path.write_bytes(upload.getvalue())
         if kind == "items":
             run_action(gs.import_items, store(), path, golden_set,
-                       ok=lambda r: r.summary("items") + f" into golden set '{golden_set}'.")
+                       ok=lambda r: plain(r.summary("items") + f" into golden set '{golden_set}'."))
         else:
             run_action(gs.import_labels, store(), path, golden_set, rubric,
-                       ok=lambda r: r.summary("labels") + f" under rubric '{rubric}'.")
+                       ok=lambda r: plain(r.summary("labels") + f" under rubric '{rubric}'."))
 
 
 if __name__ == "__main__":  # run by Streamlit as the page script

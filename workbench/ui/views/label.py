@@ -17,7 +17,8 @@ from workbench.scale import Scale
 from workbench.services import labeling as svc
 from workbench.services.rubrics import RubricVersion, get_rubric
 from workbench.ui import auth
-from workbench.ui.components import flash, golden_set_and_rubric, run_action, score_text, show_flash
+from workbench.ui.components import (code_span, flash, golden_set_and_rubric, plain, prose, run_action, score_text,
+                                    show_flash)
 from workbench.ui.state import store
 from workbench.ui.trajectory import render_item
 
@@ -51,7 +52,7 @@ def render() -> None:
         item, current = svc.next_item(s, golden_set, rubric, user.name), None
     _progress(svc.labeling_progress(s, golden_set, rubric, user.name), golden_set)
     if item is None:
-        st.success(f"Your queue is empty: every item of '{golden_set}' has its labels, or you have labeled, skipped "
+        st.success(f"Your queue is empty: every item of '{plain(golden_set)}' has its labels, or you have labeled, skipped "
                    f"or flagged it. Items other reviewers hold come back if they are not labeled within "
                    f"{int(svc.RESERVATION_TTL.total_seconds() // 60)} minutes.", icon="🎉")
         _recent_labels(golden_set, rubric, user, rv.rubric.scale, None)
@@ -68,7 +69,7 @@ def render() -> None:
 
 
 def _progress(p: svc.LabelingProgress, golden_set: str) -> None:
-    st.progress(p.fraction, text=f"**{p.n_complete} of {p.n_items}** items of '{golden_set}' have {p.overlap} "
+    st.progress(p.fraction, text=f"**{p.n_complete} of {p.n_items}** items of '{plain(golden_set)}' have {p.overlap} "
                                  f"labels · you labeled {p.mine} · {p.waiting} waiting for you")
 
 
@@ -76,7 +77,7 @@ def _scoring(golden_set: str, rubric: str, user: auth.User, rv: RubricVersion, i
              current: dict | None) -> None:
     scale = rv.rubric.scale
     mode = "change" if current else "new"
-    st.markdown(f"Item `{item_id}`")
+    st.markdown(f"Item {code_span(item_id)}")
     if current:
         st.info(f"Changing your label, now **{score_text(scale, current['score'])}**. The change is kept in the "
                 f"label history.", icon="✏️")
@@ -106,13 +107,14 @@ def _scoring(golden_set: str, rubric: str, user: auth.User, rv: RubricVersion, i
 def _rubric(rv: RubricVersion) -> None:
     r = rv.rubric
     with st.container(border=True):
-        st.markdown(f"**{r.title or r.name}** · rubric v{rv.version}")
+        st.markdown(f"**{plain(r.title or r.name)}** · rubric v{rv.version}")
         if r.description:
-            st.caption(r.description)
-        st.markdown("\n".join(f"- **{score_text(r.scale, lv.value)}** (key `{SCORE_KEYS[i]}`): {lv.description}"
-                              for i, lv in enumerate(r.scale.levels)))
+            st.caption(prose(r.description))
+        st.markdown("\n".join(f"- **{plain(score_text(r.scale, lv.value))}** (key `{SCORE_KEYS[i]}`): "
+                              f"{prose(lv.description)}" for i, lv in enumerate(r.scale.levels)))
         if r.criteria:
-            st.markdown("**Criteria**\n\n" + "\n".join(f"- **{c.id}**: {c.description}" for c in r.criteria))
+            st.markdown("**Criteria**\n\n" + "\n".join(f"- **{plain(c.id)}**: {prose(c.description)}"
+                                                          for c in r.criteria))
 
 
 def _recent_labels(golden_set: str, rubric: str, user: auth.User, scale: Scale, editing_id: str | None) -> None:
@@ -125,14 +127,14 @@ def _recent_labels(golden_set: str, rubric: str, user: auth.User, scale: Scale, 
         text, button = st.columns([4, 1], vertical_alignment="center")
         changed = f" · changed {r['n_changes']}×" if r["n_changes"] else ""
         why = f"  \n{_snippet(r['rationale'])}" if r["rationale"] else ""
-        text.markdown(f"`{r['item_id']}` **{score_text(scale, r['score'])}**{changed}{why}")
+        text.markdown(f"{code_span(r['item_id'])} **{score_text(scale, r['score'])}**{changed}{why}")
         button.button("Change", key=f"change:{r['item_id']}", disabled=r["item_id"] == editing_id,
                       on_click=_start_editing, args=(golden_set, rubric, r["item_id"]))
 
 
 def _snippet(text: str, n: int = 80) -> str:
     text = " ".join(text.split())
-    return (text[:n] + "…" if len(text) > n else text).replace("$", "\\$")
+    return plain(text[:n] + "…" if len(text) > n else text)
 
 
 # -- callbacks: each is one service call ------------------------------------------
@@ -143,8 +145,8 @@ def _save(golden_set: str, rubric: str, item_id: str, rater: str, score: int, ra
     verb = "Changed your label of" if changing else "Saved"
 
     def message(changed: bool) -> str:
-        return (f"{verb} `{item_id}`: {score_text(scale, score)}." if changed
-                else f"`{item_id}` already had this label; nothing changed.")
+        return (f"{verb} {code_span(item_id)}: {score_text(scale, score)}." if changed
+                else f"{code_span(item_id)} already had this label; nothing changed.")
 
     if run_action(svc.submit_label, store(), golden_set, rubric, item_id, rater, score,
                   st.session_state.get(rationale_key), ok=message) and changing:
@@ -153,7 +155,8 @@ def _save(golden_set: str, rubric: str, item_id: str, rater: str, score: int, ra
 
 def _set_aside(golden_set: str, rubric: str, item_id: str, rater: str, kind: str, note: str | None) -> None:
     run_action(svc.set_aside, store(), golden_set, rubric, item_id, rater, kind, note,
-               ok=f"Skipped `{item_id}`." if kind == "skip" else f"Flagged `{item_id}` as {kind}.")
+               ok=f"Skipped {code_span(item_id)}." if kind == "skip"
+               else f"Flagged {code_span(item_id)} as {plain(kind)}.")
 
 
 def _flag(golden_set: str, rubric: str, item_id: str, rater: str) -> None:
