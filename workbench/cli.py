@@ -642,6 +642,8 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str, as_json: bool,
 
 
 def _print_report(r: dict) -> None:
+    from .gate import STATUS_MARK
+    from .presentation import category_rows, drift_sentence, interval_sentence, metric_rows, self_preference_rows
     from .services.calibration import noise_floor_sentence
 
     v = r["verdict"]
@@ -650,11 +652,18 @@ def _print_report(r: dict) -> None:
                 f"v{r['golden_set']['version']}, rubric {r['rubric']['name']} v{r['rubric']['version']}, run "
                 f"{r['run']['name']}", fg="green" if v["calibrated"] else "red", bold=True)
     click.echo(f"{r['n_items']} items with consensus and judge score; {r['n_unresolved']} unresolved; "
-               f"{r['n_unscored']} unscored; bootstrap {r['bootstrap']['resamples']} resamples of task clusters, "
-               f"seed {r['bootstrap']['seed']}")
-    click.echo("\nmetric                        value   95% interval")
-    for name, m in r["metrics"].items():
-        click.echo(f"  {name:28s}{_fmt(m['value']):>7}   {_fmt(m['ci_low'])} to {_fmt(m['ci_high'])}")
+               f"{r['n_unscored']} unscored")
+    click.echo("\nmetric                        value   95% interval        n")
+    for m in metric_rows(r):
+        click.echo(f"  {m['metric']:28s}{_fmt(m['value']):>7}   {_fmt(m['ci_low'])} to {_fmt(m['ci_high']):7s}"
+                   f"{m['n'] if m['n'] is not None else '':>6}")
+    click.echo(interval_sentence(r))
+    cats = category_rows(r)
+    if cats:
+        click.echo("\ncategory                          n   exact   95% interval")
+        for c in cats:
+            click.echo(f"  {c['category'][:28]:28s}{c['n']:>5}   {_fmt(c['exact_agreement'])}   {_fmt(c['ci_low'])} to "
+                       f"{_fmt(c['ci_high'])}" + ("   weaker than the rest" if c["weaker"] else ""))
     hc = r["human_ceiling"]
     click.echo(f"\nhumans: alpha {_fmt(hc['krippendorff_alpha_ordinal'])}, human-human pairwise agreement "
                f"{_fmt(hc['human_pairwise_agreement'])}, judge-human {_fmt(hc['judge_human_pairwise_agreement'])}")
@@ -664,12 +673,14 @@ def _print_report(r: dict) -> None:
                    f"{_fmt(a['advantage_probability'])} (epsilon {a['epsilon']}, {a['metric']})")
     if floor := noise_floor_sentence(r):
         click.echo(f"noise floor: {floor}")
-    sp = r["self_preference"]["same_family"]
-    click.echo(f"same-family effect: {_fmt(sp['value'])} ({_fmt(sp['ci_low'])} to {_fmt(sp['ci_high'])})"
-               if sp["value"] is not None else f"same-family effect: not measurable ({sp.get('reason')})")
+    for e in self_preference_rows(r):
+        name = e["effect"].replace("_", "-")
+        click.echo(f"{name} effect: {_fmt(e['value'])} ({_fmt(e['ci_low'])} to {_fmt(e['ci_high'])}), n = {e['n']}, "
+                   f"OLS p = {e['ols_p'] or 'n/a'}" if e["value"] is not None else
+                   f"{name} effect: not measurable ({e['note']})")
+    if drift := drift_sentence(r.get("drift")):
+        click.echo(drift.replace("`", ""))
     click.echo("\ngate:")
-    from .gate import STATUS_MARK
-
     for c in v["checks"]:
         mark = STATUS_MARK[c["status"]]
         click.secho(f"  [{mark}] {c['name']}: {c['message']}", fg={"FAIL": "red", "WARN": "yellow"}.get(mark))

@@ -26,7 +26,10 @@ from .rubrics import RubricVersion, get_rubric
 
 SCHEMA = "workbench.calibration/1"
 # Bump when the report's content changes shape, so cached reports of the old shape are not reused.
-REPORT_REVISION = 4
+REPORT_REVISION = 5
+# How intervals are made is part of a report's inputs: changing a method must not serve an old report.
+INTERVAL_METHODS = {"bootstrap": stats.bootstrap.INTERVAL, "self_preference": stats.bias.INTERVAL,
+                    "proportion": stats.proportion.METHOD}
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
                       "items": index[["task_id", "category", "producer_model", "producer_family",
                                       "content_hash"]].to_dict("index"),
                       "rubric": rv.hash, "judge": data.judge_row["config_hash"], "run": data.run["id"],
-                      "options": options.to_dict(), "policy": policy.to_dict()}))
+                      "options": options.to_dict(), "policy": policy.to_dict(), "methods": INTERVAL_METHODS}))
     if use_cache:
         cached = store.report(key)
         if cached is not None:
