@@ -217,6 +217,7 @@ def _agreement(r: dict, p: Policy) -> Check:
                      f"{name} has no interval ({m.get('reason') or 'too few items or a single label'}); "
                      f"add labeled items with varied scores.")
     ok = low >= p.min_agreement_lower
+    caveat = (r.get("metric_reasons") or {}).get(name)
     msg = (f"{name} is {_f(value)} (interval {_f(low)} to {_f(_num(m.get('ci_high')))}); its lower bound "
            + (f"clears {p.min_agreement_lower}." if ok else
               f"is below {p.min_agreement_lower}: the judge does not agree with the consensus reliably enough."))
@@ -226,6 +227,8 @@ def _agreement(r: dict, p: Policy) -> Check:
         if direction:
             msg += (f" It scores {abs(_num(mse.get('value')) or 0):.2f} {'higher' if direction == 'lenient' else 'lower'}"
                     f" than the humans on average ({direction}): tighten the rubric's level descriptions.")
+    if caveat:  # e.g. undefined in many resamples: the interval is conditional, and the lead should know
+        msg += f" Note: {caveat}."
     return Check("agreement", "agreement", PASSED if ok else FAILED, {"value": value, "ci_low": low},
                  p.min_agreement_lower, msg)
 
