@@ -199,11 +199,15 @@ def _land_in_one_transaction(store: Store, staged: StagedItems, golden_set: str,
 def _land_through_hidden_set(store: Store, staged: StagedItems, golden_set: str, is_demo: bool,
                              row_bytes: float) -> Landed | None:
     """Copy into a hidden set in short transactions, then name it; None if the name was taken meanwhile."""
-    holder, _ = leases.acquire(store, f"import:{secrets.token_hex(8)}")
-    with store.transaction():
-        gs_id = store.conn.execute(
-            "INSERT INTO golden_sets (name, overlap, is_demo, created_at, importing) VALUES (?, 2, ?, ?, ?)",
-            (f"(importing {holder.key})", int(is_demo), now(), holder.key)).lastrowid
+    def open_hidden_set() -> tuple[leases.Holder, int]:
+        with store.transaction():  # the lease and its set together: a kill leaves both or neither
+            holder, _ = leases.acquire(store, f"import:{secrets.token_hex(8)}")
+            gs_id = store.conn.execute(
+                "INSERT INTO golden_sets (name, overlap, is_demo, created_at, importing) VALUES (?, 2, ?, ?, ?)",
+                (f"(importing {holder.key})", int(is_demo), now(), holder.key)).lastrowid
+            return holder, gs_id
+
+    holder, gs_id = retry_busy(store.conn, open_hidden_set, what=f"import into golden set '{golden_set}'")
     per_chunk = int(max(200, min(CHUNK_MAX_ROWS, CHUNK_BYTES / max(row_bytes, 1.0))))
     longest = 0.0
     named = False
