@@ -28,7 +28,7 @@ def render() -> None:
     try:
         rep = report(golden_set, rubric, judge)
     except WorkbenchError as e:
-        st.warning(str(e))
+        st.warning(prose(str(e)))
         return
     st.caption(f"Golden set {code_span(golden_set)} v{rep['golden_set']['version']} · rubric "
                f"{code_span(rep['rubric']['name'])} v{rep['rubric']['version']} · {code_span(rep['judge']['model'])} "
@@ -89,8 +89,8 @@ def render() -> None:
         if d:
             st.markdown(f"**Drift** from run `{d['baseline_run']}` to `{d['run']}`: flip rate "
                         f"{_fmt(d['flip_rate'], 2)}, Stuart-Maxwell p = {_fmt(d['stuart_maxwell']['p_value'], 4)}; "
-                        f"model versions {', '.join(d['model_versions']['baseline']) or 'unknown'} → "
-                        f"{', '.join(d['model_versions']['candidate']) or 'unknown'}.")
+                        f"model versions {plain(', '.join(d['model_versions']['baseline']) or 'unknown')} → "
+                        f"{plain(', '.join(d['model_versions']['candidate']) or 'unknown')}.")
             st.dataframe(pd.DataFrame([{"metric": k, "change": m["value"], "95% low": m["ci_low"],
                                         "95% high": m["ci_high"]} for k, m in d["deltas"].items()]), hide_index=True)
         else:

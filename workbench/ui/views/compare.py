@@ -8,6 +8,7 @@ import streamlit as st
 from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.ui import auth
+from workbench.ui.components import prose
 from workbench.ui.lead import comparison, page_header, show_chart
 
 ROLES = auth.LEADS
@@ -41,7 +42,7 @@ def render() -> None:
     try:
         result = comparison(golden_set, rubric)
     except WorkbenchError as e:
-        st.warning(str(e))
+        st.warning(prose(str(e)))
         return
     df = table(result)
     st.dataframe(df, hide_index=True, column_config={

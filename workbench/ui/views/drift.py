@@ -8,7 +8,7 @@ import streamlit as st
 from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.ui import auth
-from workbench.ui.components import code_span, plain
+from workbench.ui.components import code_span, plain, prose
 from workbench.ui.lead import page_header, show_chart, timeline
 
 ROLES = auth.LEADS
@@ -22,7 +22,7 @@ def render() -> None:
     try:
         rows = timeline(golden_set, rubric, judge)
     except WorkbenchError as e:
-        st.warning(str(e))
+        st.warning(prose(str(e)))
         return
     show_chart(charts.drift_timeline(rows).properties(title=f"{judge}: agreement per run"))
     moved = [r for r in rows if r["significant"]]
