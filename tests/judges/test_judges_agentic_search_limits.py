@@ -99,7 +99,7 @@ def test_other_requests_of_the_run_proceed_during_a_hostile_search(pattern, guar
     assert [o.score for o in outs] == [-1, 1, 1, 1]
     assert finished["hostile"] - start < short_limit + 1.5
     gaps = [b - a for a, b in zip(ticks, ticks[1:])]
-    assert max(gaps) < 0.3, f"the event loop stalled for {max(gaps):.2f} s"
+    assert max(gaps) < 0.5, f"the event loop stalled for {max(gaps):.2f} s"
     result = hostile.requests[1].messages[-1]["content"]
     if "timed out" in result:  # the benign judgments did not wait for it
         assert max(v for k, v in finished.items() if k != "hostile") < finished["hostile"]
