@@ -30,8 +30,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import ttest_1samp
-from statsmodels.stats.multitest import multipletests
 
 from ._common import check_scale
 from .humans import check_labels, judge_codes_for
@@ -149,6 +147,9 @@ def alternative_annotator_test(
         return result
 
     p_values = []
+    from scipy.stats import ttest_1samp  # heavy imports here, not at import time: the CLI starts faster
+    from statsmodels.stats.multitest import multipletests
+
     rows_out = []
     for rater, group in qualifying:
         with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):

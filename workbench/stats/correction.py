@@ -24,8 +24,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.stats import beta as beta_dist
-from scipy.stats import norm
 
 from ._common import (
     check_bootstrap_options,
@@ -327,6 +325,8 @@ def _check_design_effect(design_effect: Any) -> tuple[float, float]:
 
 def _jeffreys_interval(successes: int, n: int, level: float) -> dict[str, float]:
     """Observed proportion with its Jeffreys interval, the end at 0 or 1 fixed there (Brown, Cai and DasGupta 2001)."""
+    from scipy.stats import beta as beta_dist
+
     tail = (1 - level) / 2
     a, b = successes + _JEFFREYS, n - successes + _JEFFREYS
     low = 0.0 if successes == 0 else float(beta_dist.ppf(tail, a, b))
@@ -427,6 +427,8 @@ def ppi_mean(y: Any, yhat: Any, yhat_unlabeled: Any, *, lam: float | None = None
     lam = float(lam)
     estimate = float(np.mean(lam * yu) + np.mean(y_arr - lam * yh))
     se = float(np.sqrt(np.std(lam * yu) ** 2 / big_n + np.std(y_arr - lam * yh) ** 2 / n))
+    from scipy.stats import norm
+
     z = norm.ppf(1 - (1 - level) / 2)
     half = float(z * se)
     result.update(estimate=estimate, ci_low=estimate - half, ci_high=estimate + half, reason=reason)

@@ -15,7 +15,6 @@ from typing import Any
 import krippendorff
 import numpy as np
 import pandas as pd
-from statsmodels.stats.contingency_tables import SquareTable
 
 from ._common import (
     as_score_map,
@@ -197,6 +196,8 @@ def stuart_maxwell(baseline: Any, candidate: Any, *, scale: Any) -> dict[str, An
     sub = table[np.ix_(moved, moved)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        from statsmodels.stats.contingency_tables import SquareTable  # slow to import: only when needed
+
         result = SquareTable(sub, shift_zeros=False).homogeneity()
     out.update(statistic=float(result.statistic), df=int(result.df), p_value=float(result.pvalue))
     if not np.isfinite(out["p_value"]):

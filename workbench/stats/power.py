@@ -24,7 +24,6 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scipy.stats import norm
 
 from ._common import check_level
 
@@ -44,6 +43,8 @@ def min_detectable_difference(se: float, *, level: float = 0.95, power: float = 
         raise ValueError(f"power must be strictly between 0 and 1 such as 0.5 or 0.8, got {power!r}")
     if not se >= 0:
         return float("nan")
+    from scipy.stats import norm
+
     return float((norm.ppf(1 - (1 - level) / 2) + norm.ppf(power)) * math.sqrt(2) * se)
 
 
@@ -60,6 +61,8 @@ def items_for_interval_width(se: float, n_items: int, *, width: float, level: fl
         raise ValueError(f"width must be a positive interval width such as 0.1, got {width!r}")
     if n_items < 1:
         raise ValueError(f"n_items must be at least 1, got {n_items!r}")
+    from scipy.stats import norm
+
     z = norm.ppf(1 - (1 - level) / 2)
     # Round before ceil so that float noise does not add an item.
     return int(math.ceil(round(n_items * (2 * z * se / width) ** 2, 9)))
