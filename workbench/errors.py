@@ -39,8 +39,20 @@ class NotFound(WorkbenchError):
 
 
 class Conflict(WorkbenchError):
-    """The request contradicts stored state (e.g. changing an immutable version)."""
+    """The request contradicts stored state (e.g. a judge run already running elsewhere)."""
 
 
 class ConfigError(WorkbenchError):
     """Missing SDK, key or setting; the message says what to install or set."""
+
+
+class ModelNameError(ConfigError, ValueError):
+    """A judge model name that `models.parse_model` cannot read.
+
+    `problem` and `fix` are kept apart so that the rubric loader can show them
+    at the offending line; `missing` is "provider" or "service".
+    """
+
+    def __init__(self, problem: str, fix: str, *, missing: str):
+        self.problem, self.fix, self.missing = problem, fix, missing
+        super().__init__(f"{problem}; {fix}")

@@ -8,11 +8,57 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .errors import ModelNameError, NotFound
 from .hashing import sha256_hex
 from .scale import DEFAULT_SCALE, Scale
 
 ITEM_CONTENT_FIELDS = ("task_id", "category", "input", "output", "trajectory", "producer", "reference", "metadata")
-FAMILIES = ("anthropic", "openai", "google", "meta", "mistral", "human")
+#: Providers whose models are named `<provider>/<service>/<model>` (DESIGN 4: OpenAI-compatible servers).
+SERVICE_PROVIDERS = ("openai-api",)
+
+
+@dataclass(frozen=True)
+class ModelName:
+    """A judge's model name split once: its provider prefix, the service (openai-api only) and the bare model."""
+
+    provider: str
+    model: str  # the bare model, as a producer's model is named: may itself contain '/'
+    service: str | None = None
+
+    @property
+    def target(self) -> str:
+        """What follows the provider prefix (the service included): what the provider is created with."""
+        return self.model if self.service is None else f"{self.service}/{self.model}"
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.target}"
+
+
+def parse_model(model: str) -> ModelName:
+    """The one reading of a judge's model name: `<provider>/<model>` or `openai-api/<service>/<model>`.
+
+    Which providers exist is the judge registry's business (`workbench.judges.registry`); this
+    only splits the name (an empty model is left for the provider to refuse). Raises
+    ModelNameError for a name without a provider prefix, or an `openai-api/` name without a service.
+
+    >>> parse_model("openai/gpt-4o")
+    ModelName(provider='openai', model='gpt-4o', service=None)
+    >>> parse_model("openai-api/vllm/meta-llama/Llama-3-8B")
+    ModelName(provider='openai-api', model='meta-llama/Llama-3-8B', service='vllm')
+    >>> parse_model("python/workbench.demo.graders:test_results").model
+    'workbench.demo.graders:test_results'
+    """
+    provider, sep, rest = model.partition("/") if isinstance(model, str) else ("", "", "")
+    if not sep or not provider.strip():
+        raise ModelNameError(f"model {model!r} has no provider prefix",
+                             "write '<provider>/<model>' (e.g. anthropic/claude-sonnet-4-5)", missing="provider")
+    if provider in SERVICE_PROVIDERS:
+        service, sep, bare = rest.partition("/")
+        if not sep or not service:
+            raise ModelNameError(f"model {model!r} does not name a service", f"write '{provider}/<service>/<model>'",
+                                 missing="service")
+        return ModelName(provider, bare, service)
+    return ModelName(provider, rest)
 
 
 @dataclass(frozen=True)
@@ -92,7 +138,7 @@ class JudgeSpec:
     """A candidate judge declared in a rubric: a model, a mode and its call settings."""
 
     id: str
-    model: str  # "<provider>/<model>"
+    model: str  # "<provider>/<model>", read by parse_model
     family: str | None = None
     mode: str = "single"  # single | agentic
     temperature: float | None = None
@@ -103,15 +149,12 @@ class JudgeSpec:
 
     @property
     def provider(self) -> str:
-        return self.model.split("/", 1)[0]
+        return parse_model(self.model).provider
 
     @property
     def model_name(self) -> str:
         """The bare model: 'openai/gpt-4o' -> 'gpt-4o'; 'openai-api/vllm/llama-3' -> 'llama-3'."""
-        parts = self.model.split("/")
-        if parts[0] == "openai-api" and len(parts) >= 3:
-            return "/".join(parts[2:])
-        return "/".join(parts[1:]) if len(parts) > 1 else self.model
+        return parse_model(self.model).model
 
     def config(self) -> dict[str, Any]:
         """What changes the judge's answers (repeats does not: it is how often we ask)."""
@@ -153,7 +196,6 @@ class Rubric:
         for j in self.judges:
             if j.id == judge_id:
                 return j
-        from .errors import NotFound
         known = ", ".join(j.id for j in self.judges) or "none"
         raise NotFound(f"rubric '{self.name}' declares no judge '{judge_id}' (declared: {known}); add it under judges: in the rubric YAML")
 

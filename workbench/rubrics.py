@@ -1,6 +1,9 @@
 """Rubric YAML: loading and validation into a ``Rubric`` (no storage here).
 
-Errors name the file, the line of the offending key and the field path.
+Errors name the file, the line of the offending key and the field path. A
+judge's model is read by ``models.parse_model``, and its provider prefix must
+be one the judge registry knows (``workbench.judges.registry``, which imports
+no provider or SDK until a judge is run).
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ from typing import Any
 
 import yaml
 
-from .errors import InputError
-from .models import Criterion, JudgeSpec, Rubric
+from .errors import InputError, ModelNameError
+from .judges.registry import provider_entry, provider_names
+from .models import Criterion, JudgeSpec, Rubric, parse_model
 from .names import check_name
 from .scale import DEFAULT_SCALE, Scale, ScaleLevel
 from .strict_yaml import load_yaml, read_utf8
@@ -19,7 +23,6 @@ from .strict_yaml import load_yaml, read_utf8
 RUBRIC_KEYS = ("name", "title", "description", "scale", "pass_threshold", "criteria", "instructions", "examples",
                "gate", "judges")
 JUDGE_KEYS = ("id", "model", "family", "mode", "temperature", "max_tokens", "max_turns", "repeats", "see_reference")
-PROVIDERS = ("anthropic", "openai", "openai-api", "python")
 MODES = ("single", "agentic")
 
 
@@ -141,12 +144,16 @@ def _judge(j: Any, ctx: _Ctx, n: int) -> JudgeSpec:
         raise ctx.error(("judges", n, "id"), "a judge needs an 'id'", "add id: my-judge")
     judge_id = ctx.name(("judges", n, "id"), j["id"], "judge id")
     model = j.get("model")
-    if not isinstance(model, str) or "/" not in model or model.split("/", 1)[0] not in PROVIDERS:
+    try:
+        name = parse_model(model)
+    except ModelNameError as exc:
+        if exc.missing != "provider":
+            raise ctx.error(("judges", n, "model"), exc.problem, exc.fix) from None
+        name = None
+    provider = provider_entry(name.provider) if name is not None else None
+    if provider is None:
         raise ctx.error(("judges", n, "model"), f"model {model!r} has no known provider prefix",
-                        f"write '<provider>/<model>' with provider one of {', '.join(PROVIDERS)}")
-    if model.startswith("openai-api/") and model.count("/") < 2:
-        raise ctx.error(("judges", n, "model"), f"model {model!r} does not name a service",
-                        "write 'openai-api/<service>/<model>'")
+                        f"write '<provider>/<model>' with provider one of {', '.join(provider_names())}")
     mode = j.get("mode", "single")
     if mode not in MODES:
         raise ctx.error(("judges", n, "mode"), f"mode {mode!r} is not known", "use single or agentic")
@@ -158,8 +165,9 @@ def _judge(j: Any, ctx: _Ctx, n: int) -> JudgeSpec:
     if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2):
         raise ctx.error(("judges", n, "temperature"), f"temperature must be between 0 and 2, got {t!r}",
                         "write e.g. temperature: 0")
-    # The family of a first-party model is its provider; an OpenAI-compatible server's must be declared.
-    family = j.get("family") or {"anthropic": "anthropic", "openai": "openai"}.get(model.split("/", 1)[0])
+    # The family of a first-party model is its provider's (as registered); an OpenAI-compatible server's
+    # must be declared.
+    family = j.get("family") or provider.family
     return JudgeSpec(id=judge_id, model=model, family=family, mode=mode,
                      temperature=float(t) if t is not None else None, max_tokens=j.get("max_tokens"),
                      max_turns=j.get("max_turns"), repeats=j.get("repeats", 1),

@@ -81,7 +81,7 @@ def test_register_provider(monkeypatch):
     from judge_fakes import ScriptedProvider
 
     from workbench.judges import registry
-    monkeypatch.setattr(registry, "_REGISTERED", {})
+    monkeypatch.setattr(registry, "_PROVIDERS", dict(registry._PROVIDERS))
     made = []
 
     def factory(model, **options):

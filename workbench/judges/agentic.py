@@ -24,10 +24,10 @@ from typing import Any
 import regex
 
 from ..models import Item, JudgeSpec, Rubric
-from .base import ChatProvider, ChatRequest, JudgeContext, JudgeOutcome, ToolDef, Usage
 from .prompting import (DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, VERDICT_TOOL, DelimiterCollision, choose_tag,
                         data_block, parse_verdict, render_step, system_prompt, unscored_reason_for_stop,
                         user_message, verdict_schema, verdict_tool)
+from .types import ChatRequest, ChatSender, JudgeContext, JudgeOutcome, ToolDef, Usage
 
 RESULT_CHARS = 4000
 PREVIEW_CHARS = 80
@@ -286,7 +286,7 @@ class TrajectoryTools:
         return self.call(name, arguments)
 
 
-async def run_agentic(provider: ChatProvider, item: Item, rubric: Rubric, spec: JudgeSpec, *,
+async def run_agentic(provider: ChatSender, item: Item, rubric: Rubric, spec: JudgeSpec, *,
                       ctx: JudgeContext | None = None, tools: TrajectoryTools | None = None) -> JudgeOutcome:
     """Drive the tool loop until `submit_verdict`, the turn limit or the token budget."""
     ctx = ctx or JudgeContext()

@@ -18,8 +18,9 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError
-from .base import BatchState, ChatProvider, ChatRequest, ModelTurn, ProviderError, ToolCall, Usage, sanitize_sdk_error
+from .base import ChatProvider, ProviderError, sanitize_sdk_error
 from .prompting import VERDICT_TOOL
+from .types import BatchState, ChatRequest, ModelTurn, SDKMissing, ToolCall, Usage
 
 log = logging.getLogger(__name__)
 
@@ -27,11 +28,11 @@ KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MAX_RETRIES = 4
 
 
-def _import_sdk():
+def _import_sdk(prefix: str):
     try:
         import anthropic
     except ImportError:
-        raise ConfigError("the anthropic/ provider needs the Anthropic SDK; run: pip install anthropic") from None
+        raise SDKMissing(prefix) from None
     return anthropic
 
 
@@ -48,7 +49,7 @@ class AnthropicProvider(ChatProvider):
         key = env.get(KEY_ENV)
         if not key:
             raise ConfigError(f"the anthropic/ provider needs an API key; set the environment variable {KEY_ENV}")
-        sdk = _import_sdk()
+        sdk = _import_sdk(self.provider)
         self.model = model
         self.secrets = (key,)
         self._sdk = sdk

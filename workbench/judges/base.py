@@ -1,9 +1,11 @@
-"""The judge provider interface and the neutral types every backend speaks.
+"""The judge provider interface, and how a failed API call is reduced to what is safe to keep.
 
 A provider turns (item, rubric, judge spec) into a `JudgeOutcome`. Chat
-providers (Anthropic, OpenAI, OpenAI-compatible servers) share the prompting,
-verdict parsing and agentic loop through `ChatProvider`; each only translates a
-neutral `ChatRequest` to its wire format and the reply back to a `ModelTurn`.
+providers (Anthropic, OpenAI, OpenAI-compatible servers, the scripted mock)
+share the prompting, verdict parsing and agentic loop through `ChatProvider`;
+each only translates a neutral `ChatRequest` to its wire format and the reply
+back to a `ModelTurn`. The neutral types live in `workbench.judges.types` and
+are re-exported here, so a provider module needs only this one.
 
 Errors from an SDK are turned into `ProviderError`, which keeps only the
 message, status code and request id: the SDK's exception object holds the
@@ -16,136 +18,21 @@ import email.utils
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from ..errors import ConfigError, WorkbenchError
 from ..models import Item, JudgeSpec, Rubric
+from . import prompting
+from .agentic import run_agentic
+from .types import (BatchState, BudgetExceeded, ChatRequest, JudgeContext, JudgeOutcome, ModelTurn, RequestGate,
+                    ToolCall, ToolDef, Usage, WorkKey)
 
-WorkKey = tuple[str, str, int]
-"""(judge config hash, item content hash, repeat): the identity of one judgment."""
-
-
-# --------------------------------------------------------------------------- neutral types
-
-@dataclass
-class Usage:
-    """Tokens billed for one or more calls.
-
-    `input_tokens` counts every input token, cached ones included (OpenAI's
-    `prompt_tokens`; Anthropic's `input_tokens + cache_read + cache_creation`).
-    """
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    cache_write_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
-                     self.cached_tokens + other.cached_tokens, self.cache_write_tokens + other.cache_write_tokens)
-
-    @property
-    def total(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-
-@dataclass(frozen=True)
-class ToolDef:
-    name: str
-    description: str
-    parameters: dict[str, Any]  # JSON schema of the arguments object
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    id: str
-    name: str
-    arguments: dict[str, Any] | str  # a str when the model sent arguments that are not a JSON object
-
-
-@dataclass
-class ModelTurn:
-    """One reply of a chat model, in provider-neutral form."""
-
-    text: str | None
-    tool_calls: list[ToolCall]
-    stop_reason: str | None
-    usage: Usage
-    model_version: str | None
-    refusal: str | None = None  # set when the model or the API declined to answer
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """A provider-neutral request.
-
-    `messages` are dicts: {"role": "user", "content": str},
-    {"role": "assistant", "content": str | None, "tool_calls": [ToolCall]},
-    {"role": "tool", "tool_call_id": str, "name": str, "content": str, "is_error": bool?}.
-    `verdict_only` asks for the verdict in this very reply (single mode): a forced
-    `submit_verdict` tool call (Anthropic) or a strict JSON schema (OpenAI).
-    Otherwise `tools` are offered and the model must call one of them.
-    """
-
-    system: str
-    messages: tuple[dict[str, Any], ...]
-    verdict_schema: dict[str, Any]
-    max_tokens: int
-    temperature: float | None = None
-    tools: tuple[ToolDef, ...] = ()
-    verdict_only: bool = True
-
-
-@dataclass
-class JudgeOutcome:
-    """What a provider returns for one judgment; the runner adds cost, latency and time."""
-
-    score: int | None
-    unscored_reason: str | None = None
-    rationale: str | None = None
-    evidence_steps: tuple[int, ...] = ()
-    trace: list[dict] | None = None
-    usage: Usage | None = None
-    model_version: str | None = None
-    n_requests: int = 1
-
-
-class RequestGate(Protocol):
-    """What the runner puts in front of every API call: budget reservation and rate limiting."""
-
-    async def before(self, request: ChatRequest) -> Any:
-        """Wait until the request may be sent; raise BudgetExceeded if it may not. Returns a ticket."""
-
-    def after(self, ticket: Any, usage: Usage | None) -> None:
-        """Settle the ticket with the real usage (None when the call failed)."""
-
-
-class BudgetExceeded(WorkbenchError):
-    """Sending the next request could take the run over its budget."""
-
-
-@dataclass
-class JudgeContext:
-    """Per-judgment services handed to a provider by the runner.
-
-    `system_prompt` is built once per run and reused; `waited_s` accumulates the
-    time the gate held requests back, which is not part of the judgment's latency.
-    """
-
-    gate: RequestGate | None = None
-    system_prompt: str | None = None
-    agentic_token_budget: int = 200_000
-    tag_factory: Callable[[], str] | None = None
-    waited_s: float = 0.0
-
-
-@dataclass(frozen=True)
-class BatchState:
-    status: str  # "in_progress" | "ended" | "failed"
-    counts: dict[str, int] = field(default_factory=dict)
-    detail: str | None = None
+__all__ = [  # the neutral types are part of the provider interface
+    "BatchState", "BudgetExceeded", "ChatProvider", "ChatRequest", "JudgeContext", "JudgeOutcome", "JudgeProvider",
+    "ModelTurn", "ProviderError", "RequestGate", "ToolCall", "ToolDef", "Usage", "WorkKey", "parse_retry_after",
+    "redact", "sanitize_sdk_error",
+]
 
 
 # --------------------------------------------------------------------------- errors and secrets
@@ -333,10 +220,7 @@ class ChatProvider(JudgeProvider):
 
     async def judge(self, item: Item, rubric: Rubric, spec: JudgeSpec, *,
                     ctx: JudgeContext | None = None) -> JudgeOutcome:
-        from . import prompting
-
         if spec.mode == "agentic":
-            from .agentic import run_agentic
             return await run_agentic(self, item, rubric, spec, ctx=ctx)
         if spec.mode != "single":
             raise ConfigError(f"judge '{spec.id}' has mode '{spec.mode}'; use 'single' or 'agentic'")

@@ -25,11 +25,13 @@ from typing import Any
 from ..errors import ConfigError
 from ..hashing import sha256_hex
 from ..models import Item, JudgeSpec, Rubric
-from .base import JudgeContext, JudgeOutcome, JudgeProvider, ModelTurn, ProviderError, Usage, WorkKey
+from .base import JudgeProvider, ProviderError
 from .pricing import cost_usd, estimate_cost, price_for
 from .prompting import DelimiterCollision, estimate_input_tokens, outcome_from_turn, single_request, system_prompt
+from .registry import get_provider
 from .runner import make_judgment, plan_work
 from .sink import PendingBatch, RunSink
+from .types import JudgeContext, JudgeOutcome, ModelTurn, Usage, WorkKey
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +64,6 @@ def _provider(spec: JudgeSpec, provider: JudgeProvider | None, options: dict[str
                           "run it without --batch")
     if provider is not None:
         return provider, False
-    from .registry import get_provider
     return get_provider(spec, **(options or {})), True
 
 

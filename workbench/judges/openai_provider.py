@@ -16,9 +16,11 @@ import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import ConfigError
-from .base import BatchState, ChatProvider, ChatRequest, ModelTurn, ProviderError, ToolCall, Usage, sanitize_sdk_error
+from ..errors import ConfigError, ModelNameError
+from ..models import parse_model
+from .base import ChatProvider, ProviderError, sanitize_sdk_error
 from .prompting import VERDICT_TOOL
+from .types import BatchState, ChatRequest, ModelTurn, SDKMissing, ToolCall, Usage
 
 DEFAULT_MAX_RETRIES = 4
 TERMINAL = {"completed": "ended", "expired": "ended", "cancelled": "ended", "failed": "failed"}
@@ -28,7 +30,7 @@ def _import_sdk(prefix: str):
     try:
         import openai
     except ImportError:
-        raise ConfigError(f"the {prefix}/ provider needs the OpenAI SDK; run: pip install openai") from None
+        raise SDKMissing(prefix) from None
     return openai
 
 
@@ -197,10 +199,14 @@ class OpenAICompatibleProvider(OpenAIProvider):
     max_tokens_param = "max_tokens"
 
     def __init__(self, model: str, *, env: Mapping[str, str] | None = None, **kwargs: Any):
-        service, _, bare = model.partition("/")
-        if not service or not bare:
-            raise ConfigError(f"'openai-api/{model}' must be openai-api/<service>/<model>, "
+        try:
+            name = parse_model(f"{self.provider}/{model}")
+        except ModelNameError:
+            name = None
+        if name is None or not name.model:
+            raise ConfigError(f"'{self.provider}/{model}' must be {self.provider}/<service>/<model>, "
                               "e.g. openai-api/vllm/meta-llama/Llama-3.1-8B-Instruct")
+        service, bare = name.service, name.model
         env = os.environ if env is None else env
         url_var, key_var = service_env(service)
         base_url = env.get(url_var)

@@ -14,7 +14,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from .base import Usage
+from .types import Usage
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..models import Item, JudgeSpec, Rubric
-from .base import ChatRequest, JudgeContext, JudgeOutcome, ModelTurn, ToolDef
+from .types import ChatRequest, JudgeContext, JudgeOutcome, ModelTurn, ToolDef
 
 VERDICT_TOOL = "submit_verdict"
 DEFAULT_MAX_TOKENS = 1024
@@ -318,15 +318,22 @@ def outcome_from_turn(turn: ModelTurn, rubric: Rubric, item: Item) -> JudgeOutco
 
 # --------------------------------------------------------------------------- estimates
 
-def estimate_tokens(text: str) -> int:
-    """About four characters per token: enough for budgets and rate limits, not for billing."""
-    return len(text) // 4 + 1
-
-
+CHARS_PER_TOKEN = 4
 TOOLS_OVERHEAD_CHARS = 400  # tool/schema definitions and message framing
 
 
+def tokens_for_chars(chars: int) -> int:
+    """The one token estimate: about four characters per token, rounded up; for budgets, rate limits and
+    `--dry-run`, not for billing.
+
+    >>> tokens_for_chars(0), tokens_for_chars(4_000)
+    (1, 1001)
+    """
+    return chars // CHARS_PER_TOKEN + 1
+
+
 def estimate_input_tokens(request: ChatRequest) -> int:
+    """Input tokens of a request, from its characters."""
     chars = len(request.system) + TOOLS_OVERHEAD_CHARS
     for m in request.messages:
         content = m.get("content")
@@ -335,12 +342,7 @@ def estimate_input_tokens(request: ChatRequest) -> int:
             chars += len(str(call.arguments)) + 32
     if request.tools:
         chars += sum(len(t.description) + 60 * len(t.parameters.get("properties", {})) for t in request.tools)
-    return chars // 4 + 1
-
-
-def estimate_request_tokens(request: ChatRequest) -> int:
-    """Input estimate plus the most the reply may use: what a tokens-per-minute limit counts."""
-    return estimate_input_tokens(request) + request.max_tokens
+    return tokens_for_chars(chars)
 
 
 def estimate_item_chars(item: Item, spec: JudgeSpec) -> int:

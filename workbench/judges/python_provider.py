@@ -15,8 +15,9 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..models import Item, JudgeSpec, Rubric
-from .base import JudgeContext, JudgeOutcome, JudgeProvider
+from .base import JudgeProvider
 from .prompting import parse_verdict
+from .types import JudgeContext, JudgeOutcome
 
 
 class PythonProvider(JudgeProvider):

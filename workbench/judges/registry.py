@@ -1,9 +1,19 @@
-"""Find a provider by the `provider/` prefix of a judge's model, importing its module (and SDK) lazily.
+"""The provider registry: the one list of judge model prefixes, each found lazily by its `provider/` prefix.
 
     get_provider("anthropic/claude-sonnet-4-5")
     get_provider(spec, http_client=httpx2.AsyncClient(transport=...), max_retries=0)
 
-Third parties can add a prefix with `register_provider`.
+A provider is registered with the `model_provider` decorator (Inspect's
+`@modelapi`): the decorated function imports the provider module inside its
+body and returns the provider class, so neither the module nor its SDK is
+imported until a judge of that prefix is created; the decorator also records
+the SDK the provider needs and the `pip install` that provides it. The rubric
+loader asks this registry which prefixes exist (`provider_entry`), and the
+runner asks it whether a provider is prompted and billed.
+
+Third parties add a prefix with the decorator, or with `register_provider` and
+a ready factory. Importing this module imports no provider module, no SDK and
+nothing of the judge engine but its neutral types.
 """
 
 from __future__ import annotations
@@ -11,46 +21,112 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
-from ..models import JudgeSpec
-from .base import JudgeProvider
+from ..errors import ConfigError, ModelNameError
+from ..models import JudgeSpec, ModelName, parse_model
+from .types import SDKMissing
 
-_BUILTIN: dict[str, str] = {
-    "anthropic": "workbench.judges.anthropic_provider:AnthropicProvider",
-    "openai": "workbench.judges.openai_provider:OpenAIProvider",
-    "openai-api": "workbench.judges.openai_provider:OpenAICompatibleProvider",
-    "python": "workbench.judges.python_provider:PythonProvider",
-}
-_REGISTERED: dict[str, Callable[..., JudgeProvider] | str] = {}
+if TYPE_CHECKING:
+    from .base import JudgeProvider
+
+ProviderFactory = Callable[..., "JudgeProvider"]
+"""`factory(target, **options)`: the provider for the name after the prefix, e.g. `AnthropicProvider`."""
 
 
-def register_provider(prefix: str, factory: Callable[..., JudgeProvider] | str) -> None:
-    """Make `<prefix>/<model>` resolve to `factory(model, **options)` ('module:attr' strings load lazily)."""
-    if "/" in prefix or not prefix:
+@dataclass(frozen=True)
+class ProviderEntry:
+    """One registered prefix: how to make its provider and what it needs."""
+
+    prefix: str
+    load: Callable[[], ProviderFactory]  # imports the provider module; returns the factory (its class)
+    pip: str | None = None  # what to install for the SDK the provider imports, e.g. "anthropic"
+    sdk_title: str | None = None  # how the message names that SDK, e.g. "the Anthropic SDK"
+    family: str | None = None  # the family of every model of this prefix (first-party APIs), else declared
+    prompted: bool = True  # a chat model shown the rubric's prompt: its tokens are estimated
+    billed: bool = True  # its tokens cost money by the price table (False: every judgment costs 0)
+
+    def sdk_missing(self) -> ConfigError:
+        """What to `pip install` when the provider's SDK will not import."""
+        return ConfigError(f"the {self.prefix}/ provider needs {self.sdk_title or 'its SDK'}; "
+                           f"run: pip install {self.pip or self.prefix}")
+
+
+_PROVIDERS: dict[str, ProviderEntry] = {}
+
+
+def _check_prefix(prefix: str) -> None:
+    if not isinstance(prefix, str) or not prefix or "/" in prefix:
         raise ValueError(f"provider prefix must be a non-empty name without '/', got {prefix!r}")
-    _REGISTERED[prefix] = factory
+
+
+def model_provider(prefix: str, *, pip: str | None = None, sdk_title: str | None = None,
+                   family: str | None = None, prompted: bool = True,
+                   billed: bool = True) -> Callable[[Callable[[], ProviderFactory]], Callable[[], ProviderFactory]]:
+    """Register `<prefix>/<model>`: decorate a function that imports the provider and returns its class.
+
+        @model_provider("anthropic", pip="anthropic", sdk_title="the Anthropic SDK", family="anthropic")
+        def _anthropic():
+            from .anthropic_provider import AnthropicProvider
+            return AnthropicProvider
+
+    The class is called as `cls(target, env=..., **options)`, `target` being the
+    name after the prefix (`<service>/<model>` for openai-api). A provider
+    module imports its SDK when a provider is created and, if that fails,
+    raises `types.SDKMissing`, which `get_provider` turns into the `pip install`
+    recorded here.
+    """
+    _check_prefix(prefix)
+
+    def register(load: Callable[[], ProviderFactory]) -> Callable[[], ProviderFactory]:
+        _PROVIDERS[prefix] = ProviderEntry(prefix, load, pip=pip, sdk_title=sdk_title, family=family,
+                                           prompted=prompted, billed=billed)
+        return load
+
+    return register
+
+
+def register_provider(prefix: str, factory: ProviderFactory | str) -> None:
+    """Make `<prefix>/<model>` resolve to `factory(model, **options)` ('module:attr' strings load lazily)."""
+    _check_prefix(prefix)
+
+    def load() -> ProviderFactory:
+        if not isinstance(factory, str):
+            return factory
+        module_name, _, attr = factory.partition(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+    _PROVIDERS[prefix] = ProviderEntry(prefix, load)
 
 
 def provider_names() -> list[str]:
-    return sorted({*_BUILTIN, *_REGISTERED})
+    return sorted(_PROVIDERS)
 
 
-def split_model(model: str) -> tuple[str, str]:
-    """'openai-api/vllm/llama' -> ('openai-api', 'vllm/llama')."""
-    prefix, sep, rest = model.partition("/")
-    if not sep:
-        raise ConfigError(f"judge model '{model}' needs a provider prefix, one of: "
-                          + ", ".join(f"{p}/" for p in provider_names()) + " (e.g. anthropic/claude-sonnet-4-5)")
-    return prefix, rest
+def provider_entry(prefix: str) -> ProviderEntry | None:
+    """The registered provider of a prefix, or None."""
+    return _PROVIDERS.get(prefix)
 
 
-def _load(target: Callable[..., JudgeProvider] | str) -> Callable[..., JudgeProvider]:
-    if not isinstance(target, str):
-        return target
-    module_name, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module_name), attr)
+def _known() -> str:
+    return ", ".join(f"{p}/" for p in provider_names())
+
+
+def resolve(model: str | JudgeSpec) -> tuple[ModelName, ProviderEntry]:
+    """The parsed name and the registered provider of a judge's model; ConfigError naming the known prefixes."""
+    name = model.model if isinstance(model, JudgeSpec) else model
+    try:
+        parsed = parse_model(name)
+    except ModelNameError as exc:
+        if exc.missing == "provider":
+            raise ConfigError(f"judge model '{name}' needs a provider prefix, one of: {_known()} "
+                              "(e.g. anthropic/claude-sonnet-4-5)") from None
+        raise
+    entry = provider_entry(parsed.provider)
+    if entry is None:
+        raise ConfigError(f"unknown judge provider '{parsed.provider}/' in '{name}'; use one of: {_known()}")
+    return parsed, entry
 
 
 class _KeysChecked(Mapping):
@@ -74,24 +150,57 @@ class _KeysChecked(Mapping):
 
 
 def get_provider(model: str | JudgeSpec, *, env: Mapping[str, str] | None = None, http_client: Any = None,
-                 max_retries: int | None = None, timeout: float | None = None) -> JudgeProvider:
+                 max_retries: int | None = None, timeout: float | None = None,
+                 **provider_args: Any) -> JudgeProvider:
     """The provider for `<provider>/<model>`.
 
     Keys come only from `env` (default `os.environ`; the UI may pass Streamlit
     secrets through it) and are never stored outside the SDK client. Raises
     ConfigError naming the `pip install` or environment variable that is missing.
+    `provider_args` go to the provider as they are (e.g. the mock provider's
+    `verdicts`).
     """
-    name = model.model if isinstance(model, JudgeSpec) else model
-    prefix, rest = split_model(name)
-    target = _REGISTERED.get(prefix) or _BUILTIN.get(prefix)
-    if target is None:
-        raise ConfigError(f"unknown judge provider '{prefix}/' in '{name}'; use one of: "
-                          + ", ".join(f"{p}/" for p in provider_names()))
-    options: dict[str, Any] = {"env": _KeysChecked(os.environ if env is None else env)}
+    parsed, entry = resolve(model)
+    options: dict[str, Any] = {"env": _KeysChecked(os.environ if env is None else env), **provider_args}
     if http_client is not None:
         options["http_client"] = http_client
     if max_retries is not None:
         options["max_retries"] = max_retries
     if timeout is not None:
         options["timeout"] = timeout
-    return _load(target)(rest, **options)
+    try:
+        return entry.load()(parsed.target, **options)
+    except SDKMissing:
+        raise entry.sdk_missing() from None
+
+
+# --------------------------------------------------------------------------- the built-in providers
+
+@model_provider("anthropic", pip="anthropic", sdk_title="the Anthropic SDK", family="anthropic")
+def _anthropic() -> ProviderFactory:
+    from .anthropic_provider import AnthropicProvider
+    return AnthropicProvider
+
+
+@model_provider("openai", pip="openai", sdk_title="the OpenAI SDK", family="openai")
+def _openai() -> ProviderFactory:
+    from .openai_provider import OpenAIProvider
+    return OpenAIProvider
+
+
+@model_provider("openai-api", pip="openai", sdk_title="the OpenAI SDK")  # family: declared in the rubric
+def _openai_api() -> ProviderFactory:
+    from .openai_provider import OpenAICompatibleProvider
+    return OpenAICompatibleProvider
+
+
+@model_provider("python", prompted=False, billed=False)
+def _python() -> ProviderFactory:
+    from .python_provider import PythonProvider
+    return PythonProvider
+
+
+@model_provider("mock", billed=False)
+def _mock() -> ProviderFactory:
+    from .mock_provider import MockProvider
+    return MockProvider

@@ -29,12 +29,14 @@ from typing import Any
 
 from ..errors import ConfigError, WorkbenchError
 from ..models import Item, JudgeSpec, Judgment, Rubric
-from .base import BudgetExceeded, ChatRequest, JudgeContext, JudgeOutcome, JudgeProvider, ProviderError, Usage, WorkKey
+from .base import JudgeProvider, ProviderError
 from .pricing import PRICE_TABLE_VERSION, cost_usd, estimate_cost, price_for, warn_unpriced
 from .prompting import (DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, TOOLS_OVERHEAD_CHARS, estimate_input_tokens,
-                        estimate_item_chars, system_prompt)
+                        estimate_item_chars, system_prompt, tokens_for_chars)
 from .ratelimit import RateLimiter
+from .registry import get_provider, provider_entry
 from .sink import RunSink
+from .types import BudgetExceeded, ChatRequest, JudgeContext, JudgeOutcome, Usage, WorkKey
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,14 @@ class RunAborted(WorkbenchError):
 
 
 # --------------------------------------------------------------------------- planning
+
+def provider_traits(spec: JudgeSpec) -> tuple[bool, bool]:
+    """(prompted, billed) of the judge's provider, as registered: is it shown the rubric's prompt (its
+    tokens estimated), and do its tokens cost money. A provider handed to the runner under a prefix
+    registered nowhere counts as a billed chat model."""
+    entry = provider_entry(spec.provider)
+    return (True, True) if entry is None else (entry.prompted, entry.billed)
+
 
 def plan_work(items: Sequence[Item], rubric: Rubric, spec: JudgeSpec, *, repeats: int | None = None,
               limit: int | None = None) -> tuple[list[tuple[WorkKey, Item]], list[str]]:
@@ -112,13 +122,13 @@ def judgment_token_estimate(item: Item, spec: JudgeSpec, system_chars: int, *,
     """(expected input, expected output, worst-case total) tokens for one judgment."""
     max_tokens = spec.max_tokens or DEFAULT_MAX_TOKENS
     if spec.mode == "agentic":
-        base = (system_chars + TOOLS_OVERHEAD_CHARS + 1500 + min(len(item.input), 8000)) // 4
+        base = tokens_for_chars(system_chars + TOOLS_OVERHEAD_CHARS + 1500 + min(len(item.input), 8000))
         turns = min(spec.max_turns or DEFAULT_MAX_TURNS, EXPECTED_AGENTIC_TURNS)
         grow = AGENTIC_RESULT_TOKENS + AGENTIC_TURN_OUTPUT_TOKENS
         expected_in = sum(base + t * grow for t in range(turns))
         expected_out = turns * AGENTIC_TURN_OUTPUT_TOKENS + EXPECTED_OUTPUT_TOKENS
         return expected_in, expected_out, agentic_token_budget + max_tokens
-    expected_in = (system_chars + estimate_item_chars(item, spec) + TOOLS_OVERHEAD_CHARS) // 4 + 1
+    expected_in = tokens_for_chars(system_chars + estimate_item_chars(item, spec) + TOOLS_OVERHEAD_CHARS)
     return expected_in, min(max_tokens, EXPECTED_OUTPUT_TOKENS), expected_in + max_tokens
 
 
@@ -129,10 +139,10 @@ def estimate_run(items: Sequence[Item], rubric: Rubric, spec: JudgeSpec, *, done
     work, duplicates = plan_work(items, rubric, spec, repeats=repeats, limit=limit)
     done = done_keys or set()
     todo = [(k, it) for k, it in work if k not in done]
-    chat = spec.provider != "python"
-    system_chars = len(system_prompt(rubric, spec)) if chat else 0
+    prompted, billed = provider_traits(spec)
+    system_chars = len(system_prompt(rubric, spec)) if prompted else 0
     tin = tout = worst_in = worst_out = 0
-    if chat:
+    if prompted:
         max_tokens = spec.max_tokens or DEFAULT_MAX_TOKENS
         for _, item in todo:
             i, o, worst = judgment_token_estimate(item, spec, system_chars,
@@ -140,7 +150,7 @@ def estimate_run(items: Sequence[Item], rubric: Rubric, spec: JudgeSpec, *, done
             tin, tout = tin + i, tout + o
             worst_in += worst - max_tokens
             worst_out += max_tokens
-    if not chat:
+    if not billed:
         cost = max_cost = 0.0
     else:
         cost = estimate_cost(spec.model_name, tin, tout, batch=batch)
@@ -185,8 +195,8 @@ class RunReport:
 class _Gate:
     """Budget reservation and rate limiting in front of each API request."""
 
-    def __init__(self, limiter: RateLimiter, budget_usd: float | None, model: str):
-        self.limiter, self.budget, self.model = limiter, budget_usd, model
+    def __init__(self, limiter: RateLimiter, budget_usd: float | None, model: str, *, billed: bool = True):
+        self.limiter, self.budget, self.model, self.billed = limiter, budget_usd, model, billed
         self.spent = 0.0
         self.reserved = 0.0
         self.requests = 0
@@ -197,7 +207,7 @@ class _Gate:
             return None
         est_in = estimate_input_tokens(request)
         reserve = 0.0
-        if self.budget is not None:
+        if self.budget is not None and self.billed:
             reserve = estimate_cost(self.model, est_in, request.max_tokens) or 0.0
             if self.spent + self.reserved + reserve > self.budget:
                 raise BudgetExceeded(f"the next request (up to ${reserve:.4f}) would take the run over its budget "
@@ -207,7 +217,7 @@ class _Gate:
         return reserve, est_in + request.max_tokens
 
     def after(self, ticket: tuple[float, int] | None, usage: Usage | None) -> None:
-        if usage is not None:
+        if usage is not None and self.billed:
             self.spent += cost_usd(self.model, usage) or 0.0
         if ticket is None:
             return
@@ -280,19 +290,18 @@ async def run_judge(
                        n_skipped=len(work) - len(todo), duplicates=duplicates)
     if not todo:
         return report
-    chat = spec.provider != "python"
+    prompted, billed = provider_traits(spec)
     model_id = spec.model_name
-    if budget_usd is not None and chat and price_for(model_id) is None:
+    if budget_usd is not None and billed and price_for(model_id) is None:
         raise ConfigError(f"--budget needs a price for '{model_id}', which price table {PRICE_TABLE_VERSION} "
                           "does not have; run without --budget or add the model to workbench/judges/pricing.py")
     own_provider = provider is None
     if provider is None:
-        from .registry import get_provider
         provider = get_provider(spec, **(provider_options or {}))
 
     limiter = RateLimiter(requests_per_minute, tokens_per_minute, clock=clock, sleep=sleep)
-    gate = _Gate(limiter, budget_usd, model_id)
-    system = system_prompt(rubric, spec) if chat else None
+    gate = _Gate(limiter, budget_usd, model_id, billed=billed)
+    system = system_prompt(rubric, spec) if prompted else None
     state: dict[str, Any] = {"stopping": False, "fatal": None}
 
     def stop(reason: str) -> None:
@@ -327,8 +336,10 @@ async def run_judge(
     arecord = getattr(sink, "arecord", None)  # a sink that may wait on a busy database does it off the loop
 
     async def record(key: WorkKey, item: Item, outcome: JudgeOutcome, latency_ms: float | None) -> None:
-        cost = cost_usd(model_id, outcome.usage) if chat and outcome.usage is not None else (
-            0.0 if not chat else None)
+        if not billed:
+            cost: float | None = 0.0
+        else:
+            cost = cost_usd(model_id, outcome.usage) if outcome.usage is not None else None
         judgment = make_judgment(item, key[2], outcome, cost=cost, latency_ms=latency_ms)
         if arecord is not None:
             # shielded: a stop or budget cancel while the write waits must not lose the verdict

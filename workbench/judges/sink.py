@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ..models import Judgment
-from .base import WorkKey
+from .types import WorkKey
 
 
 @dataclass(frozen=True)
