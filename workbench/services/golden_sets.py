@@ -68,6 +68,8 @@ def import_items(store: Store, path: str | Path, golden_set: str, *, progress: P
     except NotFound:
         gs_id = None  # created when the items land
     with store.staged_items() as staged:
+        if gs_id is not None:
+            staged.check_against(store, gs_id)
         batch: dict[str, tuple[int, dict]] = {}  # item_id -> (line, row)
 
         def flush() -> None:

@@ -43,13 +43,14 @@ HIDDEN_SET_MIN_BYTES = 32 << 20
 # The copy into a hidden set: the first transaction writes about CHUNK_BYTES, the next ones are sized to hold the
 # write lock about CHUNK_TARGET_S each.
 CHUNK_BYTES = 4 << 20
-CHUNK_TARGET_S = 0.25
+CHUNK_TARGET_S = 0.15
 CHUNK_MIN_ROWS, CHUNK_MAX_ROWS = 100, 50_000
 DISCARD_ROWS = 5_000
 # Between two copy transactions the import leaves the lock free this long (checkpointing meanwhile). SQLite queues
 # no one: a writer kept waiting polls the lock with sleeps that grow to 100 ms, so an import that took the lock
-# straight back would starve it (reviewers measured waiting 1.7 s behind a run of 0.15 s chunks).
-YIELD_S = 0.12
+# straight back would starve it (reviewers measured waiting 1.7 s behind a run of 0.15 s chunks). Longer than one
+# poll, with room for a busy machine to schedule the waiting process late.
+YIELD_S = 0.2
 
 _COLUMNS = "item_id, task_id, category, producer_model, producer_family, content, content_hash"
 
@@ -69,6 +70,14 @@ class StagedItems:
             seq INTEGER PRIMARY KEY, item_id TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, task_id TEXT NOT NULL,
             category TEXT NOT NULL, producer_model TEXT, producer_family TEXT, content TEXT NOT NULL,
             content_hash TEXT NOT NULL, present INTEGER NOT NULL DEFAULT 0)""")
+        # Items of the golden set below this position were there before staging began, so the ``present`` marks
+        # already account for them; whatever lands meanwhile comes above it (positions only grow). None: the set
+        # did not exist, every item of it is new.
+        self.checked_below: int | None = None
+
+    def check_against(self, store: Store, golden_set_id: int) -> None:
+        """Call before comparing staged ids with the golden set's items (``Store.item_hashes``)."""
+        self.checked_below = store.next_item_position(golden_set_id)
 
     def close(self) -> None:
         self.conn.close()
@@ -166,19 +175,22 @@ def _land_in_one_transaction(store: Store, staged: StagedItems, golden_set: str,
             with store.transaction():
                 t0 = time.perf_counter()
                 gs_id = store.ensure_golden_set(golden_set, is_demo=is_demo)
+                # only items that landed after staging began can collide with an id staged as new
+                since = staged.checked_below or 0
                 conflict = store._one(f"""
-                    SELECT s.item_id, s.line FROM {schema}.staged s
-                    JOIN main.items i ON i.golden_set_id = ? AND i.item_id = s.item_id
-                    WHERE s.present = 0 AND i.content_hash != s.content_hash ORDER BY s.seq LIMIT 1""", (gs_id,))
+                    SELECT s.item_id, s.line FROM main.items i JOIN {schema}.staged s ON s.item_id = i.item_id
+                    WHERE i.golden_set_id = ? AND i.position >= ? AND s.present = 0
+                      AND i.content_hash != s.content_hash ORDER BY s.seq LIMIT 1""", (gs_id, since))
                 if conflict:
                     raise _Refused((conflict["item_id"], conflict["line"]))
                 base = store.next_item_position(gs_id)
+                # positions follow the file (with gaps where an item was already there): no sort under the lock
                 cur = store.conn.execute(f"""
                     INSERT INTO main.items (golden_set_id, {_COLUMNS}, position, created_at)
-                    SELECT ?, {_COLUMNS}, ? + row_number() OVER (ORDER BY s.seq) - 1, ? FROM {schema}.staged s
-                    WHERE s.present = 0 AND NOT EXISTS (
-                        SELECT 1 FROM main.items i WHERE i.golden_set_id = ? AND i.item_id = s.item_id)
-                    ORDER BY s.seq""", (gs_id, base, now(), gs_id))
+                    SELECT ?, {_COLUMNS}, ? + s.seq - 1, ? FROM {schema}.staged s
+                    WHERE s.present = 0 AND s.item_id NOT IN (
+                        SELECT item_id FROM main.items WHERE golden_set_id = ? AND position >= ?)""",
+                                         (gs_id, base, now(), gs_id, since))
                 added = cur.rowcount
         except _Refused as refused:
             return Landed(0, refused.conflict, time.perf_counter() - t0)
