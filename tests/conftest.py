@@ -33,7 +33,7 @@ def store(db_path: Path):
 def demo_db_template(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("demo") / "demo.db"
     with Store(path) as s:
-        seed_demo(s, ROOT)
+        seed_demo(s)
         s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return path
 
@@ -49,12 +49,15 @@ def demo_store(demo_db_template: Path, tmp_path: Path):
 
 
 class Cli:
+    """The CLI on a private database, with the database's folder as the workspace (never the source tree)."""
+
     def __init__(self, db: Path):
         self.db = db
         self.runner = CliRunner()
 
     def __call__(self, *args: str, input: str | None = None):
-        return self.runner.invoke(main, ["--db", str(self.db), *map(str, args)], input=input, catch_exceptions=False)
+        return self.runner.invoke(main, ["--db", str(self.db), "--project", str(self.db.parent), *map(str, args)],
+                                  input=input, catch_exceptions=False)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import DEMO_DIR, DEMO_RUBRIC, ROOT, write
 from workbench.cli import main
+from workbench.store import Store
 
 
 def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
@@ -84,6 +85,7 @@ def test_rubric_versions(cli, tmp_path):
     (["rubric", "show", "nope"], "no rubric 'nope'; add it with 'workbench rubric add rubrics/nope.yaml'"),
 ])
 def test_errors_are_one_sentence_without_traceback(cli, args, needle):
+    Store(cli.db).close()  # an empty database: read-only commands refuse a missing one (tests/test_workspace.py)
     r = cli(*args)
     assert r.exit_code == 1
     assert needle in r.stderr and "Traceback" not in r.output

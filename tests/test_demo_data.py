@@ -1,19 +1,26 @@
-"""The committed demo files are exactly what the seeded generator writes."""
+"""The committed demo files (the package data) are exactly what the seeded generator writes."""
 
 from __future__ import annotations
 
-
 from tests.conftest import ROOT
-from workbench.demo.generator import write_demo
+from workbench.demo.generator import DATA_DIR, write_demo
+from workbench.services.demo import demo_files
 
 
 def test_committed_demo_matches_generator(tmp_path):
     write_demo(tmp_path)
-    for sub in ("golden_sets/demo", "rubrics"):
-        for f in sorted((tmp_path / sub).rglob("*")):
-            if f.is_file():
-                committed = ROOT / f.relative_to(tmp_path)
-                assert committed.read_bytes() == f.read_bytes(), f"{committed} differs from the generator's output"
+    written = sorted(f.relative_to(tmp_path).as_posix() for f in tmp_path.rglob("*") if f.is_file())
+    assert written == [str(rel) for rel, _ in demo_files()], "the package data and the generator's files differ"
+    for rel in written:
+        committed = DATA_DIR / rel
+        assert committed.read_bytes() == (tmp_path / rel).read_bytes(), f"{committed} differs from the generator's output"
+
+
+def test_the_repository_example_workspace_is_the_package_data():
+    """golden_sets/demo and rubrics/demo-patch-quality.yaml at the top are links to the package data, not copies."""
+    assert (ROOT / "golden_sets" / "demo").resolve() == (DATA_DIR / "golden_sets" / "demo").resolve()
+    assert (ROOT / "rubrics" / "demo-patch-quality.yaml").resolve() == \
+        (DATA_DIR / "rubrics" / "demo-patch-quality.yaml").resolve()
 
 
 def test_demo_has_the_promised_shape(demo_store):

@@ -229,14 +229,13 @@ def test_duplicate_keys_refused_with_both_lines(cli, tmp_path):
 @pytest.fixture(scope="module")
 def bundle_text(tmp_path_factory) -> str:
     """A real exported bundle's text (exported once for the module)."""
-    from tests.conftest import ROOT
     from workbench.services.calibration import Options
     from workbench.services.demo import seed_demo
     from workbench.services.export import export_bundle
 
     folder = tmp_path_factory.mktemp("bundle")
     with Store(folder / "d.db") as s:
-        seed_demo(s, ROOT)
+        seed_demo(s)
         res = export_bundle(s, "demo", "demo-patch-quality", "careful-sonnet", out_dir=folder,
                             options=Options(resamples=200))
     return res.path.read_text()

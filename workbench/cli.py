@@ -1,42 +1,120 @@
 """The `workbench` command line: thin commands over the services (DESIGN section 8).
 
-Every command takes the global --db (or WORKBENCH_DB). Errors are one sentence
-with the fix and a non-zero exit, never a traceback.
+Every command takes the global --db (or WORKBENCH_DB) and --project (or
+WORKBENCH_PROJECT), before or after the subcommand; the workspace is resolved
+once here and handed to the services. Errors are one sentence with the fix
+and a non-zero exit, never a traceback.
 """
 
 from __future__ import annotations
 
 import errno
 import functools
+import io
 import json
 import math
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import click
 
-from .errors import InputError, WorkbenchError
+from .errors import InputError, NotFound, WorkbenchError
 from .scale import fmt as _fmt
-from .store import Store, default_db_path
+from .store import Store
+from .workspace import Workspace
 
 EXIT_ERROR = 1
 EXIT_GATE_FAILED = 3
+EXIT_BROKEN_PIPE = 128 + 13  # as a command killed by SIGPIPE (`yes | head -1`): the reader stopped reading
+UI_STOP_GRACE_S = 10.0  # how long the UI server may take to stop before it is killed
 
 
 class Ctx:
-    def __init__(self, db: str):
+    """The global options of one invocation, and the workspace and store they resolve to (once, lazily)."""
+
+    def __init__(self, db: str | None = None, project: str | None = None):
         self.db = db
+        self.project = project
+        self.creates_db = False  # set by the command: may it create a missing database?
+        self._workspace: Workspace | None = None
         self._store: Store | None = None
 
     @property
+    def workspace(self) -> Workspace:
+        if self._workspace is None:
+            ws = Workspace.resolve(self.project, self.db)
+            if not ws.root.is_dir() and not self.creates_db:
+                raise NotFound(f"the project folder {ws.root} does not exist; create it with "
+                               f"'workbench init --project {_quote(ws.root)}' or give --project an existing folder.")
+            self._workspace = ws
+        return self._workspace
+
+    @property
     def store(self) -> Store:
+        """The workspace's store; only commands that add data may create a missing database file."""
         if self._store is None:
-            self._store = Store(self.db)
+            db = self.workspace.db
+            if not self.creates_db and str(db) != ":memory:" and not db.exists():
+                raise NotFound(f"there is no workbench database at {_shown(db)}; run 'workbench demo' to try the demo "
+                               "or 'workbench import items FILE --golden-set G' to start your own, or point --db "
+                               "at an existing one.")
+            db.parent.mkdir(parents=True, exist_ok=True)
+            self._store = Store(db)
         return self._store
+
+
+def _shown(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    path = Path(path)
+    try:
+        return str(path.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _quote(path: Path) -> str:
+    text = str(path)
+    return f"'{text}'" if any(c.isspace() for c in text) else text
+
+
+def _set_global_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if value is not None:  # given after the subcommand: wins over the one given before it
+        setattr(ctx.ensure_object(Ctx), param.name, value)
+    return value
+
+
+def _global_options() -> list[click.Option]:
+    return [
+        click.Option(["--db"], metavar="PATH", default=None, expose_value=False, callback=_set_global_option,
+                     help="SQLite database file (or set WORKBENCH_DB; default: workbench.db in the project)."),
+        click.Option(["--project"], metavar="DIR", default=None, expose_value=False, callback=_set_global_option,
+                     help="Workspace folder with golden_sets/, rubrics/ and reports/ (or set WORKBENCH_PROJECT; "
+                          "default: the working directory)."),
+    ]
+
+
+class WorkbenchCommand(click.Command):
+    """A command that also takes the global options after its name, and says whether it may create a database."""
+
+    def __init__(self, *args: Any, creates_db: bool = False, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.creates_db = creates_db
+        self.params.extend(_global_options())
+
+    def invoke(self, ctx: click.Context) -> Any:
+        ctx.ensure_object(Ctx).creates_db = self.creates_db
+        return super().invoke(ctx)
+
+
+class WorkbenchGroup(click.Group):
+    command_class = WorkbenchCommand
+    group_class = type  # subgroups (rubric, import, ...) make their commands the same way
 
 
 def clean_errors(fn: Callable) -> Callable:
@@ -46,6 +124,8 @@ def clean_errors(fn: Callable) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:
+            _quiet_broken_pipe()
         except WorkbenchError as e:
             click.secho(f"Error: {e}", fg="red", err=True)
             sys.exit(EXIT_ERROR)
@@ -69,6 +149,21 @@ def clean_errors(fn: Callable) -> Callable:
     return wrapper
 
 
+def _quiet_broken_pipe() -> NoReturn:
+    """The reader of our output went away (`workbench ... | head`): stop without a word, as peers do.
+
+    Standard output is pointed at /dev/null first, so the interpreter's final flush
+    of what is still buffered does not fail again on the way out.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a real file (the test runner's capture): nothing will be flushed to a pipe
+    sys.exit(EXIT_BROKEN_PIPE)
+
+
 def _unexpected(e: Exception) -> str:
     return f"unexpected {type(e).__name__}: {e}; rerun with WORKBENCH_DEBUG=1 for details."
 
@@ -88,7 +183,8 @@ def _os_error_sentence(e: OSError) -> str | None:
 
 
 def _db_error_sentence(e: sqlite3.OperationalError, args: tuple) -> str | None:
-    db = next((a.db for a in args if isinstance(a, Ctx)), "the database")
+    ctx = next((a for a in args if isinstance(a, Ctx)), None)
+    db = _shown(ctx.workspace.db) if ctx is not None and ctx._workspace is not None else "the database"
     text = str(e).lower()
     if "readonly" in text or "read-only" in text:
         return f"the database {db} is read-only ({e}); use a --db file you can write to, or change its permissions."
@@ -131,51 +227,95 @@ def _with_progress(path: str, label: str, run: Callable[[Callable[[int], None]],
         return result
 
 
-pass_ctx = click.make_pass_decorator(Ctx)
+pass_ctx = click.make_pass_decorator(Ctx, ensure=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--db", envvar="WORKBENCH_DB", default=default_db_path, show_default="workbench.db",
-              help="SQLite database file (or set WORKBENCH_DB).")
+@click.group(cls=WorkbenchGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--db", metavar="PATH", default=None,
+              help="SQLite database file (or set WORKBENCH_DB; default: workbench.db in the project).")
+@click.option("--project", metavar="DIR", default=None,
+              help="Workspace folder with golden_sets/, rubrics/ and reports/ (or set WORKBENCH_PROJECT; "
+                   "default: the working directory).")
 @click.version_option(package_name="judge-workbench")
 @click.pass_context
-def main(ctx: click.Context, db: str) -> None:
+def main(ctx: click.Context, db: str | None, project: str | None) -> None:
     """Judge Workbench: decide which LLM judges you may trust.
 
     \b
     Label a golden set, run or import judges, score each judge against the
-    humans, and export only calibrated rubrics.
+    humans, and export only calibrated rubrics. --db and --project may also
+    follow the subcommand.
 
     \b
-    Start here:  workbench demo
+    Start here:  workbench demo        (the synthetic demo, in this folder)
+                 workbench init        (an empty workspace of your own)
     """
-    ctx.obj = Ctx(db)
+    ctx.obj = Ctx(db, project)
 
 
-# -- demo and ui ---------------------------------------------------------------
+# -- workspace, demo and ui ---------------------------------------------------------
 
-@main.command()
+@main.command(creates_db=True)
+@pass_ctx
+@clean_errors
+def init(ctx: Ctx) -> None:
+    """Make an empty workspace: the database, an example rubric and the gate policy.
+
+    \b
+    Example:
+      workbench init
+      workbench init --project ~/evals/patch-quality
+    """
+    from .services.workspace import init_workspace
+
+    ws = ctx.workspace
+    res = init_workspace(ws)
+    ctx.store  # creates and migrates the database
+    click.echo(f"Workspace {ws.root}:")
+    for path in res.written:
+        click.echo(f"  wrote {_shown(path)}")
+    for path in res.kept:
+        click.echo(f"  kept  {_shown(path)} (already there)")
+    click.echo(f"  database {_shown(ws.db)}")
+    click.echo("Next:" + (f"  (in {_quote(ws.root)}, or add --project {_quote(ws.root)} to each command)"
+                          if ws.root != Path.cwd().absolute() else "") + "\n"
+               "  1. edit rubrics/example.yaml (scale, criteria, judges), then:  workbench rubric add "
+               "rubrics/example.yaml\n"
+               "  2. workbench import items ITEMS.jsonl --golden-set NAME     (.jsonl or .csv: id, task_id, category, input, output, ...)\n"
+               "  3. workbench rater set YOUR_NAME --role lead, then  workbench ui  to label and adjudicate\n"
+               "  4. workbench judge run --golden-set NAME --rubric example --judge sonnet --dry-run\n"
+               "  5. workbench calibrate --golden-set NAME --rubric example --judge sonnet\n"
+               "To see all of it on synthetic data first:  workbench demo")
+
+
+@main.command(creates_db=True)
 @click.option("--no-ui", is_flag=True, help="Seed the database and stop; do not start the UI.")
 @click.option("--port", default=8501, show_default=True, help="Port of the UI on 127.0.0.1.")
 @pass_ctx
 @clean_errors
 def demo(ctx: Ctx, no_ui: bool, port: int) -> None:
-    """Seed the database with the synthetic demo and open the UI.
+    """Seed the database with the synthetic demo, write its files into the workspace, and open the UI.
 
     \b
     Example:
       workbench demo              # seeds ./workbench.db, UI on http://127.0.0.1:8501
-      workbench --db /tmp/d.db demo --no-ui
+      workbench demo --no-ui --db /tmp/d.db
     """
     from .services.demo import seed_demo
 
-    summary = seed_demo(ctx.store)
-    n_judgments = sum(summary["judgments"].values())
-    click.echo(f"Seeded {ctx.db} with the SYNTHETIC demo: {summary['items']} items, {summary['labels']} labels, "
-               f"{summary['adjudications']} adjudications, {n_judgments} recorded judgments of "
-               f"{len(summary['judgments'])} judges, rubric {summary['rubric']}.")
+    summary = seed_demo(ctx.store, ctx.workspace)
+    n_judgments = sum(summary.judgments.values())
+    click.echo(f"Seeded {_shown(ctx.workspace.db)} with the SYNTHETIC demo: {summary.items} items, {summary.labels} "
+               f"labels, {summary.adjudications} adjudications, {n_judgments} recorded judgments of "
+               f"{len(summary.judgments)} judges, rubric {summary.rubric}.")
+    if summary.files_written:
+        click.echo(f"Wrote the demo's {len(summary.files_written)} files into {ctx.workspace.root} "
+                   "(golden_sets/demo/, rubrics/demo-patch-quality.yaml).")
+    for path in summary.files_kept:
+        click.echo(f"Kept {_shown(path)}: it differs from the demo's copy (the database has the demo's).", err=True)
+    click.echo(f"In the UI, pick the rater '{summary.lead}' to see the lead pages; a new name is a reviewer.")
     if not no_ui:
-        _run_ui(ctx.db, port)
+        _run_ui(ctx.workspace, port)
 
 
 @main.command()
@@ -189,19 +329,68 @@ def ui(ctx: Ctx, port: int) -> None:
     Example:
       workbench ui --port 8502
     """
-    _run_ui(ctx.db, port)
+    ctx.store  # refuses a database that does not exist
+    _run_ui(ctx.workspace, port)
 
 
-def _run_ui(db: str, port: int) -> None:
+def _run_ui(ws: Workspace, port: int) -> None:
     app = Path(__file__).parent / "ui" / "app.py"
-    env = {**os.environ, "WORKBENCH_DB": str(Path(db).resolve())}
+    env = {**os.environ, **ws.environ()}
     click.echo(f"Judge Workbench UI on http://127.0.0.1:{port} (Ctrl-C to stop)")
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.address", "127.0.0.1",
            "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    sys.exit(_serve(cmd, env=env, cwd=ws.root))
+
+
+def _serve(cmd: list[str], *, env: dict[str, str], cwd: Path) -> int:
+    """Run the server until it ends or we are told to stop; it never outlives this process.
+
+    SIGINT, SIGTERM and SIGHUP are passed on to the server (SIGKILL after a grace
+    period), and on Linux the server also gets SIGTERM if this process dies of
+    anything else (SIGKILL included). Exit status: the server's, 0 after Ctrl-C,
+    128 + the signal after SIGTERM or SIGHUP.
+    """
+    received: list[int] = []
+    proc: subprocess.Popen | None = None
+
+    def stop(signum: int, _frame: Any) -> None:
+        received.append(signum)
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            timer = threading.Timer(UI_STOP_GRACE_S, lambda: proc.poll() is None and proc.kill())
+            timer.daemon = True
+            timer.start()
+
+    handled = [s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
+    previous = {s: signal.signal(s, stop) for s in handled}
     try:
-        subprocess.run(cmd, env=env, check=False)
-    except KeyboardInterrupt:
-        pass
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, preexec_fn=_die_with_parent(os.getpid()))
+        if received:  # a signal came while the server was starting
+            stop(received[-1], None)
+        rc = proc.wait()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if received:
+        return 0 if received[0] == signal.SIGINT else 128 + received[0]
+    return rc
+
+
+def _die_with_parent(parent: int) -> Callable[[], None] | None:
+    """In the child before exec (Linux): ask the kernel for SIGTERM when the parent dies, however it dies."""
+    if not sys.platform.startswith("linux"):
+        return None
+
+    def arm() -> None:
+        import ctypes
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
 
 
 # -- rubrics -------------------------------------------------------------------
@@ -211,7 +400,7 @@ def rubric() -> None:
     """Add, list and show rubric versions."""
 
 
-@rubric.command("add")
+@rubric.command("add", creates_db=True)
 @click.argument("path", type=click.Path(dir_okay=False))
 @pass_ctx
 @clean_errors
@@ -276,7 +465,7 @@ def import_() -> None:
     """Import items, labels, adjudications and judgments (.jsonl or .csv)."""
 
 
-@import_.command("items")
+@import_.command("items", creates_db=True)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--golden-set", "-g", required=True, help="Golden set to import into (created if new).")
 @pass_ctx
@@ -295,7 +484,7 @@ def import_items(ctx: Ctx, file: str, golden_set: str) -> None:
     click.echo(res.summary("items"))
 
 
-@import_.command("labels")
+@import_.command("labels", creates_db=True)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--golden-set", "-g", required=True, help="Golden set the items belong to.")
 @click.option("--rubric", "-r", required=True, help="Rubric whose scale the scores are on.")
@@ -316,7 +505,7 @@ def import_labels(ctx: Ctx, file: str, golden_set: str, rubric: str) -> None:
     click.echo(res.summary("labels"))
 
 
-@import_.command("adjudications")
+@import_.command("adjudications", creates_db=True)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--golden-set", "-g", required=True, help="Golden set the items belong to.")
 @click.option("--rubric", "-r", required=True, help="Rubric whose scale the scores are on.")
@@ -335,7 +524,7 @@ def import_adjudications(ctx: Ctx, file: str, golden_set: str, rubric: str) -> N
     click.echo(svc.import_adjudications(ctx.store, file, golden_set, rubric).summary("adjudications"))
 
 
-@import_.command("judgments")
+@import_.command("judgments", creates_db=True)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--golden-set", "-g", required=True, help="Golden set the items belong to.")
 @click.option("--rubric", "-r", required=True, help="Rubric that declares the judge.")
@@ -463,7 +652,7 @@ def rater() -> None:
     """Raters and their roles (reviewer, lead, admin)."""
 
 
-@rater.command("set")
+@rater.command("set", creates_db=True)
 @click.argument("name")
 @click.option("--role", type=click.Choice(["reviewer", "lead", "admin"]), required=True)
 @click.option("--email", default=None, help="The address st.login reports, for deployments with [auth].")
@@ -634,7 +823,7 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str, as_json: bool,
     """
     from .services.calibration import calibrate as run
 
-    report = run(ctx.store, golden_set, rubric, judge, _options(**opts))
+    report = run(ctx.store, golden_set, rubric, judge, _options(**opts), workspace=ctx.workspace)
     if as_json:
         _echo_json(report)
         return
@@ -702,7 +891,7 @@ def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) 
     """
     from .services.calibration import compare as run
 
-    result = run(ctx.store, golden_set, rubric, _options(**opts))
+    result = run(ctx.store, golden_set, rubric, _options(**opts), workspace=ctx.workspace)
     if as_json:
         _echo_json(result)
         return
@@ -717,12 +906,19 @@ def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) 
         click.echo(f"{r['judge']['id']:18s}{_fmt(a['value'], 2):>7}  {_fmt(a['ci_low'], 2)}-{_fmt(a['ci_high'], 2):10s}"
                    f"{_fmt(m['exact_agreement']['value'], 2):>7}{_fmt(m['mean_signed_error']['value'], 2):>7}"
                    f"{_fmt(m['tpr']['value'], 2):>6}{_fmt(m['tnr']['value'], 2):>6}{_fmt(fam, 2):>8}"
-                   f"{_fmt(flip, 2):>7}{_fmt(cost, 2):>8}  "
-                   f"{'calibrated' if r['verdict']['calibrated'] else 'not calibrated'}")
+                   f"{_fmt(flip, 2):>7}{_fmt(cost, 2):>8}  {_verdict_cell(r['verdict'])}")
     for d in result["differences"]:
         click.echo(f"{d['judge']} vs {d['baseline']}: alpha difference {_fmt(d['value'])} "
                    f"({_fmt(d['ci_low'])} to {_fmt(d['ci_high'])}) "
                    f"{'significant' if d['significant'] else 'not significant'}")
+
+
+def _verdict_cell(verdict: dict) -> str:
+    """'calibrated', or 'not calibrated: ' and the checks it failed (calibrate --judge J says why)."""
+    if verdict["calibrated"]:
+        return "calibrated"
+    from .gate import FAILED
+    return "not calibrated: " + ", ".join(c["name"] for c in verdict["checks"] if c["status"] == FAILED)
 
 
 # -- export and grading -------------------------------------------------------------
@@ -732,7 +928,7 @@ def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) 
 @click.option("--rubric", "-r", required=True)
 @click.option("--judge", "-j", required=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Folder for the bundle (default: rubrics/approved).")
+              help="Folder for the bundle (default: rubrics/approved in the project).")
 @_calibration_options
 @pass_ctx
 @clean_errors
@@ -746,13 +942,14 @@ def export(ctx: Ctx, golden_set: str, rubric: str, judge: str, out_dir: str | No
     from .services.export import GateFailed, export_bundle
 
     try:
-        res = export_bundle(ctx.store, golden_set, rubric, judge, out_dir=out_dir, options=_options(**opts))
+        res = export_bundle(ctx.store, golden_set, rubric, judge, out_dir=out_dir, options=_options(**opts),
+                            workspace=ctx.workspace)
     except GateFailed as e:
         click.secho(f"Not exported: judge '{judge}' does not pass the gate for rubric '{rubric}'.", fg="red", err=True)
         for c in e.failed:
             click.echo(f"  [FAIL] {c['name']}: {c['message']}", err=True)
         sys.exit(EXIT_GATE_FAILED)
-    click.echo(f"Exported {res.path} (sha256 {res.sha256[:16]}).")
+    click.echo(f"Exported {_shown(res.path)} (sha256 {res.sha256[:16]}).")
 
 
 @main.command()
@@ -764,7 +961,8 @@ def export(ctx: Ctx, golden_set: str, rubric: str, judge: str, out_dir: str | No
               help="Human labels of some of the items (enables prediction-powered inference).")
 @click.option("--judgments", "judgments_file", type=click.Path(dir_okay=False), default=None,
               help="The judge's outputs made elsewhere, instead of running the judge.")
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Per-item results (.jsonl).")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Per-item results (.jsonl; default: reports/<items>.graded.jsonl in the project).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--resamples", default=2000, show_default=True)
 @click.option("--seed", default=0, show_default=True)
@@ -784,11 +982,13 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
     _require(resamples >= 1, "--resamples", resamples, "a whole number of at least 1", "2000")
     _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
     if out is None:
-        out = str(Path(items_file).with_suffix("")) + ".graded.jsonl"
+        out = str(ctx.workspace.reports / f"{Path(items_file).stem}.graded.jsonl")
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
     r = run(ctx.store, bundle_file, items_file, labels_file=labels_file, judgments_file=judgments_file, out=out,
             resamples=resamples, seed=seed)
     if as_json:
         _echo_json(r)
+        click.echo(f"Per-item results: {_shown(Path(r['results_file']))}", err=True)
         return
     raw, cor = r["raw_pass_rate"], r["corrected_pass_rate"]
     click.echo(f"Graded {r['n_scored']} of {r['n_items']} items with {r['bundle']['judge']} "
@@ -802,7 +1002,7 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
         p = r["ppi"]
         click.echo(f"  prediction-powered   {_fmt(p['estimate'])}  ({_fmt(p['ci_low'])} to {_fmt(p['ci_high'])})"
                    f"  [{p['n_labeled']} human-labeled, lambda {_fmt(p['lambda'], 2)}]")
-    click.echo(f"Per-item results: {r['results_file']}")
+    click.echo(f"Per-item results: {_shown(Path(r['results_file']))}")
 
 
 @main.command()
@@ -810,7 +1010,8 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
 @click.option("--rubric", "-r", required=True)
 @click.option("--judge", "-j", required=True)
 @click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="html", show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="File to write.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="File to write (default: reports/calibration-<rubric>-v<version>-<judge>.<format> in the project).")
 @_calibration_options
 @pass_ctx
 @clean_errors
@@ -823,8 +1024,9 @@ def report(ctx: Ctx, golden_set: str, rubric: str, judge: str, fmt: str, out: st
     """
     from .services.report_card import write_card
 
-    path = write_card(ctx.store, golden_set, rubric, judge, fmt=fmt, out=out, options=_options(**opts))
-    click.echo(f"Wrote {path}")
+    path = write_card(ctx.store, golden_set, rubric, judge, fmt=fmt, out=out, options=_options(**opts),
+                      workspace=ctx.workspace)
+    click.echo(f"Wrote {_shown(path)}")
 
 
 if __name__ == "__main__":  # pragma: no cover

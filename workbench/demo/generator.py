@@ -34,6 +34,7 @@ SCALE = (-1, 0, 1)
 CATEGORIES = ("bug-fix", "feature", "refactor", "test-writing")
 PRODUCERS = (("claude-sonnet-4", "anthropic"), ("gpt-4o", "openai"), ("gemini-2.5-pro", "google"))
 RUBRIC_NAME = "demo-patch-quality"
+DATA_DIR = Path(__file__).parent / "data"  # the package data seed_demo reads
 
 
 @dataclass(frozen=True)
@@ -381,8 +382,8 @@ def with_effects(*, n_items: int = 200, seed: int = 0, self_preference: float = 
 
 
 def main() -> None:  # pragma: no cover - a maintenance entry point
-    parser = argparse.ArgumentParser(description="Regenerate the committed demo files.")
-    parser.add_argument("--root", default=".", help="project root (default: current directory)")
+    parser = argparse.ArgumentParser(description="Regenerate the committed demo files (the package data).")
+    parser.add_argument("--root", default=str(DATA_DIR), help=f"folder to write into (default: {DATA_DIR})")
     write_demo(Path(parser.parse_args().root))
 
 

@@ -21,6 +21,8 @@ from ..gate import Policy, evaluate, load_policy
 from ..hashing import sha256_hex
 from ..models import JudgeSpec
 from ..store import Store
+from ..workspace import Workspace
+from ..workspace import current as current_workspace
 from .golden_sets import consensus, freeze
 from .rubrics import RubricVersion, get_rubric
 
@@ -46,13 +48,13 @@ class Options:
                 "alt_metric": self.alt_metric, "run": self.run, "target_width": self.target_width}
 
 
-def policy_path() -> Path:
-    from .demo import project_root
-    return project_root() / "rubrics" / "policy.yaml"
+def policy_path(workspace: Workspace | None = None) -> Path:
+    """The workspace's rubrics/policy.yaml (without a workspace: the one of WORKBENCH_PROJECT or the cwd)."""
+    return (workspace or current_workspace()).policy_file
 
 
-def policy_for(rv: RubricVersion) -> Policy:
-    return load_policy(policy_path(), rv.rubric.gate)
+def policy_for(rv: RubricVersion, workspace: Workspace | None = None) -> Policy:
+    return load_policy(policy_path(workspace), rv.rubric.gate)
 
 
 @dataclass
@@ -122,15 +124,17 @@ def _scores(frame: pd.DataFrame, run_id: int, repeat: int | None = 0) -> pd.Seri
 
 
 def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options(), *,
-              use_cache: bool = True, data: JudgeData | None = None) -> dict[str, Any]:
+              use_cache: bool = True, data: JudgeData | None = None,
+              workspace: Workspace | None = None) -> dict[str, Any]:
     """The calibration report of DESIGN section 8 (``calibrate --json``), with the gate's verdict.
 
-    ``data`` is the judge's data when the caller has already loaded it (``compare`` needs it too).
+    ``data`` is the judge's data when the caller has already loaded it (``compare`` needs it too);
+    ``workspace`` holds the gate policy (rubrics/policy.yaml).
     """
     data = data or judge_data(store, golden_set, rubric, judge, options.run)
     rv, spec = data.rubric, data.spec
     scale = list(rv.rubric.scale.values)
-    policy = policy_for(rv)
+    policy = policy_for(rv, workspace)
     cons = consensus(store, golden_set, rv.name)
     labels = _labels_frame(store, golden_set, rv.name)
     gs = store.golden_set(golden_set)
@@ -280,7 +284,8 @@ def judges_of(store: Store, golden_set: str, rubric: str) -> list[str]:
     return [j.id for j in get_rubric(store, rubric).rubric.judges]
 
 
-def compare(store: Store, golden_set: str, rubric: str, options: Options = Options()) -> dict[str, Any]:
+def compare(store: Store, golden_set: str, rubric: str, options: Options = Options(), *,
+            workspace: Workspace | None = None) -> dict[str, Any]:
     """Every judge of the rubric side by side, with paired-bootstrap differences from the best one."""
     rows, scores = [], {}
     for judge in judges_of(store, golden_set, rubric):
@@ -288,7 +293,7 @@ def compare(store: Store, golden_set: str, rubric: str, options: Options = Optio
             data = judge_data(store, golden_set, rubric, judge, options.run)
         except NotFound:
             continue
-        rows.append(calibrate(store, golden_set, rubric, judge, options, data=data))
+        rows.append(calibrate(store, golden_set, rubric, judge, options, data=data, workspace=workspace))
         scores[judge] = _scores(data.judgments, data.run["id"]).dropna().astype(int)
     if not rows:
         raise NotFound(f"no judge of rubric '{rubric}' has judgments on golden set '{golden_set}'")

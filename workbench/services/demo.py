@@ -1,39 +1,97 @@
-"""Seeding a database from the committed synthetic demo files."""
+"""The synthetic demo: seeding a database from the packaged demo files, and writing them into a workspace.
+
+The files are package data (``workbench/demo/data/``, read with
+``importlib.resources``), so an installed package seeds the demo from any
+folder; ``python -m workbench.demo.generator`` rewrites them.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass, field
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path, PurePosixPath
+from typing import Iterator
 
 from ..demo.generator import RUBRIC_NAME
 from ..store import Store
+from ..workspace import Workspace
 from . import golden_sets as gs
 from .rubrics import add_rubric
 
 DEMO_GOLDEN_SET = "demo"
+DEMO_LEAD = "lead"  # the seeded rater who sees the lead pages
 
 
-def project_root() -> Path:
-    """The folder holding golden_sets/ and rubrics/: the working directory if it has them, else the source tree."""
-    cwd = Path.cwd()
-    if (cwd / "golden_sets" / DEMO_GOLDEN_SET).is_dir():
-        return cwd
-    return Path(__file__).resolve().parents[2]
+@dataclass
+class DemoSummary:
+    rubric: str
+    items: int = 0
+    labels: int = 0
+    adjudications: int = 0
+    judgments: dict[str, int] = field(default_factory=dict)
+    lead: str = DEMO_LEAD
+    files_written: list[Path] = field(default_factory=list)  # demo files newly written into the workspace
+    files_kept: list[Path] = field(default_factory=list)     # workspace files that differ from the demo's: left alone
 
 
-def seed_demo(store: Store, root: Path | None = None) -> dict:
-    """Load rubric, items, labels, adjudications and recorded judgments of the demo; idempotent."""
-    root = root or project_root()
-    folder = root / "golden_sets" / DEMO_GOLDEN_SET
+def demo_data() -> Traversable:
+    """The packaged demo, laid out as a workspace: golden_sets/demo/ and rubrics/demo-patch-quality.yaml."""
+    return resources.files("workbench.demo").joinpath("data")
+
+
+def demo_files() -> Iterator[tuple[PurePosixPath, Traversable]]:
+    """(path relative to a workspace, packaged file) of every demo file, in a stable order."""
+    def walk(node: Traversable, rel: PurePosixPath) -> Iterator[tuple[PurePosixPath, Traversable]]:
+        for child in sorted(node.iterdir(), key=lambda c: c.name):
+            if child.is_dir():
+                yield from walk(child, rel / child.name)
+            elif not child.name.startswith(".") and child.name != "__init__.py":
+                yield rel / child.name, child
+    yield from walk(demo_data(), PurePosixPath())
+
+
+def write_demo_files(workspace: Workspace) -> tuple[list[Path], list[Path]]:
+    """Copy the demo's files into the workspace: (written, kept). A file already there is never overwritten."""
+    written, kept = [], []
+    for rel, src in demo_files():
+        dest = workspace.root.joinpath(*rel.parts)
+        data = src.read_bytes()
+        if dest.exists():
+            if dest.read_bytes() != data:
+                kept.append(dest)
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+        written.append(dest)
+    return written, kept
+
+
+def seed_demo(store: Store, workspace: Workspace | None = None) -> DemoSummary:
+    """Load rubric, items, labels, adjudications and recorded judgments of the demo; idempotent.
+
+    With a workspace, the demo's files are also written into it (those missing), so the
+    README's walkthrough can read ``golden_sets/demo/`` there.
+    """
+    data = demo_data()
+    folder = data / "golden_sets" / DEMO_GOLDEN_SET
     rubric_dir = folder / RUBRIC_NAME
-    rv = add_rubric(store, root / "rubrics" / f"{RUBRIC_NAME}.yaml")
-    summary = {"rubric": f"{rv.name} v{rv.version}"}
-    summary["items"] = gs.import_items(store, folder / "items.jsonl", DEMO_GOLDEN_SET, is_demo=True).records
+    with resources.as_file(data / "rubrics" / f"{RUBRIC_NAME}.yaml") as path:
+        rv = add_rubric(store, path)
+    summary = DemoSummary(rubric=f"{rv.name} v{rv.version}")
+    with resources.as_file(folder / "items.jsonl") as path:
+        summary.items = gs.import_items(store, path, DEMO_GOLDEN_SET, is_demo=True).records
     store.ensure_golden_set(DEMO_GOLDEN_SET, is_demo=True, overlap=2)
-    store.set_rater_role("lead", "lead")
-    summary["labels"] = gs.import_labels(store, rubric_dir / "labels.jsonl", DEMO_GOLDEN_SET, rv.name).records
-    summary["adjudications"] = gs.import_adjudications(store, rubric_dir / "adjudications.jsonl", DEMO_GOLDEN_SET,
-                                                       rv.name).records
-    summary["judgments"] = {}
-    for path in sorted((rubric_dir / "judgments").glob("*.jsonl")):
-        summary["judgments"][path.stem] = gs.import_judgments(store, path, DEMO_GOLDEN_SET, rv.name, path.stem).records
+    store.set_rater_role(DEMO_LEAD, "lead")
+    with resources.as_file(rubric_dir / "labels.jsonl") as path:
+        summary.labels = gs.import_labels(store, path, DEMO_GOLDEN_SET, rv.name).records
+    with resources.as_file(rubric_dir / "adjudications.jsonl") as path:
+        summary.adjudications = gs.import_adjudications(store, path, DEMO_GOLDEN_SET, rv.name).records
+    for judgments in sorted((rubric_dir / "judgments").iterdir(), key=lambda t: t.name):
+        if judgments.name.endswith(".jsonl"):
+            judge = judgments.name.removesuffix(".jsonl")
+            with resources.as_file(judgments) as path:
+                summary.judgments[judge] = gs.import_judgments(store, path, DEMO_GOLDEN_SET, rv.name, judge).records
+    if workspace is not None:
+        summary.files_written, summary.files_kept = write_demo_files(workspace)
     return summary

@@ -22,6 +22,8 @@ from ..hashing import sha256_hex
 from ..names import safe_path
 from ..store import Store
 from ..strict_yaml import load_yaml, read_utf8
+from ..workspace import Workspace
+from ..workspace import current as current_workspace
 from .calibration import Options, calibrate, judge_data
 
 BUNDLE_SCHEMA = "workbench.bundle/1"
@@ -56,12 +58,11 @@ def validate_bundle(bundle: Any, *, source: str = "bundle") -> None:
         raise BundleRefused(f"{source}: field '{where}': {e.message}; re-export the bundle with 'workbench export'.")
 
 
-def approved_dir() -> Path:
-    """rubrics/approved of the project, or $WORKBENCH_APPROVED_DIR (a deployment's or a test's own folder)."""
+def approved_dir(workspace: Workspace | None = None) -> Path:
+    """rubrics/approved of the workspace, or $WORKBENCH_APPROVED_DIR (a deployment's or a test's own folder)."""
     if os.environ.get("WORKBENCH_APPROVED_DIR"):
         return Path(os.environ["WORKBENCH_APPROVED_DIR"])
-    from .demo import project_root
-    return project_root() / "rubrics" / "approved"
+    return (workspace or current_workspace()).approved
 
 
 def bundle_path(out_dir: Path, rubric: str, version: int, judge: str) -> Path:
@@ -121,15 +122,16 @@ def build_bundle(report: dict, store: Store, golden_set: str, rubric: str, judge
 
 
 def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out_dir: str | Path | None = None,
-                  options: Options = Options()) -> ExportResult:
-    """Write rubrics/approved/<rubric>@v<version>--<judge>.yaml for a passing pair; refuse otherwise."""
-    report = calibrate(store, golden_set, rubric, judge, options)
+                  options: Options = Options(), workspace: Workspace | None = None) -> ExportResult:
+    """Write rubrics/approved/<rubric>@v<version>--<judge>.yaml of the workspace (or ``out_dir``) for a passing
+    pair; refuse otherwise."""
+    report = calibrate(store, golden_set, rubric, judge, options, workspace=workspace)
     if not report["verdict"]["calibrated"]:
         raise GateFailed(rubric, judge, [c for c in report["verdict"]["checks"] if c["status"] == "failed"])
     bundle = build_bundle(report, store, golden_set, rubric, judge)
     validate_bundle(bundle, source="the new bundle")
     if out_dir is None:
-        out_dir = approved_dir()
+        out_dir = approved_dir(workspace)
     path = bundle_path(Path(out_dir), bundle["rubric"]["name"], bundle["rubric"]["version"], judge)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = ("# Approved by Judge Workbench: do not edit (the sha256 covers every field).\n"

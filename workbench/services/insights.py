@@ -9,6 +9,7 @@ import pandas as pd
 
 from .. import stats
 from ..store import Store
+from ..workspace import Workspace
 from ..errors import NotFound
 from . import calibration
 from ..gate import drift_problems
@@ -52,7 +53,8 @@ def item_evidence(store: Store, golden_set: str, rubric: str, judge: str, item_i
             "judgments": store.item_judgments(row["pk"], chosen["id"])}
 
 
-def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options()) -> list[dict]:
+def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options(), *,
+                   workspace: Workspace | None = None) -> list[dict]:
     """Agreement of each run with its interval, its model versions, and whether it moved from the run before.
 
     Runs of the same judge under every version of the rubric are included, oldest first, so a changed rubric
@@ -77,7 +79,7 @@ def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, optio
     several_versions = len({v for v, _, _ in runs}) > 1
     cons = consensus(store, golden_set, latest.name).resolved
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
-    policy = calibration.policy_for(latest)
+    policy = calibration.policy_for(latest, workspace)
     frames: dict[int, pd.DataFrame] = {}
     out, previous = [], None
     for version, run, judge_pk in runs:

@@ -18,6 +18,8 @@ from ..presentation import category_rows, drift_sentence, interval_sentence, met
 from ..names import safe_path
 from ..scale import fmt as _f
 from ..store import Store
+from ..workspace import Workspace
+from ..workspace import current as current_workspace
 from .calibration import Options, calibrate, noise_floor_sentence
 from .export import write_atomic
 
@@ -83,13 +85,16 @@ def card_charts(r: dict) -> list[tuple[str, Any]]:
 
 
 def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: str = "html",
-               out: str | Path | None = None, options: Options = Options()) -> Path:
+               out: str | Path | None = None, options: Options = Options(),
+               workspace: Workspace | None = None) -> Path:
+    """Write the card to ``out``, by default to the workspace's reports/ folder; returns the file."""
     if fmt not in ("md", "html"):
         raise ValueError(f"unknown format {fmt!r}")
-    r = calibrate(store, golden_set, rubric, judge, options)
+    workspace = workspace or current_workspace()
+    r = calibrate(store, golden_set, rubric, judge, options, workspace=workspace)
     # The default file name is made of names from the database: built only through safe_path.
     name = f"calibration-{r['rubric']['name']}-v{r['rubric']['version']}-{judge}.{fmt}"
-    out = Path(out) if out else safe_path(".", name)
+    out = Path(out) if out else safe_path(workspace.reports, name)
     images = [(name, _png(chart)) for name, chart in card_charts(r)]
     title = f"Calibration card: {judge} on {r['rubric']['name']} v{r['rubric']['version']}"
     sections = card_sections(r)

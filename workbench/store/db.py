@@ -23,7 +23,7 @@ from typing import Callable, Iterator, TypeVar
 
 import sqlite_utils
 
-DEFAULT_DB = "workbench.db"
+DEFAULT_DB = "workbench.db"  # in the workspace (workbench/workspace.py)
 BUSY_TIMEOUT_MS = 30_000
 RETRY_PATIENCE_S = 600.0  # how long retry_busy outlasts a locked database before it gives up
 
@@ -32,7 +32,9 @@ T = TypeVar("T")
 
 
 def default_db_path() -> str:
-    return os.environ.get("WORKBENCH_DB") or DEFAULT_DB
+    """WORKBENCH_DB, else workbench.db in the workspace (WORKBENCH_PROJECT, else the working directory)."""
+    from ..workspace import Workspace
+    return str(Workspace.resolve().db)
 
 
 def busy_timeout_ms() -> int:

@@ -6,15 +6,19 @@ shared across Streamlit's script threads); WAL lets them read concurrently.
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
-from ..store import Store, default_db_path
+from ..store import Store
+from ..workspace import Workspace
+
+
+def workspace() -> Workspace:
+    """The workspace `workbench ui` serves (WORKBENCH_PROJECT and WORKBENCH_DB, else the working directory)."""
+    return Workspace.resolve()
 
 
 def db_path() -> str:
-    return os.environ.get("WORKBENCH_DB") or default_db_path()
+    return str(workspace().db)
 
 
 def store() -> Store:
