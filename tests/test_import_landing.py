@@ -216,6 +216,20 @@ def test_duplicate_id_across_chunks_is_refused_with_both_lines(seeded, tmp_path)
     assert raw_snapshot(seeded) == before
 
 
+def test_import_inside_the_callers_transaction_lands_with_it(seeded, tmp_path):
+    """No ATTACH inside a transaction: the rows come through a temporary table, and a rollback takes them back."""
+    path = write(tmp_path / "more.jsonl", items(3, "s") + items(4, "m"))  # s0..s2 are there already
+    with Store(seeded) as s:
+        with pytest.raises(RuntimeError), s.transaction():
+            assert gs.import_items(s, path, "g").added == 4
+            raise RuntimeError("the caller changes its mind")
+        assert len(gs.load_items(s, "g")) == 5
+        with s.transaction():
+            r = gs.import_items(s, path, "g")
+        assert (r.added, r.unchanged) == (4, 3)
+        assert [i.id for i in gs.load_items(s, "g")] == [f"s{i}" for i in range(5)] + [f"m{i}" for i in range(4)]
+
+
 # -- slow: the measurement of the issue ------------------------------------------
 
 def _bench():
