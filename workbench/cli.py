@@ -346,9 +346,9 @@ def _serve(cmd: list[str], *, env: dict[str, str], cwd: Path) -> int:
     """Run the server until it ends or we are told to stop; it never outlives this process.
 
     SIGINT, SIGTERM and SIGHUP are passed on to the server (SIGKILL after a grace
-    period), and on Linux the server also gets SIGTERM if this process dies of
-    anything else (SIGKILL included). Exit status: the server's, 0 after Ctrl-C,
-    128 + the signal after SIGTERM or SIGHUP.
+    period, or at the second signal), and on Linux the server also gets SIGTERM
+    if this process dies of anything else (SIGKILL included). Exit status: the
+    server's, 0 after Ctrl-C, 128 + the signal after SIGTERM or SIGHUP.
     """
     received: list[int] = []
     proc: subprocess.Popen | None = None
@@ -356,6 +356,9 @@ def _serve(cmd: list[str], *, env: dict[str, str], cwd: Path) -> int:
     def stop(signum: int, _frame: Any) -> None:
         received.append(signum)
         if proc is not None and proc.poll() is None:
+            if len(received) > 1:  # asked twice (a second Ctrl-C): do not wait any longer
+                proc.kill()
+                return
             proc.terminate()
             timer = threading.Timer(UI_STOP_GRACE_S, lambda: proc.poll() is None and proc.kill())
             timer.daemon = True
@@ -366,7 +369,7 @@ def _serve(cmd: list[str], *, env: dict[str, str], cwd: Path) -> int:
     try:
         proc = subprocess.Popen(cmd, env=env, cwd=cwd, preexec_fn=_die_with_parent(os.getpid()))
         if received:  # a signal came while the server was starting
-            stop(received[-1], None)
+            proc.terminate()
         rc = proc.wait()
     finally:
         for s, handler in previous.items():
