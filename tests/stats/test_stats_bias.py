@@ -9,7 +9,7 @@ import statsmodels.formula.api as smf
 
 from workbench.consensus import consensus_label
 from workbench.demo.generator import simulate_items, simulate_judge, simulate_labels, with_effects
-from workbench.stats import judge_model_name, self_preference
+from workbench.stats import self_preference
 
 SCALE = (-1, 0, 1)
 CONSENSUS_P = np.array([0.3, 0.5, 0.2])
@@ -36,7 +36,7 @@ def golden_set(rng, n_items=200, effect=0.0):
 
 def run(data, **kwargs):
     return self_preference(data["consensus"], data["judge"], scale=SCALE, producer_model=data["producer_model"],
-                           producer_family=data["producer_family"], judge_model="anthropic/claude-x",
+                           producer_family=data["producer_family"], judge_model="claude-x",
                            judge_family="anthropic", category=data["category"], clusters=data["clusters"], **kwargs)
 
 
@@ -70,7 +70,7 @@ def demo_golden_set(seed, effect):
 
 def run_demo(data, **kwargs):
     return self_preference(data["consensus"], data["judge"], scale=SCALE, producer_model=data["producer_model"],
-                           producer_family=data["producer_family"], judge_model="openai/gpt-4o",
+                           producer_family=data["producer_family"], judge_model="gpt-4o",
                            judge_family="openai", category=data["category"], clusters=data["clusters"], **kwargs)
 
 
@@ -176,15 +176,17 @@ def test_category_confounded_with_family_has_an_effect_but_no_p_value():
     assert entry["p_value"] is None and "fixed effects absorb" in entry["reason"]
 
 
-@pytest.mark.parametrize("model, bare", [
-    ("openai/gpt-4o", "gpt-4o"),
-    ("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"),
-    ("openai-api/vllm/Qwen2.5-72B", "Qwen2.5-72B"),
-    ("openai-api/ollama/meta-llama/Llama-3-8B", "meta-llama/Llama-3-8B"),
-    ("gpt-4o", "gpt-4o"),
-])
-def test_judge_model_name(model, bare):
-    assert judge_model_name(model) == bare
+def test_judge_model_is_the_bare_name_as_producers_name_it():
+    """The caller strips the provider prefix (workbench.models.parse_model, tested in tests/judges)."""
+    data = {"consensus": [0, 0, 0, 0], "judge": [1, 1, 0, 0], "producer_model": ["meta-llama/Llama-3-8B"] * 2 + ["x"] * 2,
+            "producer_family": ["meta", "meta", "openai", "openai"], "category": None, "clusters": None}
+    result = self_preference(data["consensus"], data["judge"], scale=SCALE, producer_model=data["producer_model"],
+                             producer_family=data["producer_family"], judge_model="meta-llama/Llama-3-8B",
+                             judge_family="meta", resamples=50)
+    assert result["judge_model"] == "meta-llama/Llama-3-8B" and result["same_model"]["n"] == 2
+    with pytest.raises(ValueError, match="bare model name"):
+        self_preference([0], [0], scale=SCALE, producer_model=["a"], producer_family=["x"], judge_model=" ",
+                        judge_family="x")
 
 
 def test_lengths_must_agree():

@@ -22,7 +22,7 @@ from .agreement import (
     metrics_from_confusion,
 )
 from .alt_test import EPSILON_BY_RATER, alternative_annotator_test
-from .bias import judge_model_name, self_preference
+from .bias import self_preference
 from .bootstrap import agreement_with_intervals, paired_bootstrap_delta
 from .categories import per_category_agreement
 from .correction import corrected_pass_rate, golden_pass_arrays, ppi_mean, rogan_gladen
@@ -42,7 +42,6 @@ __all__ = [
     "per_category_agreement",
     "human_ceiling",
     "alternative_annotator_test",
-    "judge_model_name",
     "self_preference",
     "repeat_noise",
     "pass_hat_k",

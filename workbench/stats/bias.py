@@ -30,32 +30,10 @@ from ._common import (
 )
 from .bootstrap import bca_interval, expanded_level, percentile_interval, resample_sums
 
-EFFECTS = ("same_model", "same_family")
 #: Interval of the effects: "studentized" (default), "percentile" or "bca". On real subsamples of 50 to 200
 #: items the studentized interval keeps its coverage best (validation/interval_coverage.py, README).
 INTERVAL = "expanded"
 INTERVALS = ("expanded", "percentile", "bca", "studentized")
-
-
-def judge_model_name(model: str) -> str:
-    """The judge's model name without its provider prefix.
-
-    ``openai/gpt-4o`` gives ``gpt-4o``; ``openai-api/<service>/<model>`` gives
-    ``<model>`` (which may itself contain slashes); a bare name is returned as is.
-
-    Examples
-    --------
-    >>> judge_model_name("anthropic/claude-sonnet-4-5"), judge_model_name("openai-api/vllm/meta-llama/Llama-3-8B")
-    ('claude-sonnet-4-5', 'meta-llama/Llama-3-8B')
-    """
-    if not isinstance(model, str) or not model.strip():
-        raise ValueError(f"judge_model must be a model name such as 'openai/gpt-4o', got {model!r}")
-    parts = model.strip().split("/")
-    if parts[0] == "openai-api" and len(parts) >= 3:
-        return "/".join(parts[2:])
-    if len(parts) >= 2:
-        return "/".join(parts[1:])
-    return parts[0]
 
 
 def self_preference(
@@ -86,8 +64,11 @@ def self_preference(
         Who produced each item. Names are compared case-insensitively; an item
         with a missing family is in neither group.
     judge_model : str
-        The judge's model, with or without provider prefix (see
-        :func:`judge_model_name`).
+        The judge's bare model name, as producers' models are named:
+        ``gpt-4o`` for the judge ``openai/gpt-4o``, ``<model>`` for
+        ``openai-api/<service>/<model>``. The caller strips the provider
+        prefix (``workbench.models.parse_model(spec.model).model``); this
+        module reads no model-name grammar.
     judge_family : str or None
         The judge's family; None makes both effects not measurable.
     category : array-like of str, shape (n_items,), optional
@@ -133,7 +114,9 @@ def self_preference(
         categories = np.full(len(c), "default", dtype=object)
     n_all = check_same_length(**lengths)
     groups_all, _ = cluster_codes(clusters, n_all)
-    bare = judge_model_name(judge_model)
+    if not isinstance(judge_model, str) or not judge_model.strip():
+        raise ValueError(f"judge_model must be the judge's bare model name such as 'gpt-4o', got {judge_model!r}")
+    bare = judge_model.strip()
     keep = (c >= 0) & (j >= 0)
     residual = (values[j[keep]] - values[c[keep]]).astype(np.float64)
     fam_key = _keys(families[keep])
