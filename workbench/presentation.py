@@ -88,3 +88,16 @@ def drift_sentence(drift: dict[str, Any] | None) -> str | None:
             f"{fmt(drift.get('flip_rate'), 2)}, Stuart-Maxwell p = {fmt_p((drift.get('stuart_maxwell') or {}).get('p_value'))}"
             f", model versions {', '.join(versions.get('baseline') or ['unknown'])} -> "
             f"{', '.join(versions.get('candidate') or ['unknown'])}.")
+
+
+def alt_test_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per rater of the alternative-annotator test: items, the one-sided p-value, and whether the judge is at least
+    as good as this rater (the test's null hypothesis rejected after the Benjamini-Yekutieli correction).
+
+    'rejected' reads as a failure to most people; the row says what it means for the judge instead.
+    """
+    alt = report.get("alt_test") or {}
+    return [{"rater": r.get("rater"), "n": r.get("n_items"),
+             "p": fmt_p(r.get("p_value")) if r.get("p_value") is not None else None,
+             "judge_as_good": bool(r.get("rejected")), "advantage_probability": r.get("advantage_probability")}
+            for r in alt.get("raters") or []]

@@ -80,3 +80,35 @@ def demo_db(demo_store, monkeypatch) -> Iterator[Path]:
     """A private copy of the seeded demo; WORKBENCH_DB points at it."""
     monkeypatch.setenv("WORKBENCH_DB", demo_store.path)
     yield Path(demo_store.path)
+
+
+# -- lead pages ------------------------------------------------------------------------------------------
+
+LEAD_PAGES = {"calibration": "views/calibration.py", "compare": "views/compare.py", "drift": "views/drift.py",
+              "export": "views/export_page.py", "judges": "views/judges.py"}
+
+
+def lead_page(page: str) -> AppTest:
+    at = open_app("lead")
+    at.switch_page(LEAD_PAGES[page]).run(timeout=60)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def choose_judge(at: AppTest, judge: str) -> AppTest:
+    [box] = [s for s in at.selectbox if s.label == "Judge"]
+    box.set_value(judge).run(timeout=60)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def markdown(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def open_tab(at: AppTest, tab: str) -> AppTest:
+    """Open a tab of the Calibration page (only the open tab is computed and sent)."""
+    at.session_state["cal-tab"] = tab
+    at.run(timeout=60)
+    assert not at.exception, [e.value for e in at.exception]
+    return at

@@ -3,30 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from tests.ui.conftest import open_app, rendered_text
-
-LEAD_PAGES = {"calibration": "views/calibration.py", "compare": "views/compare.py", "drift": "views/drift.py",
-              "export": "views/export_page.py", "judges": "views/judges.py"}
-
-
-def lead_page(page: str) -> AppTest:
-    at = open_app("lead")
-    at.switch_page(LEAD_PAGES[page]).run(timeout=60)
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def choose_judge(at: AppTest, judge: str) -> AppTest:
-    [box] = [s for s in at.selectbox if s.label == "Judge"]
-    box.set_value(judge).run(timeout=60)
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def markdown(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown)
+from tests.ui.conftest import LEAD_PAGES, choose_judge, lead_page, markdown, open_app, open_tab, rendered_text
 
 
 def test_calibration_shows_the_verdict_of_the_trustworthy_judge(demo_db):
@@ -42,11 +20,11 @@ def test_lenient_judge_shows_a_positive_signed_error(demo_db):
 
 
 def test_self_preferring_judge_shows_its_family_effect(demo_db):
-    at = choose_judge(lead_page("calibration"), "gpt4o-self")
+    at = open_tab(choose_judge(lead_page("calibration"), "gpt4o-self"), "Self-preference")
     text = markdown(at)
     assert "scores its own family (openai) 0.59 higher than humans do" in text
     sp = [df.value for df in at.dataframe if "effect" in df.value.columns][0]
-    fam = sp[sp["effect"] == "same_family"].iloc[0]
+    fam = sp[sp["effect"] == "same family"].iloc[0]
     assert fam["95% low"] > 0.1
 
 
@@ -54,8 +32,8 @@ def test_drifting_judge_second_run_is_flagged(demo_db):
     at = choose_judge(lead_page("drift"), "noisy-llama")
     assert any("Run `run-2`" in e.value and "Recalibrate" in e.value for e in at.error)
     table = at.dataframe[0].value
-    assert list(table["significant"]) == [False, True]
-    assert table["model_version"].iloc[1] == "llama-3.1-70b-instruct-q4-2025-03"
+    assert list(table["moved"].fillna("")) == ["", "yes"]
+    assert table["model version"].iloc[1] == "llama-3.1-70b-instruct-q4-2025-03"
 
 
 def test_compare_lists_every_judge_with_its_verdict(demo_db):
@@ -64,12 +42,13 @@ def test_compare_lists_every_judge_with_its_verdict(demo_db):
     verdicts = dict(zip(table["judge"], table["verdict"]))
     assert verdicts == {"careful-sonnet": "calibrated", "lenient-mini": "not calibrated",
                         "gpt4o-self": "not calibrated", "noisy-llama": "not calibrated"}
+    assert "- `lenient-mini` (`openai/gpt-4o-mini`, single): fails agreement" in markdown(at)
     diffs = at.dataframe[1].value
     assert set(diffs["significant"]) == {"yes"}
 
 
 def test_disagreement_browser_opens_an_item_with_evidence(demo_db):
-    at = choose_judge(lead_page("calibration"), "careful-sonnet")
+    at = open_tab(choose_judge(lead_page("calibration"), "careful-sonnet"), "Disagreements")
     text = rendered_text(at)
     assert "Agentic judge" in text and "cited by the judge" in text
 

@@ -7,12 +7,13 @@ the evidence changes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import streamlit as st
 
 from ..gate import STATUS_ICON
-from ..services import calibration, insights
+from ..errors import NotFound
+from ..services import calibration, insights, judging
 from ..services.golden_sets import list_golden_sets
 from ..services.rubrics import get_rubric, list_rubrics
 from .components import code_span, plain
@@ -45,6 +46,23 @@ def _disagreements(db: str, version: tuple, golden_set: str, rubric: str, judge:
     return insights.disagreements(store(), golden_set, rubric, judge, run=run)
 
 
+@st.cache_data(max_entries=32)
+def _run_counts(db: str, version: tuple, golden_set: str, rubric: str) -> dict[str, int]:
+    counts = {}
+    for judge in calibration.judges_of(store(), golden_set, rubric):
+        try:
+            counts[judge] = sum(1 for r in judging.run_status(store(), golden_set, rubric, judge)["runs"]
+                                if r["judgments"])
+        except NotFound:  # declared in the rubric, never run or imported
+            counts[judge] = 0
+    return counts
+
+
+def run_counts(golden_set: str, rubric: str) -> dict[str, int]:
+    """Runs with judgments of each judge of the rubric (its newest version), in the rubric's order."""
+    return _run_counts(db_path(), _version(), golden_set, rubric)
+
+
 def report(golden_set: str, rubric: str, judge: str, run: str | None = None) -> dict:
     return _calibrate(db_path(), _version(), golden_set, rubric, judge, run)
 
@@ -73,12 +91,30 @@ def pick_golden_set_rubric(key: str) -> tuple[str | None, str | None]:
     return gs, rubric
 
 
-def pick_judge(rubric: str, key: str, container: Any = st) -> str | None:
+def pick_judge(rubric: str, key: str, container: Any = st, *, default: str | None = None) -> str | None:
     judges = [j.id for j in get_rubric(store(), rubric).rubric.judges]
     if not judges:
-        st.info(f"Rubric '{rubric}' declares no judges.")
+        st.info(f"Rubric {code_span(rubric)} declares no judges.")
         return None
-    return container.selectbox("Judge", judges, key=f"{key}-judge")
+    index = judges.index(default) if default in judges else 0
+    return container.selectbox("Judge", judges, index=index, key=f"{key}-judge")
+
+
+NUMBER, SIGNED, MONEY = "%.3f", "%+.3f", "$%.2f"  # column formats of the lead pages' tables
+EMPTY = "–"  # what an empty cell shows (never "None")
+RIGHT = "right"  # a text column aligned like numbers
+
+
+def show_table(df, formats: dict[str, str] | None = None, *, container: Any = st, **kwargs: Any):
+    """A dataframe with its number columns formatted, empty cells as "–", and no index.
+
+    Text columns (p-values from ``gate.fmt_p``, notes) are shown as they are; ``formats`` maps a column to a
+    printf format ("%.3f", "%+.2f", "$%.2f", "%d"), or to RIGHT for text that reads as a number (a p-value).
+    """
+    config = {name: st.column_config.TextColumn(alignment="right") if f == RIGHT
+              else st.column_config.NumberColumn(format=f) for name, f in (formats or {}).items()}
+    config.update(kwargs.pop("column_config", {}))
+    return container.dataframe(df, hide_index=True, column_config=config, placeholder=EMPTY, **kwargs)
 
 
 def show_chart(chart, container=st) -> None:
@@ -88,9 +124,12 @@ def show_chart(chart, container=st) -> None:
     container.altair_chart(chart, height=int(height) + 70 if isinstance(height, (int, float)) else "content")
 
 
-def page_header(title: str, key: str, roles: tuple[str, ...], *,
-                with_judge: bool = True) -> tuple[str, str, str | None] | None:
-    """The role check, title and pickers every lead page starts with; None when there is nothing to show."""
+def page_header(title: str, key: str, roles: tuple[str, ...], *, with_judge: bool = True,
+                default_judge: Callable[[str, str], str | None] | None = None) -> tuple[str, str, str | None] | None:
+    """The role check, title and pickers every lead page starts with; None when there is nothing to show.
+
+    ``default_judge(golden_set, rubric)`` chooses the judge a page opens on (else the rubric's first).
+    """
     from . import auth
 
     auth.require(roles)
@@ -98,7 +137,8 @@ def page_header(title: str, key: str, roles: tuple[str, ...], *,
     golden_set, rubric = pick_golden_set_rubric(key)
     if not golden_set:
         return None
-    judge = pick_judge(rubric, key) if with_judge else None
+    default = default_judge(golden_set, rubric) if with_judge and default_judge else None
+    judge = pick_judge(rubric, key, default=default) if with_judge else None
     if with_judge and not judge:
         return None
     return golden_set, rubric, judge

@@ -1,6 +1,8 @@
-"""The item viewer: task, trajectory step by step, output.
+"""The item viewer: task, trajectory step by step, output; the same viewer on the Label, Adjudicate and
+Calibration pages.
 
-Steps carry their number and role; tool calls show pretty-printed arguments
+Steps are numbered from 1 everywhere a person reads them (a judge's tools and its evidence_steps count from 0:
+callers convert with :func:`display_step`). Steps carry their number and role; tool calls show pretty-printed arguments
 (multi-line strings such as code or patches as their own highlighted blocks);
 tool results are shown as code with a guessed language; long content is
 folded behind an expander; a search box narrows the steps to those that match.
@@ -19,7 +21,8 @@ import re
 
 import streamlit as st
 
-from ..services.labeling import BlindItem
+from typing import Collection, Protocol
+
 from .components import code_span, fenced, plain, prose
 
 STEPS_PER_PAGE = 50  # a 500-step trajectory costs the browser seconds to draw at once
@@ -30,12 +33,27 @@ ROLE_BADGE = {"system": ":gray-badge[system]", "user": ":blue-badge[user]", "ass
               "tool": ":orange-badge[tool]"}
 
 
-def render_item(item: BlindItem, *, key: str) -> None:
+class ItemContent(Protocol):
+    """What the viewer shows: a reviewer's BlindItem, or a lead's full Item."""
+
+    input: str
+    output: str | None
+    trajectory: list[dict] | None
+    reference: str | None
+
+
+def display_step(index_from_0: int) -> int:
+    """The number a person sees for a step a judge cites (judges count from 0, the viewer from 1)."""
+    return index_from_0 + 1
+
+
+def render_item(item: ItemContent, *, key: str, cited: Collection[int] = ()) -> None:
+    """Task, trajectory and output; ``cited`` are step numbers (from 1) to mark as cited by a judge."""
     st.markdown("##### Task")
     st.markdown(prose(item.input) or "_(no task text)_")
     if item.trajectory:
         st.markdown(f"##### Trajectory · {len(item.trajectory)} steps")
-        render_trajectory(item.trajectory, key=key)
+        render_trajectory(item.trajectory, key=key, cited=cited)
     st.markdown("##### Output")
     if item.output:
         _folded(prose(item.output), item.output, expanded=False)
@@ -46,31 +64,39 @@ def render_item(item: BlindItem, *, key: str) -> None:
             st.markdown(prose(item.reference))
 
 
-def render_trajectory(steps: list[dict], *, key: str) -> None:
+def render_trajectory(steps: list[dict], *, key: str, cited: Collection[int] = ()) -> None:
     query = st.text_input("Search the trajectory", key=f"search:{key}", placeholder="Search the steps",
                           label_visibility="collapsed", icon="🔎")
     numbers = matching_steps(steps, query)
     if query:
         st.caption(f"{len(numbers)} of {len(steps)} steps match “{plain(query)}”.")
-    for n in _page_of_steps(numbers, key=f"{key}:{query or ''}"):
-        _step(n, steps[n - 1], expanded=bool(query))
+    pager = _Pager(numbers, key=f"{key}:{query or ''}")
+    pager.controls(bottom=False)
+    for n in pager.chunk:
+        _step(n, steps[n - 1], expanded=bool(query) or n in cited, cited=n in cited)
+    pager.controls(bottom=True)  # a long page of steps ends with the same controls: no scrolling back up
 
 
-def _page_of_steps(numbers: list[int], *, key: str) -> list[int]:
+class _Pager:
     """The steps of the current page; long trajectories are shown STEPS_PER_PAGE at a time (keys P and N)."""
-    pages = max(1, -(-len(numbers) // STEPS_PER_PAGE))
-    if pages == 1:
-        return numbers
-    state = f"steps-page:{key}"
-    page = min(st.session_state.get(state, 0), pages - 1)
-    chunk = numbers[page * STEPS_PER_PAGE:(page + 1) * STEPS_PER_PAGE]
-    with st.container(horizontal=True, vertical_alignment="center"):
-        st.button("Earlier steps", key=f"steps-prev:{key}", shortcut="P", disabled=page == 0,
-                  on_click=_turn, args=(state, page - 1))
-        st.caption(f"Steps {chunk[0]}–{chunk[-1]} · page {page + 1} of {pages}")
-        st.button("Later steps", key=f"steps-next:{key}", shortcut="N", disabled=page == pages - 1,
-                  on_click=_turn, args=(state, page + 1))
-    return chunk
+
+    def __init__(self, numbers: list[int], *, key: str):
+        self.key, self.pages = key, max(1, -(-len(numbers) // STEPS_PER_PAGE))
+        self.state = f"steps-page:{key}"
+        self.page = min(st.session_state.get(self.state, 0), self.pages - 1)
+        self.chunk = numbers[self.page * STEPS_PER_PAGE:(self.page + 1) * STEPS_PER_PAGE]
+
+    def controls(self, *, bottom: bool) -> None:
+        if self.pages == 1:
+            return
+        where = "-bottom" if bottom else ""
+        with st.container(horizontal=True, vertical_alignment="center"):
+            # the keyboard shortcuts belong to the top pair only: one key, one button
+            st.button("Earlier steps", key=f"steps-prev{where}:{self.key}", shortcut=None if bottom else "P",
+                      disabled=self.page == 0, on_click=_turn, args=(self.state, self.page - 1))
+            st.caption(f"Steps {self.chunk[0]}–{self.chunk[-1]} · page {self.page + 1} of {self.pages}")
+            st.button("Later steps", key=f"steps-next{where}:{self.key}", shortcut=None if bottom else "N",
+                      disabled=self.page == self.pages - 1, on_click=_turn, args=(self.state, self.page + 1))
 
 
 def _turn(state: str, page: int) -> None:
@@ -93,11 +119,13 @@ def _searchable(step: dict) -> str:
     return "\n".join(parts).lower()
 
 
-def _step(n: int, step: dict, *, expanded: bool) -> None:
+def _step(n: int, step: dict, *, expanded: bool, cited: bool = False) -> None:
     role = str(step.get("role") or "?")
     head = f"**{n}** {ROLE_BADGE.get(role) or plain(role)}"
     if step.get("name"):
         head += f" {code_span(step['name'])}"
+    if cited:
+        head += " :orange-badge[cited by the judge]"
     content = step.get("content")
     text = content if isinstance(content, str) else ("" if content is None else json.dumps(content, indent=2))
     calls = "".join(tool_call_markdown(c) for c in step.get("tool_calls") or [])

@@ -1,4 +1,8 @@
-"""Calibration (leads): the verdict, every measurement with its interval, charts, and the disagreement browser."""
+"""Calibration (leads): the verdict, every measurement with its interval, charts, and the disagreement browser.
+
+Numbers, denominators and sentences come from ``workbench.presentation`` and the gate (the same rows the CLI
+and the card print), never recomputed here. Only the open tab is computed and sent to the browser.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +13,21 @@ import streamlit as st
 
 from workbench import charts
 from workbench.errors import WorkbenchError
+from workbench.presentation import (DENOMINATOR_WORDS, alt_test_rows, category_rows, drift_sentence, interval_sentence,
+                                    leniency_sentence, metric_rows, self_preference_rows)
 from workbench.scale import fmt as _fmt
 from workbench.services.calibration import noise_floor_sentence
 from workbench.services.insights import item_evidence
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, prose
-from workbench.ui.lead import disagreement_table, page_header, report, show_chart, verdict_box
+from workbench.ui.lead import (NUMBER, RIGHT, SIGNED, disagreement_table, page_header, report, show_chart, show_table,
+                               verdict_box)
 from workbench.ui.state import store
+from workbench.ui.trajectory import display_step, render_item
 
 ROLES = auth.LEADS
+TABS = ("Agreement", "Humans", "Self-preference", "Noise & drift", "Disagreements")
+TAB_KEY = "cal-tab"
 
 
 def render() -> None:
@@ -32,71 +42,121 @@ def render() -> None:
         return
     st.caption(f"Golden set {code_span(golden_set)} v{rep['golden_set']['version']} · rubric "
                f"{code_span(rep['rubric']['name'])} v{rep['rubric']['version']} · {code_span(rep['judge']['model'])} "
-               f"({rep['judge']['mode']}) · run {code_span(rep['run']['name'])} · {rep['n_items']} items with consensus and judge score, "
-               f"{rep['n_unresolved']} unresolved, {rep['n_unscored']} unscored · "
-               f"{rep['bootstrap']['resamples']} bootstrap resamples of task clusters, seed {rep['bootstrap']['seed']}")
+               f"({rep['judge']['mode']}) · run {code_span(rep['run']['name'])} · {rep['n_items']} items with "
+               f"consensus and judge score, {rep['n_unresolved']} unresolved, {rep['n_unscored']} unscored")
     verdict_box(rep)
+    # on_change="rerun": only the open tab runs, so a lead does not wait for four tabs they are not reading
+    sections = (_agreement, _humans, _self_preference, _noise_and_drift,
+                lambda r: _disagreements(golden_set, rubric, judge))
+    for tab, section in zip(st.tabs(TABS, key=TAB_KEY, on_change="rerun"), sections):
+        if tab.open:
+            with tab:
+                section(rep)
 
-    tabs = st.tabs(["Agreement", "Humans", "Self-preference", "Noise & drift", "Disagreements"])
-    with tabs[0]:
-        left, right = st.columns([3, 2])
-        show_chart(container=left, chart=charts.metric_intervals(rep, threshold=rep["policy"]["min_agreement_lower"]))
-        show_chart(container=right, chart=charts.confusion_heatmap(rep))
-        st.dataframe(pd.DataFrame([{"metric": k, "value": m["value"], "95% low": m["ci_low"], "95% high": m["ci_high"]}
-                                   for k, m in rep["metrics"].items()]), hide_index=True)
-        mse = rep["metrics"]["mean_signed_error"]
-        st.markdown(f"Mean signed error **{_fmt(mse['value'], 2)}** ({_fmt(mse['ci_low'], 2)} to "
-                    f"{_fmt(mse['ci_high'], 2)}): " + ("the judge is **lenient**." if (mse["ci_low"] or 0) > 0 else
-                                                        "the judge is **harsh**." if (mse["ci_high"] or 0) < 0 else
-                                                        "no systematic lean."))
-        show_chart(charts.per_category(rep))
-        if floor := noise_floor_sentence(rep):
-            st.info(f"Noise floor: {floor}")
-    with tabs[1]:
-        hc = rep["human_ceiling"]
+
+def _agreement(rep: dict) -> None:
+    left, right = st.columns([3, 2])
+    show_chart(container=left, chart=charts.metric_intervals(rep, threshold=rep["policy"]["min_agreement_lower"]))
+    show_chart(container=right, chart=charts.confusion_heatmap(rep))
+    d = rep["denominators"]
+    st.markdown(f"**{d['n_items']}** items with a consensus label and a judge score: **{d['n_pos']}** consensus "
+                f"passes (the denominator of TPR) and **{d['n_neg']}** consensus fails (the denominator of TNR).")
+    rows = metric_rows(rep)
+    show_table(pd.DataFrame([{"metric": r["metric"], "value": r["value"], "95% low": r["ci_low"],
+                              "95% high": r["ci_high"], "n": r["n"], "interval": _method(rep, r["metric"])}
+                             for r in rows]),
+               {"value": NUMBER, "95% low": NUMBER, "95% high": NUMBER, "n": "%d"}, key="cal-metrics")
+    _notes({r["metric"]: r["note"] for r in rows})
+    st.caption(interval_sentence(rep))
+    mse = rep["metrics"]["mean_signed_error"]
+    lean = leniency_sentence(rep)
+    st.markdown("Mean signed error: " + (lean + "." if lean else
+                                        f"{_fmt(mse['value'], 2)} (interval {_fmt(mse['ci_low'], 2)} to "
+                                        f"{_fmt(mse['ci_high'], 2)}): the interval includes 0, no systematic lean."))
+    st.subheader("Per category")
+    cats = category_rows(rep)
+    show_chart(charts.per_category(rep))
+    show_table(pd.DataFrame([{"category": c["category"], "n": c["n"], "exact agreement": c["exact_agreement"],
+                              "95% low": c["ci_low"], "95% high": c["ci_high"], "alpha": c["alpha"],
+                              "mean signed error": c["mean_signed_error"], "vs the rest": c["vs_rest"],
+                              "weaker than the rest": "⚠️ yes" if c["weaker"] else "no"} for c in cats]),
+               {"n": "%d", "exact agreement": NUMBER, "95% low": NUMBER, "95% high": NUMBER, "alpha": NUMBER,
+                "mean signed error": SIGNED, "vs the rest": SIGNED}, key="cal-categories")
+    weak = [c["category"] for c in cats if c["weaker"]]
+    if weak:
+        st.warning("The judge is significantly worse than on the rest in " + ", ".join(code_span(c) for c in weak)
+                   + ": look at its disagreements there before trusting it on such items.", icon="⚠️")
+    else:
+        st.caption("No category is significantly worse than the rest (each category's exact agreement against "
+                   "every other item, paired, with the level corrected for the number of categories).")
+    if floor := noise_floor_sentence(rep):
+        st.info(f"Noise floor: {floor}")
+
+
+def _notes(notes: dict[str, str | None]) -> None:
+    """Why a row of the table above has no value, or what to keep in mind: below the table, never clipped."""
+    lines = [f"- {code_span(name)}: {plain(note)}" for name, note in notes.items() if note]
+    if lines:
+        st.markdown("\n".join(lines))
+
+
+def _method(rep: dict, metric: str) -> str | None:
+    method = (rep.get("bootstrap", {}).get("intervals") or {}).get(metric)
+    if method is None:
+        return None
+    return f"{method}, n = {DENOMINATOR_WORDS[metric]}" if metric in DENOMINATOR_WORDS else method
+
+
+def _humans(rep: dict) -> None:
+    hc = rep["human_ceiling"]
+    a, b, c = st.columns(3)
+    a.metric("Humans' alpha (all raters)", _fmt(hc["krippendorff_alpha_ordinal"]))
+    b.metric("Human-human pairwise agreement", _fmt(hc["human_pairwise_agreement"]))
+    c.metric("Judge-human pairwise agreement", _fmt(hc["judge_human_pairwise_agreement"]))
+    show_chart(charts.human_ceiling(rep))
+    alt = rep.get("alt_test")
+    if not alt:
+        st.info(f"Alternative-annotator test not run: {plain(rep.get('alt_test_reason'))}")
+        return
+    st.markdown(f"**Alternative-annotator test** (epsilon {alt['epsilon']}, {alt['metric']}, "
+                f"Benjamini-Yekutieli q = {alt['q']}): winning rate **{_fmt(alt['winning_rate'], 2)}** (the share of "
+                f"raters the judge is at least as good as; it passes at 0.5), advantage probability "
+                f"**{_fmt(alt['advantage_probability'], 2)}**: " + ("passed." if alt["passed"] else "not passed."))
+    show_table(pd.DataFrame([{"rater": r["rater"], "items": r["n"], "p (one-sided)": r["p"],
+                              "judge at least as good as this rater": "yes" if r["judge_as_good"] else "no",
+                              "advantage probability": r["advantage_probability"]} for r in alt_test_rows(rep)]),
+               {"items": "%d", "p (one-sided)": RIGHT, "advantage probability": NUMBER}, key="cal-alt")
+
+
+def _self_preference(rep: dict) -> None:
+    show_chart(charts.self_preference_forest(rep, threshold=rep["policy"]["max_self_preference"]))
+    rows = self_preference_rows(rep)
+    show_table(pd.DataFrame([{"effect": r["effect"].replace("_", " "), "value": r["value"], "95% low": r["ci_low"],
+                              "95% high": r["ci_high"], "items": r["n"], "OLS p": r["ols_p"]} for r in rows]),
+               {"value": SIGNED, "95% low": SIGNED, "95% high": SIGNED, "items": "%d", "OLS p": RIGHT},
+               key="cal-self")
+    _notes({r["effect"].replace("_", " "): r["note"] for r in rows})
+
+
+def _noise_and_drift(rep: dict) -> None:
+    noise = rep.get("noise")
+    if noise:
         a, b, c = st.columns(3)
-        a.metric("Humans' alpha (all raters)", _fmt(hc["krippendorff_alpha_ordinal"]))
-        b.metric("Human-human pairwise agreement", _fmt(hc["human_pairwise_agreement"]))
-        c.metric("Judge-human pairwise agreement", _fmt(hc["judge_human_pairwise_agreement"]))
-        show_chart(charts.human_ceiling(rep))
-        alt = rep.get("alt_test")
-        if alt:
-            st.markdown(f"**Alternative-annotator test** (epsilon {alt['epsilon']}, {alt['metric']}, "
-                        f"Benjamini-Yekutieli q = {alt['q']}): winning rate **{_fmt(alt['winning_rate'], 2)}**, "
-                        f"advantage probability **{_fmt(alt['advantage_probability'], 2)}**: "
-                        + ("passed." if alt["passed"] else "not passed."))
-            st.dataframe(pd.DataFrame(alt["raters"]), hide_index=True)
-        else:
-            st.info(f"Alternative-annotator test not run: {rep.get('alt_test_reason')}")
-    with tabs[2]:
-        show_chart(charts.self_preference_forest(rep, threshold=rep["policy"]["max_self_preference"]))
-        rows = []
-        for name, e in rep["self_preference"].items():
-            rows.append({"effect": name, "value": e.get("value"), "95% low": e.get("ci_low"),
-                         "95% high": e.get("ci_high"), "items": e.get("n"), "OLS p": e.get("p_value"),
-                         "note": e.get("reason") or ""})
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
-    with tabs[3]:
-        noise = rep.get("noise")
-        if noise:
-            a, b, c = st.columns(3)
-            a.metric("Flip rate between repeats", f"{noise['flip_rate']:.0%}")
-            b.metric("Alpha across repeats", _fmt(noise["krippendorff_alpha_ordinal"]))
-            c.metric("pass^k", _fmt(noise.get("pass_hat_k")))
-        else:
-            st.info("No repeats recorded: run the judge with `--repeats 2` or more to measure its noise.")
-        d = rep.get("drift")
-        if d:
-            st.markdown(f"**Drift** from run `{d['baseline_run']}` to `{d['run']}`: flip rate "
-                        f"{_fmt(d['flip_rate'], 2)}, Stuart-Maxwell p = {_fmt(d['stuart_maxwell']['p_value'], 4)}; "
-                        f"model versions {plain(', '.join(d['model_versions']['baseline']) or 'unknown')} → "
-                        f"{plain(', '.join(d['model_versions']['candidate']) or 'unknown')}.")
-            st.dataframe(pd.DataFrame([{"metric": k, "change": m["value"], "95% low": m["ci_low"],
-                                        "95% high": m["ci_high"]} for k, m in d["deltas"].items()]), hide_index=True)
-        else:
-            st.info("No earlier run of this judge to compare with.")
-    with tabs[4]:
-        _disagreements(golden_set, rubric, judge)
+        a.metric("Flip rate between repeats", f"{noise['flip_rate']:.0%}")
+        b.metric("Alpha across repeats", _fmt(noise["krippendorff_alpha_ordinal"]))
+        c.metric(f"pass^k, k = {noise['repeats']}", _fmt(noise.get("pass_hat_k")),
+                 help="Share of items whose every one of the k repeats agrees with the consensus.")
+    else:
+        st.info("No repeats recorded: run the judge with `--repeats 2` or more to measure its noise.")
+    d = rep.get("drift")
+    if not d:
+        st.info("No earlier run of this judge to compare with.")
+        return
+    # the sentence the CLI and the card print; run names and model versions come from imports and providers
+    st.markdown(prose(drift_sentence(d)))
+    show_table(pd.DataFrame([{"metric": k, "change": m["value"], "95% low": m["ci_low"], "95% high": m["ci_high"]}
+                             for k, m in d["deltas"].items()]),
+               {"change": SIGNED, "95% low": SIGNED, "95% high": SIGNED}, key="cal-drift")
 
 
 def _disagreements(golden_set: str, rubric: str, judge: str) -> None:
@@ -112,7 +172,7 @@ def _disagreements(golden_set: str, rubric: str, judge: str) -> None:
                             ascending=[order != "size of the gap", order == "size of the gap"])
     st.caption(f"{len(view)} items where the judge and the consensus differ (gap = judge − consensus).")
     picked = st.dataframe(view.drop(columns=["abs_gap"]), hide_index=True, on_select="rerun",
-                          selection_mode="single-row", key="dis-table")
+                          selection_mode="single-row", key="dis-table", placeholder="–")
     rows = picked.selection.rows if picked and picked.selection else []
     item_id = view.iloc[rows[0]]["item_id"] if rows else st.selectbox("Open item", view["item_id"], key="dis-open")
     if item_id:
@@ -126,6 +186,7 @@ def _evidence(golden_set: str, rubric: str, judge: str, item_id: str) -> None:
     st.caption(f"category {plain(item.category)} · task {plain(item.cluster)} · producer "
                + plain(f"{item.producer.model} ({item.producer.family})" if item.producer else "unknown"))
     left, right = st.columns([3, 2])
+    cited: set[int] = set()
     with right:
         st.markdown(f"**Consensus**: {ev['consensus']}")
         for l in ev["labels"]:
@@ -133,30 +194,35 @@ def _evidence(golden_set: str, rubric: str, judge: str, item_id: str) -> None:
         if ev["adjudication"]:
             a = ev["adjudication"]
             st.markdown(f"- **adjudicated by {plain(a['lead'])}**: {a['score']}" + (f" — {plain(a['note'])}" if a["note"] else ""))
-        evidence_steps: set[int] = set()
         for j in ev["judgments"]:
             st.markdown(f"**Judge, repeat {j['repeat']}**: "
                         + (str(j["score"]) if j["score"] is not None else f"unscored ({plain(j['unscored_reason'])})")
                         + (f" — {plain(j['rationale'])}" if j["rationale"] else ""))
-            evidence_steps |= set(j["evidence_steps"] or [])
+            cited |= {display_step(s) for s in j["evidence_steps"] or []}
             if j["trace"]:
                 with st.expander(f"Agentic judge's tool transcript (repeat {j['repeat']})"):
-                    for t in j["trace"]:
-                        st.code(json.dumps(t, indent=1, ensure_ascii=False)[:2000], language="json")
-        if evidence_steps:
-            st.markdown("Evidence steps cited: " + ", ".join(f"**{s}**" for s in sorted(evidence_steps)))
+                    _trace(j["trace"])
+        if cited:
+            st.markdown("Evidence steps cited: " + ", ".join(f"**{s}**" for s in sorted(cited)))
     with left:
-        st.markdown(f"**Task**: {prose(item.input)}")
-        for n, step in enumerate(item.trajectory or []):
-            cited = n in evidence_steps
-            label = f"{'🔶 ' if cited else ''}step {n} · {plain(step.get('role'))}" + (" · cited by the judge" if cited else "")
-            with st.expander(label, expanded=cited):
-                if step.get("content"):
-                    st.text(step["content"][:4000])
-                for call in step.get("tool_calls") or []:
-                    st.code(json.dumps(call, indent=2, ensure_ascii=False)[:2000], language="json")
-        if item.output:
-            st.markdown(f"**Output**: {prose(item.output)}")
+        render_item(item, key=f"dis:{item_id}", cited=cited)
+
+
+def _trace(trace: list[dict]) -> None:
+    """The agentic judge's tool calls, one line each; step ranges shown as numbered in the viewer (from 1)."""
+    lines = []
+    for n, t in enumerate(trace, 1):
+        args = t.get("arguments") or {}
+        call = f"{t.get('tool')}({', '.join(f'{k}={json.dumps(v, ensure_ascii=False)}' for k, v in args.items())})"
+        line = f"{n}. {code_span(call[:300])}"
+        if t.get("tool") == "read_steps" and isinstance(args.get("start"), int) and isinstance(args.get("end"), int):
+            line += f" (steps {display_step(args['start'])}–{display_step(args['end'])} in the viewer)"
+        result = str(t.get("result") or "")
+        if result:
+            line += f" → {plain(' '.join(result.split())[:300])}"
+        lines.append(line)
+    st.markdown("\n".join(lines))
+    st.caption("The judge's tools number steps from 0; the viewer numbers them from 1.")
 
 
 if __name__ == "__main__":

@@ -8,30 +8,49 @@ import streamlit as st
 from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.ui import auth
-from workbench.ui.components import prose
-from workbench.ui.lead import comparison, page_header, show_chart
+from workbench.ui.components import code_span, prose
+from workbench.ui.lead import NUMBER, SIGNED, comparison, page_header, show_chart, show_table
 
 ROLES = auth.LEADS
+UNKNOWN_COST = "unknown"
+
+
+def cost_text(usd: float | None) -> str:
+    """'$2.11', or 'unknown' when no judgment of the run has a price (never '$0.00')."""
+    return UNKNOWN_COST if usd is None else f"${usd:.2f}"
 
 
 def table(result: dict) -> pd.DataFrame:
+    """One row per judge, narrow enough for the page at 1400 px; the columns a lead decides on (verdict,
+    agreement, cost) come first. Models and failed checks are listed under it (:func:`judge_lines`)."""
     rows = []
     for r in result["judges"]:
         m = r["metrics"]
         a = m["krippendorff_alpha_ordinal"]
         fam = r["self_preference"]["same_family"]
+        latency = r["cost"]["median_latency_ms"]
         rows.append({
-            "judge": r["judge"]["id"], "model": r["judge"]["model"], "mode": r["judge"]["mode"],
-            "alpha": a["value"], "alpha 95%": f"{a['ci_low']:.2f} – {a['ci_high']:.2f}" if a["ci_low"] is not None else "n/a",
-            "exact": m["exact_agreement"]["value"], "signed error": m["mean_signed_error"]["value"],
+            "judge": r["judge"]["id"],
+            "verdict": "calibrated" if r["verdict"]["calibrated"] else "not calibrated",
+            "alpha": a["value"],
+            "alpha 95%": f"{a['ci_low']:.2f} – {a['ci_high']:.2f}" if a["ci_low"] is not None else None,
+            "cost / 100 items": cost_text(r["cost"]["per_100_items_usd"]),
+            "exact": m["exact_agreement"]["value"], "mean signed error": m["mean_signed_error"]["value"],
             "TPR": m["tpr"]["value"], "TNR": m["tnr"]["value"],
             "same-family effect": fam["value"], "flip rate": (r["noise"] or {}).get("flip_rate"),
-            "cost per 100 items (USD)": r["cost"]["per_100_items_usd"],
-            "median latency (s)": (r["cost"]["median_latency_ms"] or 0) / 1000 if r["cost"]["median_latency_ms"] else None,
-            "verdict": "calibrated" if r["verdict"]["calibrated"] else "not calibrated",
-            "fails": ", ".join(c["name"] for c in r["verdict"]["checks"] if c["status"] == "failed"),
+            "latency (s)": latency / 1000 if latency is not None else None,
         })
     return pd.DataFrame(rows)
+
+
+def judge_lines(result: dict) -> str:
+    """'- `lenient-mini` (`openai/gpt-4o-mini`, single): fails agreement, as good as a human' per judge."""
+    lines = []
+    for r in result["judges"]:
+        failed = [c["name"] for c in r["verdict"]["checks"] if c["status"] == "failed"]
+        lines.append(f"- {code_span(r['judge']['id'])} ({code_span(r['judge']['model'])}, {r['judge']['mode']}): "
+                     + (f"fails {', '.join(failed)}" if failed else "passes every check"))
+    return "\n".join(lines)
 
 
 def render() -> None:
@@ -45,29 +64,36 @@ def render() -> None:
         st.warning(prose(str(e)))
         return
     df = table(result)
-    st.dataframe(df, hide_index=True, column_config={
-        "alpha": st.column_config.NumberColumn(format="%.3f"), "exact": st.column_config.NumberColumn(format="%.3f"),
-        "signed error": st.column_config.NumberColumn(format="%+.2f"),
-        "TPR": st.column_config.NumberColumn(format="%.2f"), "TNR": st.column_config.NumberColumn(format="%.2f"),
-        "same-family effect": st.column_config.NumberColumn(format="%+.2f"),
-        "flip rate": st.column_config.NumberColumn(format="%.2f"),
-        "cost per 100 items (USD)": st.column_config.NumberColumn(format="$%.2f")})
+    right = st.column_config.TextColumn(alignment="right")
+    show_table(df, {"alpha": NUMBER, "exact": NUMBER, "mean signed error": "%+.2f", "TPR": "%.2f", "TNR": "%.2f",
+                    "same-family effect": "%+.2f", "flip rate": "%.2f", "latency (s)": "%.1f"},
+               key="cmp-table",
+               column_config={"judge": st.column_config.TextColumn(pinned=True),
+                              "alpha 95%": right, "cost / 100 items": right,
+                              "mean signed error": st.column_config.NumberColumn(
+                                  format="%+.2f", help="mean(judge − consensus): above 0 the judge is lenient")})
+    st.markdown(judge_lines(result))
     calibrated = df[df["verdict"] == "calibrated"]["judge"].tolist()
     if calibrated:
-        st.success(f"Calibrated: {', '.join(calibrated)}.")
+        st.success("Calibrated: " + ", ".join(code_span(j) for j in calibrated) + ".")
     else:
         st.error("No judge of this rubric passes the gate yet.")
-    plot = df.dropna(subset=["cost per 100 items (USD)"])
-    if not plot.empty:
-        show_chart(charts.cost_vs_agreement(plot[["judge", "alpha", "cost per 100 items (USD)", "verdict"]]
-                                                 .to_dict("records")))
+    points = [{"judge": r["judge"]["id"], "alpha": r["metrics"]["krippendorff_alpha_ordinal"]["value"],
+               "cost per 100 items (USD)": r["cost"]["per_100_items_usd"],
+               "verdict": "calibrated" if r["verdict"]["calibrated"] else "not calibrated"} for r in result["judges"]]
+    if any(p["cost per 100 items (USD)"] is not None for p in points):
+        show_chart(charts.cost_vs_agreement(points))
+    unknown = [p["judge"] for p in points if p["cost per 100 items (USD)"] is None]
+    if unknown:
+        st.caption("Cost unknown (no price recorded), so not plotted: " + ", ".join(code_span(j) for j in unknown)
+                   + ".")
     st.subheader("Which differences are real")
-    st.caption(f"Paired bootstrap of each judge against the best ({result['best']}) on the same items: a difference "
-               "is significant when its 95% interval excludes 0.")
-    diffs = pd.DataFrame([{"judge": d["judge"], "vs": d["baseline"], "alpha difference": d["value"],
-                           "95% low": d["ci_low"], "95% high": d["ci_high"],
-                           "significant": "yes" if d["significant"] else "no"} for d in result["differences"]])
-    st.dataframe(diffs, hide_index=True)
+    st.caption(f"Paired bootstrap of each judge against the best ({code_span(result['best'])}) on the same items: "
+               "a difference is significant when its 95% interval excludes 0.")
+    show_table(pd.DataFrame([{"judge": d["judge"], "vs": d["baseline"], "alpha difference": d["value"],
+                              "95% low": d["ci_low"], "95% high": d["ci_high"],
+                              "significant": "yes" if d["significant"] else "no"} for d in result["differences"]]),
+               {"alpha difference": SIGNED, "95% low": SIGNED, "95% high": SIGNED}, key="cmp-diffs")
 
 
 if __name__ == "__main__":

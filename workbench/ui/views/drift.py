@@ -1,4 +1,8 @@
-"""Drift (leads): each judge's agreement run after run, with its interval and model versions."""
+"""Drift (leads): each judge's agreement run after run, with its interval and model versions.
+
+Whether a run moved, and its p-value, come from the timeline rows (the gate's drift rule) and ``gate.fmt_p``:
+the same words and numbers as the Calibration page, the CLI and the card.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,21 @@ import streamlit as st
 
 from workbench import charts
 from workbench.errors import WorkbenchError
+from workbench.gate import fmt_p
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, prose
-from workbench.ui.lead import page_header, show_chart, timeline
+from workbench.ui.lead import NUMBER, RIGHT, SIGNED, page_header, run_counts, show_chart, show_table, timeline
 
 ROLES = auth.LEADS
 
 
+def judge_with_runs(golden_set: str, rubric: str) -> str | None:
+    """The judge the page opens on: the first with two or more runs (something to compare)."""
+    return next((j for j, n in run_counts(golden_set, rubric).items() if n >= 2), None)
+
+
 def render() -> None:
-    picked = page_header("Drift", "drift", ROLES)
+    picked = page_header("Drift", "drift", ROLES, default_judge=judge_with_runs)
     if picked is None:
         return
     golden_set, rubric, judge = picked
@@ -23,19 +33,39 @@ def render() -> None:
         rows = timeline(golden_set, rubric, judge)
     except WorkbenchError as e:
         st.warning(prose(str(e)))
+        _others(golden_set, rubric, judge)
+        return
+    if len(rows) < 2:
+        st.info(f"{code_span(judge)} has one run so far ({code_span(rows[0]['run'])}, alpha "
+                f"{rows[0]['alpha']:.2f}): drift compares a run with the one before it, so run the judge again "
+                "(after a model update, or with “Start a new run” on the Judges page) to see it.")
+        _others(golden_set, rubric, judge)
         return
     show_chart(charts.drift_timeline(rows).properties(title=f"{judge}: agreement per run"))
     moved = [r for r in rows if r["significant"]]
-    if moved:
-        for r in moved:
-            st.error(f"Run {code_span(r['run'])} (model version {plain(r['model_version'])}) moved from the run before: alpha "
-                     f"changed by {r['alpha_change']:+.2f}, Stuart-Maxwell p = {r['stuart_maxwell_p']:.2g}. "
-                     "Recalibrate before trusting it.", icon="📉")
-    elif len(rows) > 1:
-        st.success("No run differs significantly from the run before it.")
+    for r in moved:
+        st.error(f"Run {code_span(r['run'])} (model version {plain(r['model_version'])}) moved from the run before: "
+                 f"{plain(r['drift'])}; alpha changed by {r['alpha_change']:+.2f}. Recalibrate before trusting it.",
+                 icon="📉")
+    if not moved:
+        st.success("No run moved from the run before it (Stuart-Maxwell p and the drop in alpha, by the gate's rule).")
+    show_table(pd.DataFrame([{
+        "run": r["run"], "started": str(r["started_at"] or "")[:16].replace("T", " ") or None, "items": r["n_items"],
+        "alpha": r["alpha"], "95% low": r["low"], "95% high": r["high"], "model version": r["model_version"],
+        "alpha change": r["alpha_change"],
+        "Stuart-Maxwell p": fmt_p(r["stuart_maxwell_p"]) if r["stuart_maxwell_p"] is not None else None,
+        "moved": "yes" if r["significant"] else ("no" if r["stuart_maxwell_p"] is not None else None),
+    } for r in rows]), {"items": "%d", "alpha": NUMBER, "95% low": NUMBER,
+                        "95% high": NUMBER, "alpha change": SIGNED,
+                        "Stuart-Maxwell p": RIGHT}, key="drift-table")
+
+
+def _others(golden_set: str, rubric: str, judge: str) -> None:
+    several = [j for j, n in run_counts(golden_set, rubric).items() if n >= 2 and j != judge]
+    if several:
+        st.caption("Judges with two or more runs: " + ", ".join(code_span(j) for j in several) + ".")
     else:
-        st.info("Only one run so far: run the judge again (or after a model update) to see drift.")
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+        st.caption("No judge of this rubric has two runs yet, so there is no drift to show.")
 
 
 if __name__ == "__main__":

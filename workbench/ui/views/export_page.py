@@ -7,6 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 from workbench.errors import WorkbenchError
+from workbench.gate import FAILED, NOT_MEASURABLE, STATUS_ICON, WARNING
 from workbench.services.export import GateFailed, export_bundle, list_bundles
 from workbench.services.rubrics import get_rubric
 from workbench.ui import auth
@@ -15,6 +16,12 @@ from workbench.ui.lead import page_header, report
 from workbench.ui.state import store
 
 ROLES = auth.LEADS
+
+
+def reasons(rep: dict, statuses: tuple[str, ...] = (FAILED,)) -> str:
+    """The gate's checks of these statuses as a markdown list, one check a line, in the gate's words."""
+    return "\n".join(f"- {STATUS_ICON[c['status']]} **{c['name']}**: {plain(c['message'])}"
+                     for c in rep["verdict"]["checks"] if c["status"] in statuses)
 
 
 def _export(golden_set: str, rubric: str, judge: str) -> None:
@@ -43,13 +50,13 @@ def render() -> None:
                 st.markdown(f"**{plain(spec.id)}** ({code_span(spec.model)}): {plain(str(e))}")
                 continue
             ok = rep["verdict"]["calibrated"]
-            failed = [c for c in rep["verdict"]["checks"] if c["status"] == "failed"]
-            left, right = st.columns([4, 1])
-            left.markdown(f"**{spec.id}** (`{spec.model}`) on rubric v{rep['rubric']['version']}: "
+            left, right = st.columns([5, 1])
+            left.markdown(f"**{plain(spec.id)}** ({code_span(spec.model)}) on rubric v{rep['rubric']['version']}: "
                           + ("✅ calibrated" if ok else "❌ not calibrated"))
             if not ok:
-                left.caption("Export is disabled because: " + " ".join(f"{c['name']}: {plain(c['message'])}"
-                                                                       for c in failed))
+                left.markdown("Export is disabled because:\n\n" + reasons(rep))
+            if warnings := reasons(rep, (WARNING, NOT_MEASURABLE)):
+                left.markdown("Warnings (they do not block an export):\n\n" + warnings)
             right.button("Export", key=f"export-{spec.id}", disabled=not ok, on_click=_export,
                          args=(golden_set, rubric, spec.id), type="primary" if ok else "secondary",
                          help=None if ok else "Only a pair that passes the gate can be exported.")
@@ -60,8 +67,8 @@ def render() -> None:
     for b in bundles:
         path = Path(b["path"])
         cols = st.columns([4, 1])
-        cols[0].markdown(f"`{path.name}` — rubric {b['rubric_name']} v{b['rubric_version']}, judge {b['judge_id']}, "
-                         f"sha256 `{b['sha256'][:16]}`, {b['created_at']}")
+        cols[0].markdown(f"{code_span(path.name)} — rubric {plain(b['rubric_name'])} v{b['rubric_version']}, judge "
+                         f"{plain(b['judge_id'])}, sha256 {code_span(b['sha256'][:16])}, {plain(b['created_at'])}")
         if path.exists():
             cols[1].download_button("Download", path.read_bytes(), file_name=path.name, mime="application/yaml",
                                     key=f"dl-{b['id']}")
