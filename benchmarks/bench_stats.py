@@ -82,7 +82,7 @@ def full_report(data: dict, resamples: int) -> dict:
         "alt_test": alternative_annotator_test(data["labels"], data["judge_map"], scale=SCALE),
         "self_preference": self_preference(data["consensus"], data["judge"], scale=SCALE,
                                            producer_model=data["model"], producer_family=data["family"],
-                                           judge_model="anthropic/claude-x", judge_family="anthropic",
+                                           judge_model="claude-x", judge_family="anthropic",
                                            category=data["category"], clusters=data["tasks"],
                                            resamples=resamples, seed=0),
     }
@@ -134,7 +134,7 @@ def main() -> None:
             data["labels"], data["judge_map"], scale=SCALE))),
         ("self_preference (2 effects, bootstrap + OLS)", best_of(lambda: self_preference(
             data["consensus"], data["judge"], scale=SCALE, producer_model=data["model"],
-            producer_family=data["family"], judge_model="anthropic/claude-x", judge_family="anthropic",
+            producer_family=data["family"], judge_model="claude-x", judge_family="anthropic",
             category=data["category"], clusters=data["tasks"], resamples=r, seed=0))),
     ]
     full = best_of(lambda: full_report(data, r))

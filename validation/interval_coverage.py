@@ -29,7 +29,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from validation.validate_shared_data import family_of, judge_model  # noqa: E402
+from validation.validate_shared_data import family_of  # noqa: E402
 from workbench import stats  # noqa: E402
 from workbench.stats.proportion import METHOD as PROPORTION_METHOD  # noqa: E402
 from workbench.stats.proportion import PROPORTION_DENOMINATORS, proportion_interval  # noqa: E402
@@ -85,7 +85,7 @@ def judge_frame(items: pd.DataFrame, ratings: pd.DataFrame, judge: str) -> pd.Da
 def _bias(frame: pd.DataFrame, judge: str, *, resamples: int, seed: int, interval: str) -> dict:
     return stats.self_preference(frame["consensus"].to_numpy(), frame["score"].to_numpy(), scale=SCALE,
                                  producer_model=frame["model"].to_numpy(), producer_family=frame["family"].to_numpy(),
-                                 judge_model=judge_model(judge), judge_family=family_of(judge),
+                                 judge_model=judge, judge_family=family_of(judge),
                                  category=frame["dataset"].to_numpy(), clusters=frame["prompt_id"].to_numpy(),
                                  resamples=resamples, seed=seed, interval=interval)
 
