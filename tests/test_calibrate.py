@@ -52,6 +52,12 @@ def test_calibrate_json_is_the_design_object(cli):
     assert {c["id"] for c in rep["verdict"]["checks"]} >= {"evidence", "agreement", "stable", "no_drift"}
 
 
+def test_same_model_effect_is_measured_from_the_bare_model_name(demo_store):
+    rep = calibrate(demo_store, "demo", "demo-patch-quality", "gpt4o-self", Options(resamples=200))
+    # openai/gpt-4o produced the demo's openai items: the same-model effect exists and equals the family's
+    assert rep["self_preference"]["same_model"]["value"] == pytest.approx(0.585, abs=0.01)
+
+
 def test_readable_table(cli):
     cli("demo", "--no-ui")
     out = cli("calibrate", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet").output

@@ -173,7 +173,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     if alt.get("winning_rate") is None:  # no rater qualifies: DESIGN reports the test as null, with why
         alt = None
     bias = stats.self_preference(c, j, scale=scale, producer_model=sub["producer_model"].to_numpy(),
-                                 producer_family=sub["producer_family"].to_numpy(), judge_model=spec.model,
+                                 producer_family=sub["producer_family"].to_numpy(), judge_model=spec.model_name,
                                  judge_family=spec.family, category=sub["category"].to_numpy(), clusters=clusters,
                                  resamples=options.resamples, seed=options.seed)
     run_frame = data.judgments[data.judgments["run_id"] == data.run["id"]]
