@@ -16,7 +16,8 @@ from workbench.store import Store
 
 APP = ROOT / "workbench" / "ui" / "app.py"
 RUBRIC = "demo-patch-quality"
-PAGE_FILES = {"label": "views/label.py", "adjudicate": "views/adjudicate.py", "import": "views/import_page.py"}
+PAGE_FILES = {"label": "views/label.py", "adjudicate": "views/adjudicate.py", "import": "views/import_page.py",
+              "blind-review": "views/blind_review.py"}
 
 
 def open_app(rater: str | None = None, page: str | None = None, **query: str) -> AppTest:

@@ -11,7 +11,8 @@ from tests.ui.conftest import APP, PAGE_FILES, open_app
 from workbench.store import Store
 
 
-LEAD_PAGES = {"Home", "Label", "Adjudicate", "Import", "Judges", "Calibration", "Compare", "Drift", "Export"}
+LEAD_PAGES = {"Home", "Label", "Adjudicate", "Import", "Blind review", "Judges", "Calibration", "Compare", "Drift",
+              "Export"}
 
 
 def registered(at) -> set[str]:

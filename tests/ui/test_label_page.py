@@ -158,7 +158,7 @@ def test_reviewer_page_renders_no_judge_data_and_no_producer(demo_db):
     assert trace and not [sql for sql in trace if re.search(r"judg|runs|producer|metadata|reports", sql, re.I)]
 
 
-def test_masking_is_on_by_default_and_can_be_turned_off(fresh_db, tmp_path):
+def test_reviewer_has_no_control_that_turns_masking_off(fresh_db, tmp_path):
     with Store(fresh_db) as s:
         from tests.conftest import write
         from workbench.services.golden_sets import import_items
@@ -166,8 +166,8 @@ def test_masking_is_on_by_default_and_can_be_turned_off(fresh_db, tmp_path):
                               '"output": "As an AI developed by OpenAI, I fixed it."}\n'), "masked")
     at = open_app("ana", "label", golden_set="masked")
     assert any("[self-identification masked], I fixed it." in m.value for m in at.markdown)
-    at.toggle(key="mask").set_value(False).run()
-    assert any("As an AI developed by OpenAI" in m.value for m in at.markdown)
+    assert not at.toggle and not at.checkbox  # today's sidebar toggle let a reviewer read the original
+    assert "As an AI developed by OpenAI" not in rendered_text(at)
 
 
 def test_a_long_trajectory_is_shown_a_page_of_steps_at_a_time(fresh_db, tmp_path):

@@ -16,7 +16,6 @@ and reference only, never the producing model, metadata or judgments.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
@@ -25,7 +24,9 @@ from ..names import check_name
 from ..scale import Scale
 from ..store import Store
 from ..store import labeling as q
+from . import masking as masking_service
 from .golden_sets import consensus
+from .masking import Masking
 from .rubrics import RubricVersion, get_rubric
 
 RESERVATION_TTL = timedelta(minutes=10)
@@ -129,16 +130,18 @@ class BlindItem:
     trajectory: list[dict] = field(default_factory=list)
     reference: str | None = None
 
-    def masked(self) -> "BlindItem":
+    def masked(self, masking: Masking = masking_service.DEFAULT) -> "BlindItem":
         """The same item with self-identifying phrases ("As an AI developed by ...") masked."""
-        return replace(self, input=mask_self_identification(self.input),
-                       output=mask_self_identification(self.output),
-                       reference=mask_self_identification(self.reference),
-                       trajectory=[_mask_step(s) for s in self.trajectory])
+        return replace(self, input=masking.mask(self.input), output=masking.mask(self.output),
+                       reference=masking.mask(self.reference),
+                       trajectory=[masking.mask_step(s) for s in self.trajectory])
 
 
-def _blind(row: dict) -> BlindItem:
-    return BlindItem(row["item_id"], row["input"] or "", row["output"], row["trajectory"] or [], row["reference"])
+def _blind(store: Store, gs: dict, row: dict) -> BlindItem:
+    """What a reviewer receives: the item's content only, masked by the golden set's blind-review setting (a lead's
+    choice, never the reviewer's)."""
+    item = BlindItem(row["item_id"], row["input"] or "", row["output"], row["trajectory"] or [], row["reference"])
+    return item.masked(masking_service.masking_of(store, gs))
 
 
 def queue_key(rater: str, item_id: str) -> bytes:
@@ -168,16 +171,16 @@ def next_item(store: Store, golden_set: str, rubric: str, rater: str, *, at: dat
             if held is None:
                 return None
         q.reserve(store, held["pk"], rv.name, rater, expires_at=until)
-        return _blind(q.blind_item(store, gs["id"], held["item_id"]))
+        return _blind(store, gs, q.blind_item(store, gs["id"], held["item_id"]))
 
 
 def open_item(store: Store, golden_set: str, item_id: str) -> BlindItem:
-    """An item by id, blind (for changing an earlier label)."""
+    """An item by id, blind and masked (for changing an earlier label, and for adjudication)."""
     gs = store.golden_set(golden_set)
     row = q.blind_item(store, gs["id"], item_id)
     if row is None:
         raise NotFound(f"golden set '{golden_set}' has no item '{item_id}'")
-    return _blind(row)
+    return _blind(store, gs, row)
 
 
 def my_label(store: Store, golden_set: str, rubric: str, item_id: str, rater: str) -> dict | None:
@@ -217,56 +220,10 @@ def labeling_progress(store: Store, golden_set: str, rubric: str, rater: str, *,
                             waiting)
 
 
-# -- blind masking ---------------------------------------------------------------
+# -- blind masking: services/masking.py; kept here under its old names ------------
 
-_WHO = r"[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)?"  # one or two capitalised words: "OpenAI", "Google DeepMind"
-_VENDOR = r"(?:Anthropic|OpenAI|Google(?: DeepMind)?|DeepMind|Meta(?: AI)?|Mistral(?: AI)?|Alibaba|xAI|Microsoft)"
-_MODEL = (r"(?:Claude|ChatGPT|GPT-?\d[\w.\-]*|Gemini|Bard|Llama[\w.\-]*|LLaMA[\w.\-]*|Mistral[\w.\-]*|"
-          r"Mixtral[\w.\-]*|Qwen[\w.\-]*|DeepSeek[\w.\-]*|Grok[\w.\-]*|Copilot)")
-_AI = (r"(?:an? )?(?:AI|artificial intelligence|large language model|language model)"
-       r"(?: (?:language model|model|assistant|system|chatbot))?")
-_BY = rf"(?:developed|created|made|built|trained|designed)\s+by\s+{_WHO}"
-_SELF_ID = re.compile("|".join([
-    rf"\b[Aa]s {_AI}(?:,?\s+{_BY})?",
-    rf"\bI(?:'m| am) (?:{_MODEL}(?:,?\s+{_AI})?|{_AI})(?:,?\s+{_BY})?",
-    rf"\b[Mm]y name is {_MODEL}",
-    rf"\b(?:developed|created|made|built|trained|designed) by {_VENDOR}\b",
-]))
-MASK = "[self-identification masked]"
-
-
-def mask_self_identification(text: str | None) -> str | None:
-    """Mask phrases by which a model names itself or its maker.
-
-    >>> mask_self_identification("As an AI developed by OpenAI, I cannot run code. The fix works.")
-    '[self-identification masked], I cannot run code. The fix works.'
-    >>> mask_self_identification("I'm Claude, an AI assistant made by Anthropic. Done.")
-    '[self-identification masked]. Done.'
-    >>> mask_self_identification("from openai import OpenAI  # unchanged: not a self-description")
-    'from openai import OpenAI  # unchanged: not a self-description'
-    """
-    if not text:
-        return text
-    return _SELF_ID.sub(MASK, text)
-
-
-def _mask_step(step: dict) -> dict:
-    out = dict(step)
-    if isinstance(out.get("content"), str):
-        out["content"] = mask_self_identification(out["content"])
-    if out.get("tool_calls"):
-        out["tool_calls"] = [{**c, "arguments": _mask_value(c.get("arguments"))} for c in out["tool_calls"]]
-    return out
-
-
-def _mask_value(v):
-    if isinstance(v, str):
-        return mask_self_identification(v)
-    if isinstance(v, dict):
-        return {k: _mask_value(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_mask_value(x) for x in v]
-    return v
+MASK = masking_service.MASK
+mask_self_identification = masking_service.mask_self_identification
 
 
 # -- adjudication --------------------------------------------------------------

@@ -346,3 +346,15 @@ CREATE TABLE leases (
 ALTER TABLE golden_sets ADD COLUMN importing TEXT;
 CREATE INDEX items_position ON items(golden_set_id, position);
 """)
+
+
+@migration
+def m004_blind_review(conn: sqlite3.Connection) -> None:
+    """Blind review is a golden-set setting a lead controls: self-identification masking (on unless a lead turns
+    it off) and the lead's own extra patterns (a JSON list of regular expressions)."""
+    _script(conn, """
+ALTER TABLE golden_sets ADD COLUMN mask_self_identification INTEGER NOT NULL DEFAULT 1
+    CHECK (mask_self_identification IN (0, 1));
+ALTER TABLE golden_sets ADD COLUMN mask_patterns TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_valid(mask_patterns) AND json_type(mask_patterns) = 'array');
+""")

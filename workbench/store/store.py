@@ -112,6 +112,17 @@ class Store:
                            f"'workbench import items FILE --golden-set {name}'")
         return row
 
+    def golden_set_masking(self, golden_set_id: int) -> dict:
+        """The set's blind-review setting: {"enabled": bool, "patterns": [regex, ...]} (the lead's own patterns)."""
+        row = self._one("SELECT mask_self_identification, mask_patterns FROM golden_sets WHERE id = ?",
+                        (golden_set_id,))
+        return {"enabled": bool(row["mask_self_identification"]), "patterns": json.loads(row["mask_patterns"])}
+
+    def set_golden_set_masking(self, golden_set_id: int, *, enabled: bool, patterns: Sequence[str]) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE golden_sets SET mask_self_identification = ?, mask_patterns = ? WHERE id = ?",
+                              (int(enabled), json.dumps(list(patterns), ensure_ascii=False), golden_set_id))
+
     def golden_sets(self) -> list[dict]:
         return self._all("""
             SELECT g.id, g.name, g.overlap, g.is_demo, g.created_at,

@@ -48,6 +48,7 @@ PAGES: list[PageSpec] = [
     PageSpec("label.py", "Label", "🏷️", "label", auth.REVIEWERS, section="Review"),
     PageSpec("adjudicate.py", "Adjudicate", "⚖️", "adjudicate", auth.LEADS, section="Lead"),
     PageSpec("import_page.py", "Import", "📥", "import", auth.LEADS, section="Lead"),
+    PageSpec("blind_review.py", "Blind review", "🙈", "blind-review", auth.LEADS, section="Lead"),
     PageSpec("judges.py", "Judges", "🤖", "judges", auth.LEADS, section="Lead"),
     PageSpec("calibration.py", "Calibration", "🎯", "calibration", auth.LEADS, section="Lead"),
     PageSpec("compare.py", "Compare", "📊", "compare", auth.LEADS, section="Lead"),

@@ -66,7 +66,7 @@ def render() -> None:
     st.button("Save final label", type="primary", key=f"adjudicate:{item_id}", on_click=_save,
               args=(golden_set, rubric, item_id, user.name))
     with st.expander("The item", expanded=True):
-        render_item(svc.open_item(s, golden_set, item_id).masked(), key=f"adj:{item_id}")
+        render_item(svc.open_item(s, golden_set, item_id), key=f"adj:{item_id}")
 
 
 def _save(golden_set: str, rubric: str, item_id: str, lead: str) -> None:

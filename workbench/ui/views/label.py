@@ -33,8 +33,6 @@ RECENT = 8
 def render() -> None:
     user = auth.require(ROLES)
     golden_set, rubric = golden_set_and_rubric()
-    mask = st.sidebar.toggle("Mask self-identifying phrases", value=True, key="mask",
-                             help="Hide phrases such as “As an AI developed by …” that name the producing model.")
     st.title("Label")
     if golden_set is None or rubric is None:
         st.info("Nothing to label yet: a lead imports a golden set and a rubric first (Import page, or "
@@ -57,8 +55,8 @@ def render() -> None:
                    f"{int(svc.RESERVATION_TTL.total_seconds() // 60)} minutes.", icon="🎉")
         _recent_labels(golden_set, rubric, user, rv.rubric.scale, None)
         return
-    if mask:
-        item = item.masked()
+    # the service has already masked self-identifying phrases as the golden set's lead decided: nothing here can
+    # turn that off
     left, right = st.columns([3, 2], gap="large")
     with right:
         _scoring(golden_set, rubric, user, rv, item.item_id, current)
