@@ -108,7 +108,7 @@ class Lead:
         page = self.page
         page.goto(f"{self.base}/adjudicate?rater=lead&golden_set={golden_set}")
         expect(page.get_by_role("heading", name="Adjudicate")).to_be_visible()
-        page.get_by_role("combobox", name=re.compile("Item without consensus")).click()
+        page.get_by_role("combobox", name=re.compile("Item waiting for a final label")).click()
         page.get_by_role("option", name=item_id, exact=True).click()
         expect(page.locator(f".st-key-adjudicate-{item_id}")).to_be_visible()
         page.locator(f".st-key-adjudicate-score-{item_id}").get_by_text(label_text, exact=True).click()

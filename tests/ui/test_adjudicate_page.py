@@ -18,7 +18,7 @@ def test_lead_sets_a_final_label_and_consensus_updates(demo_db):
         status = svc.adjudication_status(s, "demo", RUBRIC)
     assert before.unresolved, "the demo has disagreements to adjudicate"
     at = open_app("lead", "adjudicate", golden_set="demo")
-    assert metric(at, "Without consensus") == len(before.unresolved)
+    assert metric(at, "Waiting for a final label") == len(before.unresolved)
     item = at.selectbox(key="adjudicate_item").value
     case = next(d for d in status.unresolved if d.item_id == item)
     side_by_side = [m.value for m in at.markdown if m.value.startswith("**")]
@@ -31,8 +31,8 @@ def test_lead_sets_a_final_label_and_consensus_updates(demo_db):
     with Store(demo_db) as s:
         after = consensus(s, "demo", RUBRIC)
     assert after.labels[item] == 0 and len(after.unresolved) == len(before.unresolved) - 1
-    assert metric(at, "Without consensus") == len(before.unresolved) - 1
-    assert metric(at, "Adjudicated") == len(before.adjudicated) + 1
+    assert metric(at, "Waiting for a final label") == len(before.unresolved) - 1
+    assert metric(at, "Final labels given so far") == len(before.adjudicated) + 1
     assert at.selectbox(key="adjudicate_item").value != item
 
 

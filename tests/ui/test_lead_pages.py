@@ -42,7 +42,7 @@ def test_compare_lists_every_judge_with_its_verdict(demo_db):
     verdicts = dict(zip(table["judge"], table["verdict"]))
     assert verdicts == {"careful-sonnet": "calibrated", "lenient-mini": "not calibrated",
                         "gpt4o-self": "not calibrated", "noisy-llama": "not calibrated"}
-    assert "- `lenient-mini` (`openai/gpt-4o-mini`, single): fails agreement" in markdown(at)
+    assert "- `lenient-mini` (`openai/gpt-4o-mini`, single, median latency 1.1 s): fails agreement" in markdown(at)
     diffs = at.dataframe[1].value
     assert set(diffs["significant"]) == {"yes"}
 

@@ -32,10 +32,14 @@ def render() -> None:
     show_flash()
     status = svc.adjudication_status(s, golden_set, rubric)
     a, b, c, d = st.columns(4)
+    # "without consensus" beside "adjudicated" read as the same items; say what each count is for
     a.metric("Labeled items", status.labeled)
-    b.metric("With consensus", status.resolved)
-    c.metric("Without consensus", len(status.unresolved))
-    d.metric("Adjudicated", status.adjudicated)
+    b.metric("With a consensus label", status.resolved,
+             help="A strict majority of the raters agree, or a lead gave the final label.")
+    c.metric("Waiting for a final label", len(status.unresolved),
+             help="The raters disagree and no lead has decided yet: the list below.")
+    d.metric("Final labels given so far", status.adjudicated,
+             help="Items a lead settled; they count among those with a consensus label.")
     st.progress(status.resolved / status.labeled if status.labeled else 1.0,
                 text=f"{status.resolved} of {status.labeled} labeled items have a consensus label")
     if not status.unresolved:
@@ -44,7 +48,7 @@ def render() -> None:
     ids = [x.item_id for x in status.unresolved]
     if st.session_state.get("adjudicate_item") not in ids:
         st.session_state["adjudicate_item"] = ids[0]
-    item_id = st.selectbox(f"Item without consensus ({len(ids)})", ids, key="adjudicate_item")
+    item_id = st.selectbox(f"Item waiting for a final label ({len(ids)})", ids, key="adjudicate_item")
     case = status.unresolved[ids.index(item_id)]
 
     st.markdown("##### The raters' labels")

@@ -28,7 +28,6 @@ def table(result: dict) -> pd.DataFrame:
         m = r["metrics"]
         a = m["krippendorff_alpha_ordinal"]
         fam = r["self_preference"]["same_family"]
-        latency = r["cost"]["median_latency_ms"]
         rows.append({
             "judge": r["judge"]["id"],
             "verdict": "calibrated" if r["verdict"]["calibrated"] else "not calibrated",
@@ -38,17 +37,18 @@ def table(result: dict) -> pd.DataFrame:
             "exact": m["exact_agreement"]["value"], "mean signed error": m["mean_signed_error"]["value"],
             "TPR": m["tpr"]["value"], "TNR": m["tnr"]["value"],
             "same-family effect": fam["value"], "flip rate": (r["noise"] or {}).get("flip_rate"),
-            "latency (s)": latency / 1000 if latency is not None else None,
         })
     return pd.DataFrame(rows)
 
 
 def judge_lines(result: dict) -> str:
-    """'- `lenient-mini` (`openai/gpt-4o-mini`, single): fails agreement, as good as a human' per judge."""
+    """'- `lenient-mini` (`openai/gpt-4o-mini`, single, median latency 1.1 s): fails agreement, ...' per judge."""
     lines = []
     for r in result["judges"]:
         failed = [c["name"] for c in r["verdict"]["checks"] if c["status"] == "failed"]
-        lines.append(f"- {code_span(r['judge']['id'])} ({code_span(r['judge']['model'])}, {r['judge']['mode']}): "
+        latency = r["cost"]["median_latency_ms"]
+        lines.append(f"- {code_span(r['judge']['id'])} ({code_span(r['judge']['model'])}, {r['judge']['mode']}"
+                     + (f", median latency {latency / 1000:.1f} s" if latency is not None else "") + "): "
                      + (f"fails {', '.join(failed)}" if failed else "passes every check"))
     return "\n".join(lines)
 
@@ -66,7 +66,7 @@ def render() -> None:
     df = table(result)
     right = st.column_config.TextColumn(alignment="right")
     show_table(df, {"alpha": NUMBER, "exact": NUMBER, "mean signed error": "%+.2f", "TPR": "%.2f", "TNR": "%.2f",
-                    "same-family effect": "%+.2f", "flip rate": "%.2f", "latency (s)": "%.1f"},
+                    "same-family effect": "%+.2f", "flip rate": "%.2f"},
                key="cmp-table",
                column_config={"judge": st.column_config.TextColumn(pinned=True),
                               "alpha 95%": right, "cost / 100 items": right,

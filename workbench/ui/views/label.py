@@ -122,11 +122,13 @@ def _recent_labels(golden_set: str, rubric: str, user: auth.User, scale: Scale, 
         st.caption("None yet.")
         return
     for r in rows:
-        text, button = st.columns([4, 1], vertical_alignment="center")
         changed = f" · changed {r['n_changes']}×" if r["n_changes"] else ""
         why = f"  \n{_snippet(r['rationale'])}" if r["rationale"] else ""
-        text.markdown(f"{code_span(r['item_id'])} **{score_text(scale, r['score'])}**{changed}{why}")
-        button.button("Change", key=f"change:{r['item_id']}", disabled=r["item_id"] == editing_id,
+        # the text takes what the button leaves: "Change" is never cut to "Ch…" in a narrow column
+        with st.container(horizontal=True, vertical_alignment="center", wrap=False):
+            st.markdown(f"{code_span(r['item_id'])} **{score_text(scale, r['score'])}**{changed}{why}",
+                        width="stretch")
+            st.button("Change", key=f"change:{r['item_id']}", disabled=r["item_id"] == editing_id, width="content",
                       on_click=_start_editing, args=(golden_set, rubric, r["item_id"]))
 
 
