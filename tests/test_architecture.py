@@ -65,3 +65,15 @@ def test_sdks_only_in_their_provider_modules():
 @pytest.mark.parametrize("layer", ["services", "store", "stats", "judges"])
 def test_lower_layers_never_import_front_ends(layer):
     assert not _forbidden(_files(layer), ("workbench.cli", "workbench.ui", "streamlit"))
+
+
+def test_import_linter_contracts_hold():
+    """The contracts in pyproject.toml ([tool.importlinter]), checked by import-linter itself."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("lint-imports")
+    assert exe, "import-linter is in the [test] extra: pip install -e '.[test]'"
+    proc = subprocess.run([exe], cwd=PKG.parent, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "4 kept, 0 broken" in proc.stdout
