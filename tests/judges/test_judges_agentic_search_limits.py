@@ -51,7 +51,7 @@ def test_hostile_searches_finish_within_the_limit(pattern, short_limit):
     tools = TrajectoryTools(_item("h", HOSTILE_TEXT))
     start = time.monotonic()
     out = tools.search_steps(pattern)
-    assert time.monotonic() - start < short_limit + 1.0, out
+    assert time.monotonic() - start < short_limit + 3.0, out
     assert out.startswith(("error:", "no matches"))
 
 
@@ -60,7 +60,8 @@ def test_a_search_past_the_limit_tells_the_judge_to_simplify(pattern, short_limi
     tools = TrajectoryTools(_item("h", HOSTILE_TEXT))
     start = time.monotonic()
     out, is_error = tools.call("search_steps", {"pattern": pattern})
-    assert time.monotonic() - start < short_limit + 1.0
+    # generous slack for a loaded CI machine; an unbounded search takes 10 s to minutes
+    assert time.monotonic() - start < short_limit + 3.0
     assert is_error and "timed out" in out and "simpler pattern" in out
 
 
@@ -97,7 +98,7 @@ def test_other_requests_of_the_run_proceed_during_a_hostile_search(pattern, guar
 
     start, outs = asyncio.run(go())
     assert [o.score for o in outs] == [-1, 1, 1, 1]
-    assert finished["hostile"] - start < short_limit + 1.5
+    assert finished["hostile"] - start < short_limit + 3.0
     gaps = [b - a for a, b in zip(ticks, ticks[1:])]
     assert max(gaps) < 0.5, f"the event loop stalled for {max(gaps):.2f} s"
     result = hostile.requests[1].messages[-1]["content"]

@@ -49,7 +49,7 @@ def test_concurrent_run(loopback):
     report, wall = asyncio.run(go())
     assert report.n_scored == 64 and report.n_failed == 0
     assert set(loopback.received) == {it.id for it in items} and set(loopback.received.values()) == {1}
-    assert wall < 64 * 0.05 / 3  # far from sequential (3.2 s)
+    assert wall < 64 * 0.05 / 2  # far from sequential (3.2 s), with room for a loaded machine
     for judgment in sink.judgments.values():
         i = int(judgment.item_id[1:])
         assert judgment.score == i % 3 - 1 and judgment.model_version == "loopback-model-v1"
