@@ -20,14 +20,16 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 import click
 
 from .errors import InputError, NotFound, WorkbenchError
 from .scale import fmt as _fmt
-from .store import Store
 from .workspace import Workspace
+
+if TYPE_CHECKING:  # the store pulls in sqlite-utils and pandas: `workbench --help` should not wait for them
+    from .store import Store
 
 EXIT_ERROR = 1
 EXIT_GATE_FAILED = 3
@@ -65,6 +67,8 @@ class Ctx:
                                "or 'workbench import items FILE --golden-set G' to start your own, or point --db "
                                "at an existing one.")
             db.parent.mkdir(parents=True, exist_ok=True)
+            from .store import Store
+
             self._store = Store(db)
         return self._store
 
