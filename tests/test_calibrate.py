@@ -74,6 +74,14 @@ def test_reports_are_cached_by_their_inputs(demo_store):
     save_label(demo_store, "demo", "demo-patch-quality", "demo-0000", "dora", 1)  # a new label changes the inputs
     calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts)
     assert count() == n + 1
+    # a judgment that becomes unscored changes them too (the fingerprint tells null from a score)
+    with demo_store.conn:
+        demo_store.conn.execute(
+            "UPDATE judgments SET score = NULL, unscored_reason = 'refusal' WHERE id = (SELECT min(j.id) FROM "
+            "judgments j JOIN runs r ON j.run_id = r.id JOIN judges g ON r.judge_pk = g.pk "
+            "WHERE g.judge_id = 'lenient-mini' AND j.repeat = 0)")
+    rep = calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts)
+    assert count() == n + 2 and rep["n_unscored"] == 1
 
 
 def test_seed_makes_intervals_reproducible(demo_store):

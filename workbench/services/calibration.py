@@ -7,6 +7,7 @@ so an unchanged report is read back instead of recomputed.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -141,12 +142,13 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
 
     # jsonable: unscored judgments and items without a producer are NaN/NA in the frames, which JSON refuses
-    key = sha256_hex(stats.jsonable({"schema": SCHEMA, "revision": REPORT_REVISION, "labels": labels.to_dict("list"), "adjudicated": cons.adjudicated,
-                      "judgments": data.judgments[["item_id", "run_id", "repeat", "score"]].to_dict("list"),
-                      "items": index[["task_id", "category", "producer_model", "producer_family",
-                                      "content_hash"]].to_dict("index"),
-                      "rubric": rv.hash, "judge": data.judge_row["config_hash"], "run": data.run["id"],
-                      "options": options.to_dict(), "policy": policy.to_dict(), "methods": INTERVAL_METHODS}))
+    key = sha256_hex(stats.jsonable({
+        "schema": SCHEMA, "revision": REPORT_REVISION, "adjudicated": cons.adjudicated,
+        "labels": _digest(labels), "judgments": _digest(data.judgments[["item_id", "run_id", "repeat", "score"]]),
+        "items": _digest(index[["task_id", "category", "producer_model", "producer_family", "content_hash"]],
+                         with_index=True),
+        "rubric": rv.hash, "judge": data.judge_row["config_hash"], "run": data.run["id"],
+        "options": options.to_dict(), "policy": policy.to_dict(), "methods": INTERVAL_METHODS}))
     if use_cache:
         cached = store.report(key)
         if cached is not None:
@@ -222,6 +224,16 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     report["verdict"] = evaluate(report, policy).to_dict()
     store.save_report(key, gs["id"], rv.id, data.judge_row["pk"], "calibration", report)
     return report
+
+
+def _digest(frame: pd.DataFrame, *, with_index: bool = False) -> str:
+    """A fingerprint of a frame's values for the report cache key, without turning rows into Python objects.
+
+    pandas' row hashes treat None and NaN alike, so unscored judgments and missing producers hash fine; the
+    digest is stable within an installation, which is all a cache key needs (an upgrade recomputes once).
+    """
+    hashes = pd.util.hash_pandas_object(frame, index=with_index).to_numpy()
+    return f"{list(frame.columns)}:{len(frame)}:" + hashlib.sha256(hashes.tobytes()).hexdigest()
 
 
 def noise_floor_sentence(report: dict[str, Any]) -> str | None:
