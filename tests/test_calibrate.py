@@ -73,15 +73,25 @@ def test_reports_are_cached_by_their_inputs(demo_store):
     assert count() == n  # read back, not recomputed
     save_label(demo_store, "demo", "demo-patch-quality", "demo-0000", "dora", 1)  # a new label changes the inputs
     calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts)
-    assert count() == n + 1
-    # a judgment that becomes unscored changes them too (the fingerprint tells null from a score)
-    with demo_store.conn:
-        demo_store.conn.execute(
-            "UPDATE judgments SET score = NULL, unscored_reason = 'refusal' WHERE id = (SELECT min(j.id) FROM "
-            "judgments j JOIN runs r ON j.run_id = r.id JOIN judges g ON r.judge_pk = g.pk "
-            "WHERE g.judge_id = 'lenient-mini' AND j.repeat = 0)")
-    rep = calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts)
-    assert count() == n + 2 and rep["n_unscored"] == 1
+    assert count() == n + 2  # the report under its data key and under the quick data-version key
+    # a changed adjudication changes them, even one given an old created_at by its file
+    from workbench.services.golden_sets import import_adjudications
+    from tests.conftest import write
+    import tempfile
+    from pathlib import Path
+    f = write(Path(tempfile.mkdtemp()) / "adj.jsonl", '{"item_id": "demo-0001", "score": -1, "lead": "lead", '
+              '"created_at": "2020-01-01T00:00:00+00:00"}\n')
+    import_adjudications(demo_store, f, "demo", "demo-patch-quality")
+    calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts)
+    assert count() == n + 4
+
+
+def test_the_cache_fingerprint_tells_an_unscored_judgment_from_a_score():
+    import pandas as pd
+    from workbench.services.calibration import _digest
+    scored = pd.DataFrame({"item_id": ["a", "b"], "score": [1, 0]})
+    unscored = pd.DataFrame({"item_id": ["a", "b"], "score": [1, None]})
+    assert _digest(scored) != _digest(unscored) == _digest(unscored.copy())
 
 
 def test_seed_makes_intervals_reproducible(demo_store):

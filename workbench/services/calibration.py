@@ -132,13 +132,25 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     ``data`` is the judge's data when the caller has already loaded it (``compare`` needs it too);
     ``workspace`` holds the gate policy (rubrics/policy.yaml).
     """
-    data = data or judge_data(store, golden_set, rubric, judge, options.run)
-    rv, spec = data.rubric, data.spec
-    scale = list(rv.rubric.scale.values)
+    if data is None:
+        rv, _, judge_row, _, run = judge_run(store, golden_set, rubric, judge, options.run)
+    else:
+        rv, judge_row, run = data.rubric, data.judge_row, data.run
     policy = policy_for(rv, workspace)
+    gs = store.golden_set(golden_set)
+    # First a cheap key from the store's data version, checked before anything is loaded; then the key from the
+    # data itself, which survives changes elsewhere in the database (another golden set's labels).
+    quick_key = sha256_hex({"quick": REPORT_REVISION, "data_version": list(store.data_version()),
+                            "golden_set": gs["id"], "rubric": rv.hash, "judge": judge_row["config_hash"],
+                            "run": run["id"], "options": options.to_dict(), "policy": policy.to_dict(),
+                            "methods": INTERVAL_METHODS})
+    if use_cache and (cached := store.report(quick_key)) is not None:
+        return cached
+    data = data or judge_data(store, golden_set, rubric, judge, options.run)
+    spec = data.spec
+    scale = list(rv.rubric.scale.values)
     cons = consensus(store, golden_set, rv.name)
     labels = _labels_frame(store, golden_set, rv.name)
-    gs = store.golden_set(golden_set)
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
 
     # jsonable: unscored judgments and items without a producer are NaN/NA in the frames, which JSON refuses
@@ -152,6 +164,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     if use_cache:
         cached = store.report(key)
         if cached is not None:
+            store.save_report(quick_key, gs["id"], rv.id, data.judge_row["pk"], "calibration", cached)
             return cached
     version = freeze(store, golden_set)
 
@@ -223,6 +236,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     report = stats.jsonable(report)
     report["verdict"] = evaluate(report, policy).to_dict()
     store.save_report(key, gs["id"], rv.id, data.judge_row["pk"], "calibration", report)
+    store.save_report(quick_key, gs["id"], rv.id, data.judge_row["pk"], "calibration", report)
     return report
 
 

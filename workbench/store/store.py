@@ -78,7 +78,9 @@ class Store:
         """A cheap fingerprint that changes whenever labels, adjudications, items, rubrics or judgments change."""
         return tuple(self.conn.execute("""SELECT
             (SELECT coalesce(max(id), 0) FROM label_events), (SELECT count(*) FROM adjudications),
-            (SELECT coalesce(max(created_at), '') FROM adjudications), (SELECT coalesce(max(pk), 0) FROM items),
+            (SELECT coalesce(max(created_at), '') FROM adjudications),
+            (SELECT total(score * item_pk) + total(length(note)) FROM adjudications),
+            (SELECT coalesce(max(pk), 0) FROM items),
             (SELECT coalesce(max(id), 0) FROM rubrics), (SELECT coalesce(max(id), 0) FROM judgments),
             (SELECT count(*) FROM judgments)""").fetchone())
 
