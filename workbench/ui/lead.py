@@ -118,10 +118,74 @@ def show_table(df, formats: dict[str, str] | None = None, *, container: Any = st
 
 
 def show_chart(chart, container=st) -> None:
-    """An Altair chart at its own height (Streamlit would otherwise squeeze a layered chart)."""
-    height = chart.to_dict().get("height")
+    """An Altair chart (built on this run: prefer the cached :func:`report_chart` and friends)."""
+    show_spec(chart.to_dict(validate=False), container)
+
+
+def show_spec(spec: dict, container=st) -> None:
+    """A Vega-Lite spec at its own height (Streamlit would otherwise squeeze a layered chart)."""
+    height = spec.get("height")
     # the title sits above the plot: leave room for it and the axis labels
-    container.altair_chart(chart, height=int(height) + 70 if isinstance(height, (int, float)) else "content")
+    container.vega_lite_chart(spec, width="stretch",
+                              height=int(height) + 70 if isinstance(height, (int, float)) else "content")
+
+
+# Charts are cached as Vega-Lite specs with the results they draw: building an Altair chart and checking it
+# against the Vega-Lite schema costs about 0.1 s a chart, more than the rest of a page's run.
+REPORT_CHARTS = ("metric_intervals", "confusion_heatmap", "per_category", "human_ceiling", "self_preference_forest")
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _report_chart(db: str, version: tuple, golden_set: str, rubric: str, judge: str, run: str | None, kind: str,
+                  threshold: float | None) -> dict:
+    from .. import charts  # Altair costs half a second to import: only pages that draw pay for it
+
+    rep = _calibrate(db, version, golden_set, rubric, judge, run)
+    build = getattr(charts, kind)
+    chart = build(rep) if threshold is None else build(rep, threshold=threshold)
+    return chart.to_dict(validate=False)
+
+
+def report_chart(kind: str, golden_set: str, rubric: str, judge: str, *, threshold: float | None = None,
+                 run: str | None = None, container: Any = st) -> None:
+    """One of the calibration report's charts (``charts.<kind>``), from the cache while the evidence is unchanged."""
+    if kind not in REPORT_CHARTS:
+        raise ValueError(f"unknown report chart {kind!r}")
+    show_spec(_report_chart(db_path(), _version(), golden_set, rubric, judge, run, kind, threshold), container)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _drift_chart(db: str, version: tuple, golden_set: str, rubric: str, judge: str) -> dict:
+    from .. import charts
+
+    rows = _drift(db, version, golden_set, rubric, judge)
+    return charts.drift_timeline(rows).properties(title=f"{judge}: agreement per run").to_dict(validate=False)
+
+
+def drift_chart(golden_set: str, rubric: str, judge: str) -> None:
+    show_spec(_drift_chart(db_path(), _version(), golden_set, rubric, judge))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _cost_chart(db: str, version: tuple, golden_set: str, rubric: str) -> dict | None:
+    result = _compare(db, version, golden_set, rubric)
+    points = [{"judge": r["judge"]["id"], "alpha": r["metrics"]["krippendorff_alpha_ordinal"]["value"],
+               "cost per 100 items (USD)": r["cost"]["per_100_items_usd"],
+               "verdict": "calibrated" if r["verdict"]["calibrated"] else "not calibrated"} for r in result["judges"]]
+    if all(p["cost per 100 items (USD)"] is None for p in points):
+        return None
+    from .. import charts
+
+    return charts.cost_vs_agreement(points).to_dict(validate=False)
+
+
+def cost_chart(golden_set: str, rubric: str) -> bool:
+    """Cost against agreement for the judges whose cost is known; False when no judge has a known cost."""
+    spec = _cost_chart(db_path(), _version(), golden_set, rubric)
+    if spec is None:
+        return False
+    show_spec(spec)
+    return True
 
 
 def page_header(title: str, key: str, roles: tuple[str, ...], *, with_judge: bool = True,
@@ -151,6 +215,6 @@ def verdict_box(rep: dict) -> None:
     else:
         failed = [c["name"] for c in v["checks"] if c["status"] == "failed"]
         st.error(f"**Not calibrated**: {code_span(rep['judge']['id'])} fails {', '.join(failed)}.", icon="❌")
-    for c in v["checks"]:
-        # the messages name categories and model versions, which come from items and provider replies
-        st.markdown(f"{STATUS_ICON[c['status']]} **{c['name']}**: {plain(c['message'])}")
+    # one list, not one element a check; the messages name categories and model versions, which come from items
+    # and provider replies
+    st.markdown("\n".join(f"- {STATUS_ICON[c['status']]} **{c['name']}**: {plain(c['message'])}" for c in v["checks"]))

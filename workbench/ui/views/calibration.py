@@ -11,7 +11,6 @@ import json
 import pandas as pd
 import streamlit as st
 
-from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.presentation import (DENOMINATOR_WORDS, alt_test_rows, category_rows, drift_sentence, interval_sentence,
                                     leniency_sentence, metric_rows, self_preference_rows)
@@ -20,8 +19,8 @@ from workbench.services.calibration import noise_floor_sentence
 from workbench.services.insights import item_evidence
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, prose
-from workbench.ui.lead import (NUMBER, RIGHT, SIGNED, disagreement_table, page_header, report, show_chart, show_table,
-                               verdict_box)
+from workbench.ui.lead import (NUMBER, RIGHT, SIGNED, disagreement_table, page_header, report, report_chart,
+                               show_table, verdict_box)
 from workbench.ui.state import store
 from workbench.ui.trajectory import display_step, render_item
 
@@ -46,18 +45,18 @@ def render() -> None:
                f"consensus and judge score, {rep['n_unresolved']} unresolved, {rep['n_unscored']} unscored")
     verdict_box(rep)
     # on_change="rerun": only the open tab runs, so a lead does not wait for four tabs they are not reading
-    sections = (_agreement, _humans, _self_preference, _noise_and_drift,
-                lambda r: _disagreements(golden_set, rubric, judge))
+    sections = (_agreement, _humans, _self_preference, _noise_and_drift, _disagreements)
+    picked = (golden_set, rubric, judge)
     for tab, section in zip(st.tabs(TABS, key=TAB_KEY, on_change="rerun"), sections):
         if tab.open:
             with tab:
-                section(rep)
+                section(rep, picked)
 
 
-def _agreement(rep: dict) -> None:
+def _agreement(rep: dict, picked: tuple[str, str, str]) -> None:
     left, right = st.columns([3, 2])
-    show_chart(container=left, chart=charts.metric_intervals(rep, threshold=rep["policy"]["min_agreement_lower"]))
-    show_chart(container=right, chart=charts.confusion_heatmap(rep))
+    report_chart("metric_intervals", *picked, threshold=rep["policy"]["min_agreement_lower"], container=left)
+    report_chart("confusion_heatmap", *picked, container=right)
     d = rep["denominators"]
     st.markdown(f"**{d['n_items']}** items with a consensus label and a judge score: **{d['n_pos']}** consensus "
                 f"passes (the denominator of TPR) and **{d['n_neg']}** consensus fails (the denominator of TNR).")
@@ -75,7 +74,7 @@ def _agreement(rep: dict) -> None:
                                         f"{_fmt(mse['ci_high'], 2)}): the interval includes 0, no systematic lean."))
     st.subheader("Per category")
     cats = category_rows(rep)
-    show_chart(charts.per_category(rep))
+    report_chart("per_category", *picked)
     show_table(pd.DataFrame([{"category": c["category"], "n": c["n"], "exact agreement": c["exact_agreement"],
                               "95% low": c["ci_low"], "95% high": c["ci_high"], "alpha": c["alpha"],
                               "mean signed error": c["mean_signed_error"], "vs the rest": c["vs_rest"],
@@ -107,13 +106,13 @@ def _method(rep: dict, metric: str) -> str | None:
     return f"{method}, n = {DENOMINATOR_WORDS[metric]}" if metric in DENOMINATOR_WORDS else method
 
 
-def _humans(rep: dict) -> None:
+def _humans(rep: dict, picked: tuple[str, str, str]) -> None:
     hc = rep["human_ceiling"]
     a, b, c = st.columns(3)
     a.metric("Humans' alpha (all raters)", _fmt(hc["krippendorff_alpha_ordinal"]))
     b.metric("Human-human pairwise agreement", _fmt(hc["human_pairwise_agreement"]))
     c.metric("Judge-human pairwise agreement", _fmt(hc["judge_human_pairwise_agreement"]))
-    show_chart(charts.human_ceiling(rep))
+    report_chart("human_ceiling", *picked)
     alt = rep.get("alt_test")
     if not alt:
         st.info(f"Alternative-annotator test not run: {plain(rep.get('alt_test_reason'))}")
@@ -128,8 +127,8 @@ def _humans(rep: dict) -> None:
                {"items": "%d", "p (one-sided)": RIGHT, "advantage probability": NUMBER}, key="cal-alt")
 
 
-def _self_preference(rep: dict) -> None:
-    show_chart(charts.self_preference_forest(rep, threshold=rep["policy"]["max_self_preference"]))
+def _self_preference(rep: dict, picked: tuple[str, str, str]) -> None:
+    report_chart("self_preference_forest", *picked, threshold=rep["policy"]["max_self_preference"])
     rows = self_preference_rows(rep)
     show_table(pd.DataFrame([{"effect": r["effect"].replace("_", " "), "value": r["value"], "95% low": r["ci_low"],
                               "95% high": r["ci_high"], "items": r["n"], "OLS p": r["ols_p"]} for r in rows]),
@@ -138,7 +137,7 @@ def _self_preference(rep: dict) -> None:
     _notes({r["effect"].replace("_", " "): r["note"] for r in rows})
 
 
-def _noise_and_drift(rep: dict) -> None:
+def _noise_and_drift(rep: dict, picked: tuple[str, str, str]) -> None:
     noise = rep.get("noise")
     if noise:
         a, b, c = st.columns(3)
@@ -159,7 +158,8 @@ def _noise_and_drift(rep: dict) -> None:
                {"change": SIGNED, "95% low": SIGNED, "95% high": SIGNED}, key="cal-drift")
 
 
-def _disagreements(golden_set: str, rubric: str, judge: str) -> None:
+def _disagreements(rep: dict, picked: tuple[str, str, str]) -> None:
+    golden_set, rubric, judge = picked
     df = disagreement_table(golden_set, rubric, judge)
     if df.empty:
         st.success("The judge agrees with the consensus on every item.")

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.ui import auth
 from workbench.ui.components import code_span, prose
-from workbench.ui.lead import NUMBER, SIGNED, comparison, page_header, show_chart, show_table
+from workbench.ui.lead import NUMBER, SIGNED, comparison, cost_chart, page_header, show_table
 
 ROLES = auth.LEADS
 UNKNOWN_COST = "unknown"
@@ -78,12 +77,8 @@ def render() -> None:
         st.success("Calibrated: " + ", ".join(code_span(j) for j in calibrated) + ".")
     else:
         st.error("No judge of this rubric passes the gate yet.")
-    points = [{"judge": r["judge"]["id"], "alpha": r["metrics"]["krippendorff_alpha_ordinal"]["value"],
-               "cost per 100 items (USD)": r["cost"]["per_100_items_usd"],
-               "verdict": "calibrated" if r["verdict"]["calibrated"] else "not calibrated"} for r in result["judges"]]
-    if any(p["cost per 100 items (USD)"] is not None for p in points):
-        show_chart(charts.cost_vs_agreement(points))
-    unknown = [p["judge"] for p in points if p["cost per 100 items (USD)"] is None]
+    cost_chart(golden_set, rubric)
+    unknown = [r["judge"]["id"] for r in result["judges"] if r["cost"]["per_100_items_usd"] is None]
     if unknown:
         st.caption("Cost unknown (no price recorded), so not plotted: " + ", ".join(code_span(j) for j in unknown)
                    + ".")

@@ -9,12 +9,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from workbench import charts
 from workbench.errors import WorkbenchError
 from workbench.gate import fmt_p
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, prose
-from workbench.ui.lead import NUMBER, RIGHT, SIGNED, page_header, run_counts, show_chart, show_table, timeline
+from workbench.ui.lead import NUMBER, RIGHT, SIGNED, drift_chart, page_header, run_counts, show_table, timeline
 
 ROLES = auth.LEADS
 
@@ -41,7 +40,7 @@ def render() -> None:
                 "(after a model update, or with “Start a new run” on the Judges page) to see it.")
         _others(golden_set, rubric, judge)
         return
-    show_chart(charts.drift_timeline(rows).properties(title=f"{judge}: agreement per run"))
+    drift_chart(golden_set, rubric, judge)
     moved = [r for r in rows if r["significant"]]
     for r in moved:
         st.error(f"Run {code_span(r['run'])} (model version {plain(r['model_version'])}) moved from the run before: "
