@@ -24,7 +24,7 @@ from ..models import JudgeSpec
 from ..store import Store
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
-from .golden_sets import consensus, freeze
+from .golden_sets import Consensus, consensus, freeze
 from .rubrics import RubricVersion, get_rubric
 
 SCHEMA = "workbench.calibration/1"
@@ -110,11 +110,10 @@ def judge_data(store: Store, golden_set: str, rubric: str, judge: str, run: str 
     return JudgeData(rv, spec, row, runs, chosen, frame)
 
 
-def _labels_frame(store: Store, golden_set: str, rubric: str) -> pd.DataFrame:
-    gs = store.golden_set(golden_set)
-    rows = store.labels(gs["id"], rubric)
-    return pd.DataFrame({"item_id": [r["item_id"] for r in rows], "rater": [r["rater"] for r in rows],
-                         "score": [r["score"] for r in rows]})
+def _labels_frame(cons: Consensus) -> pd.DataFrame:
+    """The human labels as a long frame (item_id, rater, score), from the consensus already read."""
+    rows = [(item, rater, score) for item, by_rater in cons.human.items() for rater, score in by_rater.items()]
+    return pd.DataFrame(rows, columns=["item_id", "rater", "score"])
 
 
 def _scores(frame: pd.DataFrame, run_id: int, repeat: int | None = 0) -> pd.Series:
@@ -150,7 +149,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     spec = data.spec
     scale = list(rv.rubric.scale.values)
     cons = consensus(store, golden_set, rv.name)
-    labels = _labels_frame(store, golden_set, rv.name)
+    labels = _labels_frame(cons)
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
 
     # jsonable: unscored judgments and items without a producer are NaN/NA in the frames, which JSON refuses
@@ -166,7 +165,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
         if cached is not None:
             store.save_report(quick_key, gs["id"], rv.id, data.judge_row["pk"], "calibration", cached)
             return cached
-    version = freeze(store, golden_set)
+    version = freeze(store, golden_set, known={rv.name: cons})
 
     primary = _scores(data.judgments, data.run["id"])
     unscored = int(primary.isna().sum())

@@ -336,13 +336,16 @@ def _file_sha256(path: Path) -> str:
 
 # -- freeze and export ---------------------------------------------------------
 
-def freeze(store: Store, golden_set: str) -> dict:
-    """Snapshot item ids, content hashes and consensus labels; the same state gives the same version."""
+def freeze(store: Store, golden_set: str, *, known: dict[str, Consensus] | None = None) -> dict:
+    """Snapshot item ids, content hashes and consensus labels; the same state gives the same version.
+
+    ``known`` holds consensus the caller has just computed (by rubric), so it is not read again.
+    """
     gs = store.golden_set(golden_set)
     items = [[r["item_id"], r["content_hash"]] for r in store.item_index(gs["id"])]
     cons = {}
     for rubric in store.label_rubrics(gs["id"]):
-        c = consensus(store, golden_set, rubric)
+        c = (known or {}).get(rubric) or consensus(store, golden_set, rubric)
         cons[rubric] = {i: s for i, s in sorted(c.labels.items())}
     snapshot = {"golden_set": golden_set, "items": sorted(items), "consensus": cons}
     version_hash = sha256_hex(snapshot)
