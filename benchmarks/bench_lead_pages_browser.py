@@ -51,13 +51,16 @@ FINISHED = """title => {
 }"""
 
 
-def demo_database(tmp: Path) -> Path:
+def demo_database(tmp: Path, *, cached_reports: bool) -> Path:
+    from workbench.services.calibration import compare
     from workbench.services.demo import seed_demo
     from workbench.store import Store
 
     db = tmp / "demo.db"
     with Store(db) as s:
         seed_demo(s)
+        if cached_reports:  # as on any later day: the reports were computed once and kept in the database
+            compare(s, "demo", "demo-patch-quality")
         s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return db
 
@@ -89,6 +92,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="warm openings per page (default 5)")
     parser.add_argument("--pages", default="", help="comma-separated url paths (default: every lead page)")
     parser.add_argument("--rows-only", action="store_true", help="print only the result rows")
+    parser.add_argument("--cached-reports", action="store_true",
+                        help="compute the calibration reports before the first load (a server restarted on a "
+                             "database that has been used), instead of right after `workbench demo`")
     args = parser.parse_args()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
@@ -102,7 +108,7 @@ def main() -> int:
     results: dict[str, tuple[float, list[float], list[float]]] = {}
     with tempfile.TemporaryDirectory() as d, sync_playwright() as pw:
         tmp = Path(d)
-        template = demo_database(tmp)
+        template = demo_database(tmp, cached_reports=args.cached_reports)
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         for path, title, link_text in pages:
             db = tmp / f"{path}.db"
@@ -131,7 +137,8 @@ def main() -> int:
     for path, (first, warm, tab) in results.items():
         med, worst = statistics.median(warm), max(warm)
         ok &= first <= FIRST_S and worst <= WARM_S
-        print(f"| lead page `{path}`, Chromium at 1400 px: first load; warm from the sidebar, median (worst of "
+        when = "reports cached" if args.cached_reports else "right after the demo"
+        print(f"| lead page `{path}`, Chromium at 1400 px ({when}): first load; warm from the sidebar, median (worst of "
               f"{len(warm)}); new tab, median | {first:.1f} s; {med:.2f} s ({worst:.2f} s); {statistics.median(tab):.1f} s "
               f"| < {FIRST_S:.0f} s; < {WARM_S:.0f} s |")
     return 0 if ok else 1

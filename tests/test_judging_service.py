@@ -7,13 +7,13 @@ from workbench.services import judging
 
 
 def test_sink_persists_judgments_and_batches_across_connections(demo_store):
-    p = judging.prepare_run(demo_store, "demo", "demo-patch-quality", "lenient-mini")
-    assert p.run_name == "run-2" and p.sink.done_keys() == set()  # the imported run-1 is not resumed
+    p = judging.prepare_run(demo_store, "demo", "demo-patch-quality", "lenient-mini", new_run=True)
+    assert p.run_name == "run-2" and p.sink.done_keys() == set()  # a new run beside the imported run-1
     item = p.items[0]
     key = (p.sink.config_hash, p.sink.items[item.id]["content_hash"], 0)
     p.sink.record(key, Judgment(item_id=item.id, score=1, rationale="ok", cost_usd=0.001, model_version="m-1"))
     p.sink.save_batch("openai", "batch_abc", [key])
-    again = judging.prepare_run(demo_store, "demo", "demo-patch-quality", "lenient-mini")  # a restart
+    again = judging.prepare_run(demo_store, "demo", "demo-patch-quality", "lenient-mini")  # a restart resumes it
     assert again.run_name == "run-2" and again.sink.done_keys() == {key}
     [pending] = again.sink.pending_batches()
     assert (pending.provider, pending.batch_id, pending.keys) == ("openai", "batch_abc", (key,))
@@ -34,6 +34,9 @@ def test_estimate_counts_only_what_is_left(demo_store):
 def test_dry_run_cli_sends_nothing(cli):
     cli("demo", "--no-ui")
     r = cli("judge", "run", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet", "--dry-run")
+    # the current run is the imported run-1, which holds every judgment: nothing to pay for twice (issue 12, item 7)
+    assert r.exit_code == 0 and "0 of 300 judgments to run (300 already done)" in r.output
+    r = cli("judge", "run", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet", "--dry-run", "--new-run")
     assert r.exit_code == 0 and "300 of 300 judgments to run" in r.output and "estimated cost $" in r.output
     assert "[run," not in cli("golden-set", "show", "demo").output  # a dry run creates no run (only imports exist)
 

@@ -37,7 +37,9 @@ def test_start_a_run_and_see_it_finish(demo_db):
     wait_for(demo_db, "test-results", lambda s: s.get("done") == 150 and s["runs"][-1]["status"] == "done")
     at.run(timeout=60)
     assert any("150 judgments recorded" in s.value for s in at.success)
-    assert "0 of 150 judgments to run (150 already done)" in at.info[0].value
+    assert any("**Nothing left to run**: the current run `run-1` (run here) holds all 150" in s.value
+               for s in at.success)
+    assert at.button(key="judges-start").disabled
 
 
 def test_stop_then_resume_pays_for_nothing_twice(demo_db, monkeypatch):

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from tests.ui.conftest import LEAD_PAGES, choose_judge, lead_page, markdown, open_app, open_tab, rendered_text
+from workbench.store import Store
 
 
 def test_calibration_shows_the_verdict_of_the_trustworthy_judge(demo_db):
@@ -66,9 +67,31 @@ def test_export_enabled_only_for_the_passing_pair(demo_db, tmp_path, monkeypatch
     assert (tmp_path / "approved" / "demo-patch-quality@v1--careful-sonnet.yaml").exists()
 
 
-def test_judges_page_shows_the_estimate(demo_db):
-    at = lead_page("judges")
-    assert "**Estimate**" in at.info[0].value and "judgments to run" in at.info[0].value
+def test_judges_page_agrees_with_the_run_state(demo_db):
+    """An imported run that holds every judgment has nothing left to do: no estimate inviting a lead to pay twice."""
+    at = lead_page("judges")  # careful-sonnet: run-1 imported, 300 judgments
+    [done] = [s.value for s in at.success if "Nothing left to run" in s.value]
+    assert "the current run `run-1` (imported) holds all 300 judgments" in done
+    assert "To measure drift, tick “Start a new run”: 300 judgments, $" in done
+    assert not at.info and at.button(key="judges-start").disabled
+    assert any("Current run `run-1`: 300 judgments" in c.value for c in at.caption)
+    at.checkbox(key="judges-new").check().run(timeout=60)
+    assert "(a new run): 300 of 300 judgments to run (0 already done)" in at.info[0].value
+    assert not at.button(key="judges-start").disabled
+
+
+def test_judges_page_never_shows_an_unknown_cost_as_zero(demo_db):
+    at = choose_judge(lead_page("judges"), "test-results")  # never run: the python grader
+    assert "No runs yet." in [c.value for c in at.caption]
+    from workbench.ui.views.judges import money
+
+    assert money(None) == "unknown (no price for this model)" and money(0.0) == "$0.00"
+    with Store(demo_db) as s:  # judgments imported without a price
+        s.conn.execute("UPDATE judgments SET cost_usd = NULL")
+        s.conn.commit()
+    at = choose_judge(lead_page("judges"), "lenient-mini")
+    [line] = [c.value for c in at.caption if c.value.startswith("Current run")]
+    assert "unknown (no price recorded) recorded cost" in line and "$0.00" not in line
 
 
 @pytest.mark.parametrize("page", sorted(LEAD_PAGES))

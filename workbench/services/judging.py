@@ -4,9 +4,10 @@ A run in progress holds a lease in the database (process, host, heartbeat):
 two runners of the same run never both send requests; the second says who
 holds it and stops, and a lease whose heartbeat stopped is taken over.
 
-A run is resumed by default (the latest run of this judge config on the
-golden set): what it already holds is skipped, so an interrupted or killed run
-picks up where it stopped and sends no request twice. ``new_run`` starts a
+A run is resumed by default (the judge's current run on the golden set: its
+latest, whether run here or imported): what it already holds is skipped, so an
+interrupted or killed run picks up where it stopped, and a finished or imported
+run has nothing left to do; no request is sent twice. ``new_run`` starts a
 fresh run of the same config on purpose, which is how drift is measured.
 """
 
@@ -98,11 +99,11 @@ def prepare_run(store: Store, golden_set: str, rubric: str, judge: str, *, new_r
     spec = rv.rubric.judge(judge)
     gs = store.golden_set(golden_set)
     row = store.judge_row(rv.id, judge)
-    runs = [r for r in store.runs(gs["id"], row["pk"]) if r["source"] == "run"]
-    if runs and not new_run:
+    runs = store.runs(gs["id"], row["pk"])
+    if runs and not new_run:  # the current run, as run_status and the Judges page name it
         run_id, name = runs[-1]["id"], runs[-1]["name"]
     elif create:
-        name = f"run-{len(store.runs(gs['id'], row['pk'])) + 1}"
+        name = f"run-{len(runs) + 1}"
         run_id, _ = store.ensure_run(row["pk"], gs["id"], source="run", name=name, params={"model": spec.model})
     else:
         run_id, name = 0, "(new run)"
@@ -196,7 +197,7 @@ def run_holder(store: Store, golden_set: str, rubric: str, judge: str) -> dict[s
     rv = get_rubric(store, rubric)
     gs = store.golden_set(golden_set)
     row = store.judge_row(rv.id, judge)
-    runs = [r for r in store.runs(gs["id"], row["pk"]) if r["source"] == "run"]
+    runs = store.runs(gs["id"], row["pk"])
     if not runs:
         return None
     holder = leases.live_holder(store, _run_lease_key(runs[-1]["id"]))
@@ -258,7 +259,9 @@ def run_status(store: Store, golden_set: str, rubric: str, judge: str) -> dict[s
                     for r in runs], "planned": n_items * spec.repeats}
     if runs:
         judgments = store.judgments(gs["id"], row["pk"], runs[-1]["id"])
-        out.update(current=runs[-1]["name"], done=len(judgments),
-                   cost_usd=sum(j["cost_usd"] or 0 for j in judgments),
-                   unscored=sum(j["score"] is None for j in judgments))
+        costs = [j["cost_usd"] for j in judgments if j["cost_usd"] is not None]
+        out.update(current=runs[-1]["name"], current_source=runs[-1]["source"], current_status=runs[-1]["status"],
+                   done=len(judgments), unscored=sum(j["score"] is None for j in judgments),
+                   # None when no judgment has a price: unknown, never $0
+                   cost_usd=sum(costs) if costs else None, n_unpriced=len(judgments) - len(costs))
     return json.loads(json.dumps(out, default=str))

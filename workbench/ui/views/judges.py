@@ -1,4 +1,8 @@
-"""Judges (leads): estimate, start, watch, stop and resume a judge's run on a golden set."""
+"""Judges (leads): estimate, start, watch, stop and resume a judge's run on a golden set.
+
+The estimate and the run table describe the same run: the judge's current run (its latest, run here or
+imported), so a finished or imported run shows nothing left to do, and a new run is a deliberate choice.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,22 @@ from workbench.errors import WorkbenchError
 from workbench.services import judging
 from workbench.services.rubrics import get_rubric
 from workbench.ui import auth, jobs
-from workbench.ui.lead import page_header
+from workbench.ui.components import code_span, plain
+from workbench.ui.lead import page_header, show_table
 from workbench.ui.state import db_path, store
 
 ROLES = auth.LEADS
+
+
+def money(usd: float | None, *, unknown: str = "unknown (no price for this model)") -> str:
+    """'$22.85', or the unknown sentence: an unknown cost is never shown as $0."""
+    return unknown if usd is None else f"${usd:,.2f}"
+
+
+def estimate_sentence(e) -> str:
+    worst = f" (at most {money(e.max_cost_usd)})" if e.max_cost_usd is not None and e.cost_usd is not None else ""
+    return (f"{e.n_to_run} of {e.n_planned} judgments to run ({e.n_done} already done), about "
+            f"{e.input_tokens:,} input and {e.output_tokens:,} output tokens, {money(e.cost_usd)}{worst}")
 
 
 def render() -> None:
@@ -27,51 +43,74 @@ def render() -> None:
     new_run = st.checkbox("Start a new run (to measure drift) instead of resuming the current one", key="judges-new")
     try:
         e = judging.estimate(store(), golden_set, rubric, judge, repeats=int(repeats), new_run=new_run)
+        status = judging.run_status(store(), golden_set, rubric, judge)
     except WorkbenchError as err:
-        st.error(str(err))
+        st.error(plain(str(err)))
         return
-    cost = "unknown (no price for this model)" if e.cost_usd is None else f"${e.cost_usd:.2f}"
-    st.info(f"**Estimate** for `{e.model}`: {e.n_to_run} of {e.n_planned} judgments to run ({e.n_done} already "
-            f"done), about {e.input_tokens:,} input and {e.output_tokens:,} output tokens, {cost}"
-            + (f" (at most ${e.max_cost_usd:.2f})" if e.max_cost_usd is not None else "") + ".")
     db = db_path()
     current = jobs.job(db, golden_set, rubric, judge)
     running = bool(current and current.running)
+    nothing_left = e.n_to_run == 0 and not new_run
+    if nothing_left:
+        how = "imported" if status.get("current_source") == "import" else "run here"
+        fresh = judging.estimate(store(), golden_set, rubric, judge, repeats=int(repeats), new_run=True)
+        st.success(f"**Nothing left to run**: the current run {code_span(status['current'])} ({how}) holds all "
+                   f"{e.n_planned} judgments. To measure drift, tick “Start a new run”: "
+                   f"{fresh.n_to_run} judgments, {money(fresh.cost_usd)}.", icon="✅")
+    else:
+        target = "a new run" if new_run or not status.get("runs") else f"run {code_span(status['current'])}"
+        st.info(f"**Estimate** for {code_span(e.model)} ({target}): {estimate_sentence(e)}.")
     elsewhere = None if running else judging.run_holder(store(), golden_set, rubric, judge)
     if elsewhere:  # the lease the CLI and every server share: starting here would pay for the same requests twice
-        st.warning(f"Run {elsewhere['run']} is running in {elsewhere['description']}; Start is available again "
-                   "when it finishes or stops.")
+        st.warning(f"Run {code_span(elsewhere['run'])} is running in {plain(elsewhere['description'])}; Start is "
+                   "available again when it finishes or stops.")
     left, right = st.columns(2)
     if left.button("Resume run" if e.n_done and not new_run else "Start run", type="primary",
-                   disabled=running or bool(elsewhere), key="judges-start"):
+                   disabled=running or bool(elsewhere) or nothing_left, key="judges-start",
+                   help="Nothing left to run in the current run." if nothing_left else None):
         jobs.start(db, golden_set, rubric, judge, repeats=int(repeats), concurrency=int(concurrency),
                    budget_usd=budget or None, new_run=new_run)
         st.rerun()
     if right.button("Stop", disabled=not running, key="judges-stop"):
         current.stop.set()
-    _progress(db, golden_set, rubric, judge)
+    # a live view only while a run of this page is going: an idle page does not rerun every second
+    if running:
+        _live_progress(db, golden_set, rubric, judge)
+    else:
+        _progress(db, golden_set, rubric, judge, status)
 
 
 @st.fragment(run_every=1.0)
-def _progress(db: str, golden_set: str, rubric: str, judge: str) -> None:
+def _live_progress(db: str, golden_set: str, rubric: str, judge: str) -> None:
     current = jobs.job(db, golden_set, rubric, judge)
-    status = judging.run_status(store(), golden_set, rubric, judge)
     if current and current.running and current.total:
         st.progress(min(1.0, current.done / current.total),
-                    text=f"{current.done} of {current.total} judgments · ${current.cost:.4f} so far")
-    elif current and current.error:
-        st.error(current.error)
-    elif current and current.result:
+                    text=f"{current.done} of {current.total} judgments · ${current.cost:,.2f} of known cost so far")
+    elif current and not current.running:
+        st.rerun()  # finished: show the result and the run table once, then stop polling
+    _progress(db, golden_set, rubric, judge, judging.run_status(store(), golden_set, rubric, judge), live=True)
+
+
+def _progress(db: str, golden_set: str, rubric: str, judge: str, status: dict, *, live: bool = False) -> None:
+    current = jobs.job(db, golden_set, rubric, judge)
+    if not live and current and current.error:
+        st.error(plain(current.error))
+    elif not live and current and current.result:
         r = current.result
-        st.success(f"Run {r['run']}: {r.get('n_recorded', 0)} judgments recorded, {r.get('n_skipped', 0)} already "
-                   f"done, cost ${r.get('cost_usd', 0):.4f}" + (f"; stopped ({r['stopped']})" if r.get("stopped")
-                                                                else ""))
-    if status["runs"]:
-        st.dataframe(status["runs"], hide_index=True)
-        st.caption(f"Current run {status['current']}: {status['done']} judgments, {status['unscored']} unscored, "
-                   f"${status['cost_usd']:.4f} recorded cost.")
-    else:
+        st.success(f"Run {code_span(r['run'])}: {r.get('n_recorded', 0)} judgments recorded, {r.get('n_skipped', 0)} "
+                   f"already done, cost {money(None if r.get('cost_unknown') and not r.get('cost_usd') else r.get('cost_usd'))}"
+                   + (f"; stopped ({plain(r['stopped'])})" if r.get("stopped") else ""))
+    if not status["runs"]:
         st.caption("No runs yet.")
+        return
+    show_table([{"run": r["name"], "source": "imported" if r["source"] == "import" else "run here",
+                 "status": r["status"], "judgments": r["judgments"]} for r in status["runs"]],
+               {"judgments": "%d"}, key="judges-runs" + ("-live" if live else ""))
+    cost = money(status["cost_usd"], unknown="unknown (no price recorded)")
+    if status["cost_usd"] is not None and status.get("n_unpriced"):
+        cost += f" (and {status['n_unpriced']} judgments without a price)"
+    st.caption(f"Current run {code_span(status['current'])}: {status['done']} judgments, {status['unscored']} "
+               f"unscored, {cost} recorded cost.")
 
 
 if __name__ == "__main__":
