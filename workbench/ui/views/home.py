@@ -28,9 +28,9 @@ def render() -> None:
     else:
         st.dataframe(pd.DataFrame([{
             "golden set": g["name"], "items": g["n_items"], "labels": g["n_labels"], "raters": g["n_raters"],
-            **({"judgments": g["n_judgments"]} if lead else {}), "frozen version": g["latest_version"] or "-",
+            **({"judgments": g["n_judgments"]} if lead else {}), "frozen version": g["latest_version"],
             "synthetic": "yes" if g["is_demo"] else "",
-        } for g in sets]), hide_index=True, width="stretch")
+        } for g in sets]), hide_index=True, width="stretch", placeholder="–")
     st.subheader("Rubrics")
     rubrics = list_rubrics(s)
     if not rubrics:
