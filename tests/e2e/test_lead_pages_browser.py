@@ -13,10 +13,10 @@ pytestmark = pytest.mark.browser
 
 PAGES = [  # url path, a text that shows the page has computed its content, and whether it draws charts
     ("overview", "synthetic demo", False),
-    ("judges", "Estimate", False),
+    ("judges", "Nothing left to run", False),
     ("calibration", "Calibrated", True),
     ("compare", "Which differences are real", True),
-    ("drift", "Only one run so far", True),
+    ("drift", "noisy-llama: agreement per run", True),
     ("export", "Approved bundles", False),
 ]
 
