@@ -23,13 +23,7 @@ from workbench.errors import Conflict
 from workbench.services import judging
 from workbench.store import Store, leases
 
-N = 40
-RUBRIC = """name: loop-rubric
-judges:
-  - id: loop
-    model: openai-api/loopback/loop-model
-    family: meta
-"""
+from tests.test_judge_run_e2e import N, RUBRIC  # the same loopback judge and golden-set size
 
 
 @pytest.fixture

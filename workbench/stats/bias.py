@@ -199,12 +199,7 @@ def _studentized(residual: np.ndarray, same: np.ndarray, other: np.ndarray, grou
         return percentile_interval(diff, level)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = (diff - point) / se
-    finite = t[np.isfinite(t)]
-    undefined = int(t.size - finite.size)
-    if finite.size == 0:
-        return float("nan"), float("nan"), undefined
-    tail = (1 - level) / 2
-    q_low, q_high = np.quantile(finite, [tail, 1 - tail])
+    q_low, q_high, undefined = percentile_interval(t, level)  # quantiles of the finite t statistics
     return float(point - q_high * se_hat[0]), float(point - q_low * se_hat[0]), undefined
 
 
