@@ -23,7 +23,7 @@ from workbench.errors import Conflict
 from workbench.services import judging
 from workbench.store import Store, leases
 
-from tests.test_judge_run_e2e import N, RUBRIC  # the same loopback judge and golden-set size
+from tests.test_judge_run_e2e import N, RUBRIC, _judge_cmd  # the same loopback judge, size and command
 
 
 @pytest.fixture
@@ -36,11 +36,6 @@ def golden(tmp_path: Path) -> Path:
         subprocess.run([sys.executable, "-m", "workbench.cli", "--db", str(db), *map(str, args)], check=True,
                        capture_output=True)
     return db
-
-
-def _judge_cmd(db: Path) -> list[str]:
-    return [sys.executable, "-m", "workbench.cli", "--db", str(db), "judge", "run", "-g", "g", "-r", "loop-rubric",
-            "-j", "loop", "--concurrency", "4"]
 
 
 def test_two_runner_processes_send_each_request_once(golden):

@@ -40,7 +40,8 @@ def interval_sentence(report: dict[str, Any]) -> str:
     b = report.get("bootstrap") or {}
     methods = b.get("intervals") or {}
     other = next((methods[k] for k in methods if k not in DENOMINATOR_WORDS), "percentile")
-    return (f"95% intervals: proportions (exact agreement, TPR, TNR) by the {INTERVAL_WORDS.get('wilson')} interval "
+    proportion = methods.get("tpr", "wilson")
+    return (f"95% intervals: proportions (exact agreement, TPR, TNR) by the {INTERVAL_WORDS.get(proportion, proportion)} interval "
             f"on their effective number of items (the count over the cluster design effect); the other metrics by "
             f"the {INTERVAL_WORDS.get(other, other)} interval from {b.get('resamples')} resamples of task clusters, "
             f"seed {b.get('seed')}. n is the denominator: items for exact agreement, consensus passes for TPR, "

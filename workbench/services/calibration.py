@@ -152,14 +152,14 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     labels = _labels_frame(cons)
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
 
-    # jsonable: unscored judgments and items without a producer are NaN/NA in the frames, which JSON refuses
-    key = sha256_hex(stats.jsonable({
+    # frames enter the key as digests of their row hashes, so missing values (NaN/NA) never reach the JSON
+    key = sha256_hex({
         "schema": SCHEMA, "revision": REPORT_REVISION, "adjudicated": cons.adjudicated,
         "labels": _digest(labels), "judgments": _digest(data.judgments[["item_id", "run_id", "repeat", "score"]]),
         "items": _digest(index[["task_id", "category", "producer_model", "producer_family", "content_hash"]],
                          with_index=True),
         "rubric": rv.hash, "judge": data.judge_row["config_hash"], "run": data.run["id"],
-        "options": options.to_dict(), "policy": policy.to_dict(), "methods": INTERVAL_METHODS}))
+        "options": options.to_dict(), "policy": policy.to_dict(), "methods": INTERVAL_METHODS})
     if use_cache:
         cached = store.report(key)
         if cached is not None:
