@@ -1036,5 +1036,11 @@ def report(ctx: Ctx, golden_set: str, rubric: str, judge: str, fmt: str, out: st
     click.echo(f"Wrote {_shown(path)}")
 
 
+# The newer features' commands (plan, probe, refine, board, check, ...) live in workbench/commands/.
+from .commands import register_all  # noqa: E402
+
+register_all(main)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
