@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from tests.conftest import DEMO_DIR, DEMO_RUBRIC, write
 from workbench.services.calibration import Options, calibrate, compare
 from workbench.services.labeling import save_label
 
@@ -113,6 +115,26 @@ def test_compare_finds_the_significant_differences(demo_store, cli):
     cli("demo", "--no-ui")
     out = cli("compare", "-g", "demo", "-r", "demo-patch-quality", "--resamples", "300").output
     assert "careful-sonnet" in out and "calibrated" in out and "significant" in out
+    header, *rows = out.splitlines()
+    # the column is the mean *signed* error: named so, and printed with its sign (lenient-mini is +0.34)
+    assert "MSE" not in header and "signed err" in header
+    assert re.search(r"^lenient-mini .* \+0\.3\d ", next(r for r in rows if r.startswith("lenient-mini")))
+
+
+def test_compare_says_unknown_for_a_judge_without_costs(cli, tmp_path):
+    """Imported judgments that carry no cost: the table says 'unknown', never $0.00."""
+    sub = DEMO_DIR / "demo-patch-quality"
+    cli("rubric", "add", DEMO_RUBRIC)
+    cli("import", "items", DEMO_DIR / "items.jsonl", "-g", "g")
+    cli("import", "labels", sub / "labels.jsonl", "-g", "g", "-r", "demo-patch-quality")
+    rows = [json.loads(line) for line in (sub / "judgments/lenient-mini.jsonl").read_text().splitlines()]
+    for row in rows:
+        row.pop("cost_usd", None)
+    path = write(tmp_path / "free.jsonl", "\n".join(json.dumps(r) for r in rows))
+    assert cli("import", "judgments", path, "-g", "g", "-r", "demo-patch-quality", "-j", "lenient-mini").exit_code == 0
+    out = cli("compare", "-g", "g", "-r", "demo-patch-quality", "--resamples", "200").output
+    row = next(r for r in out.splitlines() if r.startswith("lenient-mini"))
+    assert " unknown " in row and "$0.00" not in row
 
 
 def test_unknown_judge_and_missing_judgments(demo_store):

@@ -902,18 +902,20 @@ def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) 
     if as_json:
         _echo_json(result)
         return
-    click.echo(f"{'judge':18s}{'alpha':>7}  {'interval':15s}{'exact':>7}{'MSE':>7}{'TPR':>6}{'TNR':>6}"
-               f"{'family':>8}{'flips':>7}{'$/100':>8}  verdict")
+    # "signed err" is the mean *signed* error (judge minus consensus; > 0 is lenient), not a squared error.
+    click.echo(f"{'judge':18s}{'alpha':>7}  {'interval':15s}{'exact':>7}{'signed err':>12}{'TPR':>6}{'TNR':>6}"
+               f"{'family':>8}{'flips':>7}{'$/100':>9}  verdict")
     for r in result["judges"]:
         m = r["metrics"]
         a = m["krippendorff_alpha_ordinal"]
         fam = r["self_preference"]["same_family"]["value"]
         flip = (r["noise"] or {}).get("flip_rate")
         cost = r["cost"]["per_100_items_usd"]
+        signed = m["mean_signed_error"]["value"]
         click.echo(f"{r['judge']['id']:18s}{_fmt(a['value'], 2):>7}  {_fmt(a['ci_low'], 2)}-{_fmt(a['ci_high'], 2):10s}"
-                   f"{_fmt(m['exact_agreement']['value'], 2):>7}{_fmt(m['mean_signed_error']['value'], 2):>7}"
+                   f"{_fmt(m['exact_agreement']['value'], 2):>7}{'n/a' if signed is None else f'{signed:+.2f}':>12}"
                    f"{_fmt(m['tpr']['value'], 2):>6}{_fmt(m['tnr']['value'], 2):>6}{_fmt(fam, 2):>8}"
-                   f"{_fmt(flip, 2):>7}{_fmt(cost, 2):>8}  {_verdict_cell(r['verdict'])}")
+                   f"{_fmt(flip, 2):>7}{'unknown' if cost is None else f'${cost:.2f}':>9}  {_verdict_cell(r['verdict'])}")
     for d in result["differences"]:
         click.echo(f"{d['judge']} vs {d['baseline']}: alpha difference {_fmt(d['value'])} "
                    f"({_fmt(d['ci_low'])} to {_fmt(d['ci_high'])}) "
