@@ -67,9 +67,9 @@ class Ctx:
                                "or 'workbench import items FILE --golden-set G' to start your own, or point --db "
                                "at an existing one.")
             db.parent.mkdir(parents=True, exist_ok=True)
-            from .store import Store
+            from .services import open_store
 
-            self._store = Store(db)
+            self._store = open_store(db)
         return self._store
 
 

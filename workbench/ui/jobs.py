@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from ..services import judging
-from ..store import Store
+from ..services import open_store
 
 SECRET_SUFFIXES = ("_API_KEY", "_BASE_URL")
 
@@ -70,7 +70,7 @@ def start(db: str, golden_set: str, rubric: str, judge: str, **options: Any) -> 
 
     def work() -> None:
         try:
-            with Store(db) as s:
+            with open_store(db) as s:
                 j.result = judging.run(s, golden_set, rubric, judge, progress=progress, should_stop=j.stop.is_set,
                                        provider_options={"env": provider_env()}, **options)
         except Exception as e:  # noqa: BLE001 - shown on the page as one sentence

@@ -6,10 +6,15 @@ shared across Streamlit's script threads); WAL lets them read concurrently.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
-from ..store import Store
+from ..services import open_store
 from ..workspace import Workspace
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 def workspace() -> Workspace:
@@ -25,6 +30,6 @@ def store() -> Store:
     path = db_path()
     s = st.session_state.get("_store")
     if s is None or s.path != path:
-        s = Store(path)
+        s = open_store(path)
         st.session_state["_store"] = s
     return s
