@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, NoReturn
 import click
 
 from .errors import InputError, NotFound, WorkbenchError
+from .models import Role
 from .scale import fmt as _fmt
 from .workspace import Workspace
 
@@ -467,9 +468,68 @@ def rubric_show(ctx: Ctx, name: str, version: int | None) -> None:
 
 # -- imports -------------------------------------------------------------------
 
-@main.group("import")
+class _ImportGroup(WorkbenchGroup):
+    """`import items|labels|...` as subcommands, and `import --from SOURCE FILE_OR_URI ...` on the group itself."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        subcommand = bool(args) and not args[0].startswith("-") and args[0] in self.commands
+        if not subcommand and any(a == "--from" or a.startswith("--from=") for a in args):
+            # the hidden command named '--from' takes this form ('--' ends the group's own options)
+            args = ["--", "--from", *args]
+        return super().parse_args(ctx, args)
+
+
+@main.group("import", cls=_ImportGroup)
 def import_() -> None:
-    """Import items, labels, adjudications and judgments (.jsonl or .csv)."""
+    """Import items, labels, adjudications and judgments (.jsonl or .csv), or another tool's results.
+
+    \b
+    From another eval tool (items, human labels and LLM-judge verdicts at once):
+      workbench import --from inspect|promptfoo|deepeval|mlflow|langfuse|phoenix FILE_OR_URI \\
+          --golden-set G --rubric R [--map MAP.yaml]
+    See 'workbench import --from SOURCE --help' for the options.
+    """
+
+
+def _source_names() -> list[str]:
+    from .interop.base import adapter_names  # stdlib only: cheap enough for --help
+    return adapter_names()
+
+
+@import_.command("--from", hidden=True, creates_db=True, options_metavar="SOURCE [OPTIONS]")
+@click.option("--from", "source", required=True, type=click.Choice(_source_names()),
+              help="The tool the results come from.")
+@click.argument("uri", metavar="FILE_OR_URI")
+@click.option("--golden-set", "-g", required=True, help="Golden set to import into (created if new).")
+@click.option("--rubric", "-r", required=True, help="Rubric whose scale the values are mapped onto.")
+@click.option("--map", "map_file", type=click.Path(dir_okay=False), default=None,
+              help="Import map (YAML or JSON) from the tool's values to the scale (default: the rubric's "
+                   "import_maps).")
+@pass_ctx
+@clean_errors
+def import_from_source(ctx: Ctx, source: str, uri: str, golden_set: str, rubric: str, map_file: str | None) -> None:
+    """Import another eval tool's results: items, human labels and LLM-judge verdicts, all or nothing.
+
+    \b
+    Example:
+      workbench import --from inspect logs/2026-11-20_qa.eval --golden-set qa --rubric qa-correctness
+      workbench import --from deepeval .deepeval/test_run.json -g qa -r qa-correctness --map deepeval-map.yaml
+    """
+    from .services.interop import import_from
+
+    shown = {"n": 0}
+
+    def progress(n: int) -> None:
+        shown["n"] = n
+        click.echo(f"\rReading {source} records: {n}", err=True, nl=False)
+
+    try:
+        res = import_from(ctx.store, source, uri, golden_set, rubric, map_file=map_file, progress=progress)
+    finally:
+        if shown["n"]:
+            click.echo(err=True)
+    for line in res.summary_lines():
+        click.echo(line)
 
 
 @import_.command("items", creates_db=True)
@@ -661,7 +721,7 @@ def rater() -> None:
 
 @rater.command("set", creates_db=True)
 @click.argument("name")
-@click.option("--role", type=click.Choice(["reviewer", "lead", "admin"]), required=True)
+@click.option("--role", type=click.Choice([r.value for r in Role]), required=True)
 @click.option("--email", default=None, help="The address st.login reports, for deployments with [auth].")
 @pass_ctx
 @clean_errors

@@ -6,15 +6,28 @@ Everything above the store speaks these types; the store maps them to rows.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from .errors import ModelNameError, NotFound
 from .hashing import sha256_hex
 from .scale import DEFAULT_SCALE, Scale
 
+class Role(StrEnum):
+    """What a rater may do: label (reviewer), also adjudicate, run, calibrate and export (lead), also manage (admin).
+
+    The one list of roles: the CLI's choices, the UI's page access, the services' checks and the schema's CHECK.
+    """
+
+    REVIEWER = "reviewer"
+    LEAD = "lead"
+    ADMIN = "admin"
+
+
 ITEM_CONTENT_FIELDS = ("task_id", "category", "input", "output", "trajectory", "producer", "reference", "metadata")
-#: Providers whose models are named `<provider>/<service>/<model>` (DESIGN 4: OpenAI-compatible servers).
-SERVICE_PROVIDERS = ("openai-api",)
+#: Providers whose models are named `<provider>/<service>/<model>` (DESIGN 4: OpenAI-compatible servers; and
+#: `imported/<tool>/<model>`, a judge whose verdicts were imported from another eval tool).
+SERVICE_PROVIDERS = ("openai-api", "imported")
 
 
 @dataclass(frozen=True)
@@ -178,15 +191,19 @@ class Rubric:
     examples: tuple[dict, ...] = ()
     gate: dict[str, Any] = field(default_factory=dict)
     judges: tuple[JudgeSpec, ...] = ()
+    import_maps: dict[str, Any] = field(default_factory=dict)  # workbench import --from: source values -> scale
 
     def content(self) -> dict[str, Any]:
-        return {
+        content = {
             "name": self.name, "title": self.title, "description": self.description,
             "scale": self.scale.to_dict(), "pass_threshold": self.pass_threshold,
             "criteria": [asdict(c) for c in self.criteria], "instructions": self.instructions,
             "examples": list(self.examples), "gate": self.gate,
             "judges": [{k: v for k, v in asdict(j).items() if v is not None} for j in self.judges],
         }
+        if self.import_maps:  # only when given: a rubric without them keeps its hash (its version)
+            content["import_maps"] = self.import_maps
+        return content
 
     @property
     def content_hash(self) -> str:

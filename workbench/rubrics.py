@@ -21,7 +21,7 @@ from .scale import DEFAULT_SCALE, Scale, ScaleLevel
 from .strict_yaml import load_yaml, read_utf8
 
 RUBRIC_KEYS = ("name", "title", "description", "scale", "pass_threshold", "criteria", "instructions", "examples",
-               "gate", "judges")
+               "gate", "judges", "import_maps")
 JUDGE_KEYS = ("id", "model", "family", "mode", "temperature", "max_tokens", "max_turns", "repeats", "see_reference")
 MODES = ("single", "agentic")
 
@@ -109,10 +109,14 @@ def rubric_from_dict(data: dict[str, Any], *, ctx: _Ctx | None = None, default_n
     for key in ("title", "description", "instructions"):
         if not isinstance(data.get(key, ""), str):
             raise ctx.error((key,), f"{key} must be text", "quote it or use a YAML block (|)")
+    import_maps = data.get("import_maps") or {}
+    if not isinstance(import_maps, dict):  # each map is checked against the scale where it is used (interop/mapping)
+        raise ctx.error(("import_maps",), "import_maps must be a mapping of score names to maps",
+                        "write e.g. import_maps: {correctness: {categorical: {C: 1, I: -1}}}")
     return Rubric(name=name, title=data.get("title", ""), description=data.get("description", ""),
                   scale=scale, pass_threshold=threshold, criteria=tuple(criteria),
                   instructions=data.get("instructions", ""), examples=tuple(examples), gate=gate,
-                  judges=tuple(judges))
+                  judges=tuple(judges), import_maps=import_maps)
 
 
 def _scale(raw: Any, ctx: _Ctx) -> Scale:

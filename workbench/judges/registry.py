@@ -204,3 +204,9 @@ def _python() -> ProviderFactory:
 def _mock() -> ProviderFactory:
     from .mock_provider import MockProvider
     return MockProvider
+
+
+@model_provider("imported", prompted=False, billed=False)  # family: set by the import from the grader model
+def _imported() -> ProviderFactory:
+    from .imported_provider import ImportedProvider
+    return ImportedProvider

@@ -1,0 +1,225 @@
+"""The import adapters: one per tool, found by name, each importing its tool's library lazily.
+
+    adapter = get_adapter("inspect")
+    for rec in adapter.read("logs/run.eval"):
+        ...  # SourceItem, SourceLabel, SourceJudgment or Skipped, in the source's order
+
+An adapter only reads: it turns the tool's own records into the workbench's
+import rows (an item in the file form of DESIGN 2, a label or a judgment with
+the tool's raw value), each carrying the number of the source record it came
+from. Mapping raw values onto the rubric's scale (``mapping.py``) and landing
+the rows, all or nothing, (``workbench.services.interop``) are the same for
+every tool. An adapter is registered with ``@source_adapter`` like a judge
+provider with ``@model_provider``: the decorated function imports the module
+(and through it the tool's library) only when the source is used, and the
+decorator records the one-line ``pip install`` that provides the library.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import Any, Protocol
+
+from ..errors import ConfigError, InputError, WorkbenchError
+
+
+class SourceError(InputError):
+    """A record of a tool's export that cannot be imported: ``SOURCE record N: field F: what; fix.``"""
+
+    def __init__(self, source: str, record: int | None, message: str, *, field: str | None = None,
+                 fix: str | None = None):
+        InputError.__init__(self, message, field=field, fix=fix)
+        self.source, self.record = source, record
+        where = f"{source} record {record}" if record is not None else source
+        text = f"{where}: " + (f"field {field}: " if field else "") + message
+        if fix:
+            text = text.rstrip(".") + f"; {fix}"
+        self.args = (text if text.endswith(".") else text + ".",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+@dataclass(frozen=True)
+class SourceItem:
+    """An item in the file form of DESIGN 2 (``id``, ``input``, ``output``, ``trajectory``, ...)."""
+
+    record: int
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SourceLabel:
+    """A human's rating in the tool's own terms; ``name`` selects the import map (score or metric name)."""
+
+    record: int
+    item_id: str
+    rater: str
+    name: str
+    value: Any
+    field: str = "value"  # where the value sits in the source record, for error messages
+    rationale: str | None = None
+    created_at: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceJudgment:
+    """An LLM judge's verdict in the tool's own terms; ``value`` None means unscored (``unscored_reason`` says why).
+
+    The judge is named by the tool (``judge``: scorer, metric or assessment name) and the grader
+    model when the tool records it (``model``, as the tool writes it, e.g. ``openai/gpt-4o``).
+    """
+
+    record: int
+    item_id: str
+    judge: str
+    name: str
+    value: Any
+    model: str | None = None
+    field: str = "value"
+    repeat: int = 0
+    unscored_reason: str | None = None
+    rationale: str | None = None
+    model_version: str | None = None
+    created_at: str | None = None
+    extra: dict[str, Any] = dc_field(default_factory=dict)  # tokens_in, tokens_out, cost_usd, latency_ms
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A source record deliberately not imported, with the reason the summary counts it under."""
+
+    record: int
+    reason: str
+
+
+SourceRecord = SourceItem | SourceLabel | SourceJudgment | Skipped
+
+
+class Adapter(Protocol):
+    """Reads one tool's results: ``read(uri)`` yields the records in source order."""
+
+    source: str
+
+    def read(self, uri: str, **options: Any) -> Iterator[SourceRecord]: ...
+
+
+class LibraryMissing(WorkbenchError):
+    """Raised by an adapter module when its tool's library will not import; becomes the ``pip install`` line."""
+
+
+@dataclass(frozen=True)
+class AdapterEntry:
+    name: str
+    load: Callable[[], type]  # imports the adapter module; returns its class
+    title: str  # how messages name the tool, e.g. "Inspect AI"
+    pip: str | None = None  # the extra that provides its library, e.g. "judge-workbench[inspect]"
+    what: str = ""  # one line for --help: what the adapter reads
+
+    def library_missing(self) -> ConfigError:
+        return ConfigError(f"importing from {self.title} needs its Python package; run: pip install '{self.pip}'")
+
+
+_ADAPTERS: dict[str, AdapterEntry] = {}
+
+
+def source_adapter(name: str, *, title: str, pip: str | None = None,
+                   what: str = "") -> Callable[[Callable[[], type]], Callable[[], type]]:
+    """Register ``workbench import --from NAME``: decorate a function that imports the adapter and returns it."""
+
+    def register(load: Callable[[], type]) -> Callable[[], type]:
+        _ADAPTERS[name] = AdapterEntry(name, load, title, pip, what)
+        return load
+
+    return register
+
+
+def adapter_names() -> list[str]:
+    return list(_ADAPTERS)
+
+
+def adapter_entry(name: str) -> AdapterEntry:
+    entry = _ADAPTERS.get(name)
+    if entry is None:
+        raise ConfigError(f"there is no import adapter '{name}'; use one of: {', '.join(_ADAPTERS)}")
+    return entry
+
+
+def get_adapter(name: str) -> Adapter:
+    """The adapter of a source; ConfigError with the ``pip install`` when its library is missing."""
+    entry = adapter_entry(name)
+    try:
+        return entry.load()()
+    except LibraryMissing:
+        raise entry.library_missing() from None
+
+
+def require(module: str) -> Any:
+    """Import a tool's library inside an adapter; LibraryMissing when it is not installed."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise LibraryMissing(module) from None
+
+
+def split_model(model: str | None) -> tuple[str | None, str | None]:
+    """A tool's model name as (provider, bare model): 'openai/gpt-4o', 'openai:gpt-4o' and MLflow's
+    'openai:/gpt-4o' all give ('openai', 'gpt-4o'); a name without a provider gives (None, name).
+
+    >>> split_model("openai:/gpt-4o-mini"), split_model("mockllm/model"), split_model("gpt-4o")
+    (('openai', 'gpt-4o-mini'), ('mockllm', 'model'), (None, 'gpt-4o'))
+    """
+    if not model:
+        return None, None
+    for sep in (":/", "/", ":"):
+        provider, found, bare = model.partition(sep)
+        if found and provider and bare:
+            return provider, bare
+    return None, model
+
+
+# --------------------------------------------------------------------------- the built-in adapters
+
+@source_adapter("inspect", title="Inspect AI", pip="judge-workbench[inspect]",
+                what="an eval log (.eval or .json): samples, scorer scores, human score edits")
+def _inspect() -> type:
+    from .inspect_ai import InspectAdapter
+    return InspectAdapter
+
+
+@source_adapter("promptfoo", title="promptfoo",
+                what="promptfoo eval -o results.json: rows, model-graded assertions, human ratings")
+def _promptfoo() -> type:
+    from .promptfoo import PromptfooAdapter
+    return PromptfooAdapter
+
+
+@source_adapter("deepeval", title="DeepEval",
+                what="a test-run JSON (testCases[].metricsData[], conversational turns)")
+def _deepeval() -> type:
+    from .deepeval import DeepEvalAdapter
+    return DeepEvalAdapter
+
+
+@source_adapter("mlflow", title="MLflow", pip="judge-workbench[mlflow]",
+                what="traces and assessments: a tracking URI (…#experiment=ID) or a file of exported traces")
+def _mlflow() -> type:
+    from .mlflow import MlflowAdapter
+    return MlflowAdapter
+
+
+@source_adapter("langfuse", title="Langfuse",
+                what="scores (v3 scores API JSON) with their traces or observations")
+def _langfuse() -> type:
+    from .langfuse import LangfuseAdapter
+    return LangfuseAdapter
+
+
+@source_adapter("phoenix", title="Phoenix",
+                what="span annotations (JSON as the Phoenix REST API returns them) with their spans")
+def _phoenix() -> type:
+    from .phoenix import PhoenixAdapter
+    return PhoenixAdapter

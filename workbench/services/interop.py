@@ -1,0 +1,263 @@
+"""`workbench import --from SOURCE`: another eval tool's results, read, mapped onto the rubric's scale, landed whole.
+
+The adapter (``workbench.interop``) reads the tool's records; every value is
+mapped explicitly (``interop.mapping``); everything is validated before the
+write lock is taken; then items (through the same staged path as
+``import items``), labels, the judges the rubric does not declare yet (as a
+new rubric version) and the judgments land in one transaction, so a bad
+record anywhere leaves the database as it was. Each judge's judgments go into
+a run named after a hash of their content: importing the same results again
+adds nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..errors import InputError
+from ..formats import Record, parse_item, write_jsonl
+from ..hashing import sha256_hex
+from ..interop.base import (SourceError, SourceItem, SourceJudgment, SourceLabel, Skipped, adapter_entry,
+                            get_adapter, split_model)
+from ..interop.mapping import UNSCORED, ImportMaps
+from ..models import Item, JudgeSpec
+from ..names import NAME_MAX, check_name
+from ..store import Store
+from . import golden_sets
+from .rubrics import RubricVersion, get_rubric, register_rubric
+
+Progress = Callable[[int], None]
+PROGRESS_EVERY = 200
+
+
+@dataclass
+class JudgeImport:
+    judge_id: str
+    model: str
+    declared: bool  # already in the rubric (else added by this import)
+    read: int = 0
+    added: int = 0
+    unscored: int = 0
+    run: str = ""
+
+
+@dataclass
+class InteropResult:
+    source: str
+    uri: str
+    records: int = 0
+    items_read: int = 0
+    items_added: int = 0
+    labels_read: int = 0
+    labels_added: int = 0
+    raters: list[str] = field(default_factory=list)
+    judges: list[JudgeImport] = field(default_factory=list)
+    skipped: Counter = field(default_factory=Counter)
+    rubric: str = ""
+    rubric_version: int = 0
+
+    def summary_lines(self) -> list[str]:
+        lines = [f"{self.source} {self.uri}: {self.records} records read; rubric {self.rubric} "
+                 f"v{self.rubric_version}",
+                 f"  items: {self.items_read} read, {self.items_added} added, "
+                 f"{self.items_read - self.items_added} already present",
+                 f"  labels: {self.labels_read} read, {self.labels_added} added or changed"
+                 + (f" (raters: {', '.join(self.raters)})" if self.raters else "")]
+        for j in self.judges:
+            lines.append(f"  judgments of {j.judge_id} ({j.model}{'' if j.declared else ', added to the rubric'}): "
+                         f"{j.read} read ({j.unscored} unscored), {j.added} added, run {j.run}")
+        if not self.judges:
+            lines.append("  judgments: none")
+        n = sum(self.skipped.values())
+        lines.append(f"  skipped: {n}" + (" (" + ", ".join(f"{why}: {k}" for why, k in self.skipped.most_common())
+                                          + ")" if n else ""))
+        return lines
+
+
+def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: str, *, map_file: str | None = None,
+                progress: Progress | None = None) -> InteropResult:
+    """Import a tool's results into a golden set under a rubric; all of it or nothing."""
+    golden_set = check_name(golden_set, "golden set name")
+    rv = get_rubric(store, rubric)
+    scale = rv.rubric.scale
+    maps = (ImportMaps.load(map_file, scale) if map_file
+            else ImportMaps.parse(rv.rubric.import_maps, scale, f"rubric '{rv.name}' import_maps"))
+    adapter_entry(source)  # an unknown source is refused before its library is looked for
+    result = InteropResult(source, str(uri), rubric=rv.name)
+
+    items: dict[str, tuple[int, Item]] = {}
+    labels: dict[tuple[str, str], tuple[SourceLabel, int]] = {}
+    judgments: dict[tuple[str, str | None], list[tuple[SourceJudgment, int | None, str | None]]] = defaultdict(list)
+    seen_repeat: dict[tuple, int] = {}
+    for rec in get_adapter(source).read(str(uri)):
+        result.records += 1
+        if progress and result.records % PROGRESS_EVERY == 0:
+            progress(result.records)
+        if isinstance(rec, Skipped):
+            result.skipped[rec.reason] += 1
+        elif isinstance(rec, SourceItem):
+            item = _item(source, rec)
+            prior = items.get(item.id)
+            if prior is not None and prior[1].content_hash != item.content_hash:
+                raise SourceError(source, rec.record, f"item '{item.id}' appears again with other content (first "
+                                  f"in record {prior[0]})", field="id", fix="give each item its own id")
+            items.setdefault(item.id, (rec.record, item))
+        elif isinstance(rec, SourceLabel):
+            score = maps.score(source, rec.record, rec.field, rec.name, rec.value)
+            if score is UNSCORED:
+                result.skipped["label mapped to unscored"] += 1
+                continue
+            _name(source, rec.record, rec.rater, "rater name", "rater")
+            key = (rec.item_id, rec.rater)
+            if key in labels:
+                raise SourceError(source, rec.record, f"rater '{rec.rater}' labels item '{rec.item_id}' twice (also "
+                                  f"record {labels[key][0].record})", field="rater", fix="keep one label per item and rater")
+            labels[key] = (rec, score)
+        elif isinstance(rec, SourceJudgment):
+            if rec.value is None:
+                score, reason = None, rec.unscored_reason or "the source gives no score"
+            else:
+                mapped = maps.score(source, rec.record, rec.field, rec.name, rec.value)
+                score, reason = ((None, f"the import map sends {rec.value!r} to unscored") if mapped is UNSCORED
+                                 else (mapped, None))
+            key = (rec.judge, rec.model, rec.item_id, rec.repeat)
+            if key in seen_repeat:
+                raise SourceError(source, rec.record, f"judge '{rec.judge}' grades item '{rec.item_id}' repeat "
+                                  f"{rec.repeat} twice (also record {seen_repeat[key]})", field=rec.field,
+                                  fix="keep one verdict per item and repeat")
+            seen_repeat[key] = rec.record
+            judgments[(rec.judge, rec.model)].append((rec, score, reason))
+    if progress:
+        progress(result.records)
+    if not (items or labels or judgments):
+        raise SourceError(source, None, f"{uri} holds nothing to import ({result.records} records read"
+                          + (f", {sum(result.skipped.values())} skipped" if result.skipped else "") + ")",
+                          fix="check that the file or URI is the tool's results export")
+
+    specs = _judge_specs(source, rv, judgments)
+    new = [s for s in specs.values() if s.id not in {j.id for j in rv.rubric.judges}]
+    result.items_read, result.labels_read = len(items), len(labels)
+    result.raters = sorted({r for _, r in labels})
+    with store.transaction():
+        if items:
+            result.items_added = _land_items(store, source, items, golden_set)
+        target = rv
+        if new:  # a judge the rubric does not declare: declared by a new rubric version (same content otherwise)
+            target = register_rubric(store, dataclasses.replace(rv.rubric, judges=rv.rubric.judges + tuple(new)))
+        result.rubric_version = target.version
+        index = {r["item_id"]: r for r in store.item_index(store.golden_set(golden_set)["id"])}
+        gs_id = store.golden_set(golden_set)["id"]
+        if labels:
+            result.labels_added = _land_labels(store, source, target, labels, index, golden_set)
+        for (judge, model), rows in judgments.items():
+            spec = specs[(judge, model)]
+            ji = JudgeImport(spec.id, spec.model, declared=spec not in new, read=len(rows),
+                             unscored=sum(s is None for _, s, _ in rows))
+            ji.added, ji.run = _land_judgments(store, source, target, spec, rows, index, gs_id, golden_set, uri)
+            result.judges.append(ji)
+    return result
+
+
+def _item(source: str, rec: SourceItem) -> Item:
+    try:
+        return parse_item(Record(source, rec.record, rec.data))
+    except InputError as e:
+        raise SourceError(source, rec.record, e.problem, field=e.field, fix=e.fix) from None
+
+
+def _name(source: str, record: int, value: str, what: str, field_name: str) -> str:
+    try:
+        return check_name(value, what)
+    except InputError as e:
+        raise SourceError(source, record, e.problem, field=field_name, fix=e.fix) from None
+
+
+def _land_items(store: Store, source: str, items: dict[str, tuple[int, Item]], golden_set: str) -> int:
+    """Through ``import items`` itself (staging, conflict checks), inside the caller's transaction."""
+    records = [record for record, _ in items.values()]
+    with tempfile.TemporaryDirectory(prefix="workbench-interop-") as tmp:
+        path = Path(tmp) / f"{source}-items.jsonl"
+        write_jsonl(path, (item.to_dict() for _, item in items.values()))
+        try:
+            return golden_sets.import_items(store, path, golden_set).added
+        except InputError as e:
+            if e.file == path.name and e.line is not None:  # name the source record, not the temporary file
+                raise SourceError(source, records[e.line - 1], e.problem, field=e.field, fix=e.fix) from None
+            raise
+
+
+_FAMILIES = {"openai": "openai", "azureai": "openai", "azure": "openai", "anthropic": "anthropic",
+             "google": "google", "gemini": "google", "vertex": "google", "vertexai": "google", "mistral": "mistral",
+             "meta": "meta", "meta-llama": "meta", "llama": "meta"}
+
+
+def _judge_specs(source: str, rv: RubricVersion,
+                 judgments: dict[tuple[str, str | None], list]) -> dict[tuple[str, str | None], JudgeSpec]:
+    """One judge per (tool's judge name, grader model); a judge the rubric already declares is used as declared."""
+    declared = {j.id: j for j in rv.rubric.judges}
+    specs = {}
+    for judge, model in judgments:
+        provider, bare = split_model(model)
+        judge_id = _slug(f"{source}.{judge}" + (f"@{bare}" if bare else ""))
+        family = _FAMILIES.get((provider or "").lower(), provider)
+        specs[(judge, model)] = declared.get(judge_id) or JudgeSpec(
+            id=judge_id, model=f"imported/{source}/{bare or 'unknown'}", family=family)
+    return specs
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"\.\.+", ".", re.sub(r"[^A-Za-z0-9_.:@+\-]+", "-", text)).strip("-.") or "judge"
+    if not re.match(r"[A-Za-z0-9_]", slug):
+        slug = "_" + slug
+    return slug if len(slug) <= NAME_MAX else slug[:NAME_MAX - 13] + "-" + sha256_hex(text)[:12]
+
+
+def _land_labels(store: Store, source: str, rv: RubricVersion, labels: dict, index: dict, golden_set: str) -> int:
+    rows = []
+    for (item_id, rater), (rec, score) in labels.items():
+        item = _item_row(source, rec.record, item_id, index, golden_set)
+        rows.append({"item_pk": item["pk"], "rater": rater, "rubric_name": rv.name, "rubric_id": rv.id,
+                     "score": score, "rationale": rec.rationale, "created_at": rec.created_at})
+    store.ensure_raters({r["rater"] for r in rows})
+    before = store.count_label_events()
+    store.upsert_labels(rows)
+    return store.count_label_events() - before
+
+
+def _item_row(source: str, record: int, item_id: str, index: dict, golden_set: str) -> dict:
+    item = index.get(item_id)
+    if item is None:
+        raise SourceError(source, record, f"refers to item '{item_id}', which is neither in this import nor in "
+                          f"golden set '{golden_set}'", field="item_id",
+                          fix="import the items first, or include the traces/samples in the export")
+    return item
+
+
+def _land_judgments(store: Store, source: str, rv: RubricVersion, spec: JudgeSpec, rows: list, index: dict,
+                    gs_id: int, golden_set: str, uri: str) -> tuple[int, str]:
+    judge_row = store.judge_row(rv.id, spec.id)
+    out = []
+    for rec, score, reason in rows:
+        item = _item_row(source, rec.record, rec.item_id, index, golden_set)
+        out.append({"item_pk": item["pk"], "item_content_hash": item["content_hash"],
+                    "config_hash": judge_row["config_hash"], "repeat": rec.repeat, "score": score,
+                    "unscored_reason": reason, "rationale": rec.rationale, "evidence_steps": None, "trace": None,
+                    "tokens_in": rec.extra.get("tokens_in"), "tokens_out": rec.extra.get("tokens_out"),
+                    "tokens_cached": None, "cost_usd": rec.extra.get("cost_usd"),
+                    "latency_ms": rec.extra.get("latency_ms"), "model_version": rec.model_version,
+                    "created_at": rec.created_at})
+    # the run is named by what it holds: the same results imported again land in the same run and add nothing
+    digest = sha256_hex([[r["item_content_hash"], r["repeat"], r["score"], r["unscored_reason"], r["rationale"]]
+                         for r in out])
+    run = f"{source}-{digest[:12]}"
+    run_id, _ = store.ensure_run(judge_row["pk"], gs_id, source="import", name=run,
+                                 params={"source": source, "uri": str(uri)}, status="done")
+    for r in out:
+        r["run_id"] = run_id
+    return store.insert_judgments(out), run
