@@ -123,3 +123,14 @@ def test_eight_processes_write_labels_at_once(tmp_path):
         updates = [e for e in events if e["event"] == "update"]
         assert len(inserts) == N_ITEMS * (N_PROCS + 1)
         assert len(updates) == N_PROCS * N_ITEMS // 2  # every change logged, no-op saves not
+
+
+def test_the_schema_checks_the_same_roles_as_the_code(store):
+    """models.Role is the one list of roles; the raters table's CHECK (written in a migration) must agree with it."""
+    import re
+
+    from workbench.models import Role
+
+    sql = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'raters'").fetchone()[0]
+    checked = re.search(r"role IN \(([^)]*)\)", sql).group(1)
+    assert {v.strip(" '") for v in checked.split(",")} == {r.value for r in Role}

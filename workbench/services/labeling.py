@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
 from ..errors import InputError, NotFound
+from ..models import Role
 from ..names import check_name
 from ..scale import Scale
 from ..store import Store
@@ -318,7 +319,7 @@ def rater_names(store: Store) -> list[str]:
     return [r["name"] for r in store.raters()]
 
 
-ROLES = ("reviewer", "lead", "admin")
+ROLES = tuple(Role)
 
 
 def set_role(store: Store, name: str, role: str, email: str | None = None) -> dict:

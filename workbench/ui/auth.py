@@ -20,12 +20,13 @@ from typing import Iterable
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
+from ..models import Role
 from ..services.labeling import rater_for_email, rater_names, rater_role
 from .components import plain
 from .state import store
 
-REVIEWER, LEAD, ADMIN = "reviewer", "lead", "admin"
-EVERYONE = (REVIEWER, LEAD, ADMIN)
+REVIEWER, LEAD, ADMIN = Role.REVIEWER, Role.LEAD, Role.ADMIN
+EVERYONE = tuple(Role)
 REVIEWERS = EVERYONE  # leads and admins may label too
 LEADS = (LEAD, ADMIN)
 ADMINS = (ADMIN,)
