@@ -46,12 +46,15 @@ class Policy:
     max_unscored_share: float = 0.02
     drift_min_p: float = 0.01
     drift_max_agreement_drop: float = 0.05
+    max_probe_shift: float = 0.10          # stress probes: mean score shift, in scale units, in either direction
+    probe_check: str = "warn"              # "warn" (default), "fail" (part of the gate) or "off"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 POLICY_KEYS = tuple(f.name for f in fields(Policy))
+PROBE_CHECK_MODES = ("warn", "fail", "off")
 
 
 def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None, source: str = "policy") -> Policy:
@@ -77,6 +80,9 @@ def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None,
         if not ok:
             raise InputError(f"must be a {type(default).__name__}, got {value!r}", file=source, field=key,
                              fix=f"write e.g. {key}: {default}")
+        if key == "probe_check" and value not in PROBE_CHECK_MODES:
+            raise InputError(f"must be one of {', '.join(PROBE_CHECK_MODES)}, got {value!r}", file=source, field=key,
+                             fix="write e.g. probe_check: fail to make the stress probes part of the gate")
         changes[key] = float(value) if isinstance(default, float) else value
     return replace(base, **changes)
 
@@ -141,7 +147,8 @@ def evaluate(report: dict[str, Any], policy: Policy) -> Verdict:
     """Every check of DESIGN section 6, in order, each with a sentence a lead can act on."""
     return Verdict((_evidence(report, policy), _agreement(report, policy), _pass_fail(report, policy),
                     _as_good_as_human(report, policy), _self_preference(report, policy), _categories(report, policy),
-                    _stable(report, policy), _complete(report, policy), _no_drift(report, policy)))
+                    _stable(report, policy), _complete(report, policy), _no_drift(report, policy))
+                   + _probes(report, policy))
 
 
 def leniency(mean_signed_error: dict[str, Any] | None) -> str | None:
@@ -170,6 +177,14 @@ def drift_problems(drift: dict[str, Any] | None, policy: Policy) -> list[str]:
     if delta is not None and delta < -policy.drift_max_agreement_drop:
         problems.append(f"{policy.agreement_metric} fell by {-delta:.2f}")
     return problems
+
+
+def probe_moves(effect: dict[str, Any] | None) -> str | None:
+    """'raises' or 'lowers' when the interval of a probe's mean shift excludes 0, else None.
+
+    The one rule for "this perturbation moves the judge", shown by the gate, the Robustness tab and the card.
+    """
+    return {"lenient": "raises", "harsh": "lowers"}.get(leniency((effect or {}).get("mean_shift")))
 
 
 def fmt_p(p: float | None) -> str:
@@ -400,3 +415,45 @@ def _no_drift(r: dict, p: Policy) -> Check:
     return Check("no_drift", "no drift", FAILED if problems else PASSED,
                  {"stuart_maxwell_p": pval, "agreement_delta": delta},
                  {"min_p": p.drift_min_p, "max_drop": p.drift_max_agreement_drop}, msg)
+
+
+def _probes(r: dict, p: Policy) -> tuple[Check, ...]:
+    """Stress probes (``workbench probe``): a warning by default; part of the gate with ``probe_check: fail``.
+
+    Like self-preference: a probe whose shift interval lies wholly beyond +-max_probe_shift is material; all
+    intervals wholly within pass; anything else is inconclusive (a warning). No probes run: no check, unless
+    the policy makes probes part of the gate.
+    """
+    if p.probe_check == "off":
+        return ()
+    probes = [e for e in (r.get("probes") or {}).get("probes", []) if e.get("n_items")]
+    blocking = p.probe_check == "fail"
+    if not probes:
+        if not blocking:
+            return ()
+        return (Check("probes", "robust to stress probes", FAILED, None, p.max_probe_shift,
+                      "The policy makes stress probes part of the gate but none has been run: run 'workbench probe' "
+                      "on this judge."),)
+    limit = p.max_probe_shift
+    material, unsettled = [], []
+    for e in probes:
+        shift = e.get("mean_shift") or {}
+        low, high, value = _num(shift.get("ci_low")), _num(shift.get("ci_high")), _num(shift.get("value"))
+        if low is None or high is None:
+            unsettled.append(e["probe"])
+        elif low > limit or high < -limit:
+            material.append(f"{e['probe']} ({value:+.2f}, {low:+.2f} to {high:+.2f})")
+        elif not (-limit <= low and high <= limit):
+            unsettled.append(e["probe"])
+    worst = max((abs(_num((e.get("mean_shift") or {}).get("value")) or 0.0) for e in probes), default=None)
+    if material:
+        return (Check("probes", "robust to stress probes", FAILED if blocking else WARNING, worst, limit,
+                      f"Perturbations that should not matter move the judge's scores by more than {limit:.2f}: "
+                      f"{', '.join(material)}; tell the judge to ignore such text in the rubric's instructions, or "
+                      "pick a judge these probes do not move."),)
+    if unsettled:
+        return (Check("probes", "robust to stress probes", WARNING, worst, limit,
+                      f"Inconclusive for {', '.join(unsettled)}: the shift's interval crosses +-{limit:.2f}; probe "
+                      "more items (workbench probe without --limit) to settle it."),)
+    return (Check("probes", "robust to stress probes", PASSED, worst, limit,
+                  f"No probe moves the judge's scores by more than {limit:.2f} ({len(probes)} probes)."),)

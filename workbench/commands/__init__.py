@@ -12,7 +12,7 @@ import importlib
 
 import click
 
-MODULES: list[str] = []
+MODULES: list[str] = ["probe"]
 
 
 def register_all(main: click.Group) -> None:

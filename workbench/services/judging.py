@@ -25,8 +25,11 @@ from ..judges.runner import RunEstimate, RunReport, estimate_run, run_judge
 from ..judges.sink import InMemorySink, PendingBatch
 from ..models import Item, Judgment, JudgeSpec, Rubric
 from ..store import Store, leases
+from ..store import probes as probe_runs
 from .golden_sets import load_items
 from .rubrics import RubricVersion, get_rubric
+
+ItemTransform = Callable[[list[Item]], list[Item]]
 
 
 class SqliteRunSink:
@@ -94,13 +97,17 @@ class Prepared:
 
 
 def prepare_run(store: Store, golden_set: str, rubric: str, judge: str, *, new_run: bool = False,
-                create: bool = True) -> Prepared:
+                create: bool = True, probe: str | None = None, transform: ItemTransform | None = None) -> Prepared:
+    """The run to judge into and its items. ``probe`` tags a stress-probe run (one per probe, never a calibration
+    run) and ``transform`` maps the golden set's items to the ones that run judges (the perturbed copies)."""
     rv = get_rubric(store, rubric)
     spec = rv.rubric.judge(judge)
     gs = store.golden_set(golden_set)
     row = store.judge_row(rv.id, judge)
     runs = store.runs(gs["id"], row["pk"])
-    if runs and not new_run:  # the current run, as run_status and the Judges page name it
+    if probe is not None:
+        run_id, name = probe_runs.ensure_probe_run(store, row["pk"], gs["id"], probe, model=spec.model, create=create)
+    elif runs and not new_run:  # the current run, as run_status and the Judges page name it
         run_id, name = runs[-1]["id"], runs[-1]["name"]
     elif create:
         name = f"run-{len(runs) + 1}"
@@ -109,13 +116,16 @@ def prepare_run(store: Store, golden_set: str, rubric: str, judge: str, *, new_r
         run_id, name = 0, "(new run)"
     index = {r["item_id"]: r for r in store.item_index(gs["id"])}
     sink = SqliteRunSink(store, run_id, row["config_hash"], index)
-    return Prepared(rv, spec, load_items(store, golden_set), run_id, name, sink)
+    items = load_items(store, golden_set)
+    return Prepared(rv, spec, items if transform is None else transform(items), run_id, name, sink)
 
 
 def estimate(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int | None = None,
-             limit: int | None = None, batch: bool = False, new_run: bool = False) -> RunEstimate:
+             limit: int | None = None, batch: bool = False, new_run: bool = False, probe: str | None = None,
+             transform: ItemTransform | None = None) -> RunEstimate:
     """The --dry-run estimate: tokens and cost of what a run would still send. Writes nothing."""
-    p = prepare_run(store, golden_set, rubric, judge, new_run=new_run, create=False)
+    p = prepare_run(store, golden_set, rubric, judge, new_run=new_run, create=False, probe=probe,
+                    transform=transform)
     done = p.sink.done_keys() if p.run_id else set()
     return estimate_run(p.items, p.rubric.rubric, p.spec, done_keys=done, repeats=repeats, limit=limit, batch=batch)
 
@@ -124,7 +134,8 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int 
         limit: int | None = None, concurrency: int = 8, budget_usd: float | None = None, new_run: bool = False,
         batch: bool = False, requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
         progress: Callable[[int, int, float], None] | None = None, should_stop: Callable[[], bool] | None = None,
-        provider_options: dict[str, Any] | None = None) -> dict[str, Any]:
+        provider_options: dict[str, Any] | None = None, probe: str | None = None,
+        transform: ItemTransform | None = None) -> dict[str, Any]:
     """Judge the golden set's items (resuming the current run); returns a summary of what was done.
 
     The run is leased to this process while it works: a second runner of the
@@ -133,7 +144,7 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int 
     stopped heartbeating (or a killed process of this host) is taken over.
     """
     check_provider(get_rubric(store, rubric).rubric.judge(judge), provider_options, batch=batch)  # before any run row
-    p = prepare_run(store, golden_set, rubric, judge, new_run=new_run)
+    p = prepare_run(store, golden_set, rubric, judge, new_run=new_run, probe=probe, transform=transform)
     holder = _claim(store, p, golden_set, judge)
     keeper = leases.LeaseKeeper(store.path, holder).start()
 

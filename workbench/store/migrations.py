@@ -358,3 +358,91 @@ ALTER TABLE golden_sets ADD COLUMN mask_self_identification INTEGER NOT NULL DEF
 ALTER TABLE golden_sets ADD COLUMN mask_patterns TEXT NOT NULL DEFAULT '[]'
     CHECK (json_valid(mask_patterns) AND json_type(mask_patterns) = 'array');
 """)
+
+
+@migration
+def m006_probes(conn: sqlite3.Connection) -> None:
+    """Stress-probe runs: a run tagged with the probe whose perturbed items it judged (NULL: a calibration run).
+
+    Probe runs are resumable and costed like any run, but never count as the judge's runs for calibration,
+    compare, drift or export: the store's run and judgment queries leave them out.
+    """
+    _script(conn, """
+ALTER TABLE runs ADD COLUMN probe TEXT CHECK (probe IS NULL OR length(probe) > 0);
+CREATE INDEX runs_probe ON runs(golden_set_id, judge_pk, probe);
+""")
+
+
+@migration
+def m007_refine(conn: sqlite3.Connection) -> None:
+    """The refinement loop (issue 17): a seeded development / held-out split of a golden-set version, sessions of
+    rounds that propose rubric edits, and each refined rubric version's parent and diff.
+
+    A split's items keep the consensus they had when it was drawn, so the split is the same on every resume.
+    A round's optimizer reply is saved before its child rubric is written, so a resumed round never asks again.
+    """
+    _script(conn, """
+CREATE TABLE refine_splits (
+    id INTEGER PRIMARY KEY,
+    golden_set_id INTEGER NOT NULL REFERENCES golden_sets(id),
+    golden_set_version_id INTEGER NOT NULL REFERENCES golden_set_versions(id),
+    rubric_name TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    held_out_fraction REAL NOT NULL CHECK (held_out_fraction > 0 AND held_out_fraction < 1),
+    strata TEXT NOT NULL,
+    n_unresolved INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    UNIQUE (golden_set_version_id, rubric_name, seed, held_out_fraction)
+) STRICT;
+
+CREATE TABLE refine_split_items (
+    split_id INTEGER NOT NULL REFERENCES refine_splits(id),
+    item_pk INTEGER NOT NULL REFERENCES items(pk),
+    part TEXT NOT NULL CHECK (part IN ('development', 'held_out')),
+    consensus INTEGER NOT NULL,
+    PRIMARY KEY (split_id, item_pk)
+) STRICT;
+
+CREATE TABLE refine_sessions (
+    id INTEGER PRIMARY KEY,
+    split_id INTEGER NOT NULL REFERENCES refine_splits(id),
+    base_rubric_id INTEGER NOT NULL REFERENCES rubrics(id),
+    judge_id TEXT NOT NULL,
+    strategy TEXT NOT NULL CHECK (strategy IN ('optimizer', 'few-shot')),
+    optimizer TEXT,
+    max_examples INTEGER NOT NULL CHECK (max_examples >= 0),
+    budget_usd REAL CHECK (budget_usd IS NULL OR budget_usd > 0),
+    status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'accepted', 'closed')),
+    created_at TEXT NOT NULL,
+    CHECK ((strategy = 'optimizer') = (optimizer IS NOT NULL))
+) STRICT;
+
+CREATE TABLE refine_rounds (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES refine_sessions(id),
+    number INTEGER NOT NULL CHECK (number >= 1),
+    parent_rubric_id INTEGER NOT NULL REFERENCES rubrics(id),
+    child_rubric_id INTEGER REFERENCES rubrics(id),
+    edit TEXT CHECK (edit IS NULL OR json_valid(edit)),
+    optimizer_cost_usd REAL,
+    optimizer_tokens_in INTEGER,
+    optimizer_tokens_out INTEGER,
+    status TEXT NOT NULL DEFAULT 'proposing' CHECK (status IN
+        ('proposing', 'evaluating', 'proposed', 'rejected', 'accepted', 'discarded', 'failed')),
+    results TEXT CHECK (results IS NULL OR json_valid(results)),
+    reason TEXT,
+    decided_by TEXT,
+    decided_at TEXT,
+    accepted_rubric_id INTEGER REFERENCES rubrics(id),
+    created_at TEXT NOT NULL,
+    UNIQUE (session_id, number)
+) STRICT;
+
+CREATE TABLE rubric_lineage (
+    rubric_id INTEGER PRIMARY KEY REFERENCES rubrics(id),
+    parent_rubric_id INTEGER NOT NULL REFERENCES rubrics(id),
+    diff TEXT NOT NULL,
+    round_id INTEGER REFERENCES refine_rounds(id),
+    created_at TEXT NOT NULL
+) STRICT;
+""")

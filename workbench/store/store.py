@@ -405,10 +405,11 @@ class Store:
                               (status, status, now(), run_id))
 
     def runs(self, golden_set_id: int, judge_pk: int | None = None) -> list[dict]:
+        """The judge's calibration runs; stress-probe runs (store/probes.py) never count among them."""
         sql = """SELECT r.*, g.judge_id, g.config_hash, ru.name AS rubric_name, ru.version AS rubric_version,
                         (SELECT count(*) FROM judgments j WHERE j.run_id = r.id) AS n_judgments
                  FROM runs r JOIN judges g ON g.pk = r.judge_pk JOIN rubrics ru ON ru.id = g.rubric_id
-                 WHERE r.golden_set_id = ?"""
+                 WHERE r.golden_set_id = ? AND r.probe IS NULL"""
         params: list = [golden_set_id]
         if judge_pk is not None:
             sql += " AND r.judge_pk = ?"
@@ -435,7 +436,7 @@ class Store:
     def judgments(self, golden_set_id: int, judge_pk: int, run_id: int | None = None) -> list[dict]:
         sql = """SELECT j.*, i.item_id, r.name AS run_name FROM judgments j
                  JOIN runs r ON r.id = j.run_id JOIN items i ON i.pk = j.item_pk
-                 WHERE r.golden_set_id = ? AND r.judge_pk = ?"""
+                 WHERE r.golden_set_id = ? AND r.judge_pk = ? AND r.probe IS NULL"""
         params: list = [golden_set_id, judge_pk]
         if run_id is not None:
             sql += " AND j.run_id = ?"

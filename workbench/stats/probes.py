@@ -1,0 +1,162 @@
+"""How much a perturbation that should not matter moves a judge: shift, flips and robustness, paired.
+
+For each item the judge scored both as it is (``baseline``) and perturbed by a
+probe (``perturbed``), the shift is ``d = perturbed - baseline`` in scale
+units. Reported, each with a paired cluster-bootstrap interval (the same task
+clusters drawn for both verdicts of an item, so only their difference varies):
+
+* ``mean_shift``: mean of ``d``; above 0 the perturbation raised the scores.
+  Interval: Hesterberg's expanded percentile interval, the method the
+  self-preference effects use (:func:`workbench.stats.bootstrap.expanded_level`).
+* ``flip_rate``: share of items whose score changed; ``robustness_rate`` is
+  ``1 - flip_rate``, the share of verdicts the perturbation left alone (CALM's
+  robustness rate, Ye et al. 2024). A Wilson interval on the effective number
+  of items, as for the other proportions (:mod:`workbench.stats.proportion`).
+* On the items with a consensus label, and for probes that leave the human
+  label unchanged: ``consensus_shift``, the change in mean signed error
+  against the consensus (``mean(perturbed - c) - mean(baseline - c)``), and
+  ``agreement_change``, the change in exact agreement with the consensus; a
+  judge pushed away from the humans shows a negative agreement change.
+
+Whether an interval excluding 0 makes a probe "move" the judge is decided in
+:mod:`workbench.gate`, once, for every front end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._common import check_bootstrap_options, check_same_length, check_scale, cluster_codes, score_codes
+from .bootstrap import expanded_level, percentile_interval, resample_sums
+from .proportion import design_effect, proportion_interval
+
+NOT_ENOUGH = "fewer than two items were scored both as they are and perturbed"
+ONE_CLUSTER = "all items belong to one task cluster, so the cluster bootstrap cannot show any uncertainty"
+
+
+def _nan_interval(value: float) -> dict[str, float]:
+    return {"value": value, "ci_low": float("nan"), "ci_high": float("nan")}
+
+
+def probe_effect(
+    baseline: Any,
+    perturbed: Any,
+    clusters: Any = None,
+    *,
+    scale: Any,
+    consensus: Any = None,
+    resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Shift, flip rate and robustness rate of a judge under one probe, with paired cluster-bootstrap intervals.
+
+    Parameters
+    ----------
+    baseline, perturbed : array-like of int, shape (n_items,)
+        The judge's score of each item as it is and perturbed, aligned by
+        position; items missing either (unscored) are left out and counted in
+        ``n_missing``.
+    clusters : array-like, shape (n_items,), or None
+        Task id per item (None: every item its own cluster).
+    scale : sequence of int
+        Scale values, lowest first.
+    consensus : array-like of int, shape (n_items,), optional
+        The human consensus per item (missing where unresolved); gives
+        ``consensus_shift`` and ``agreement_change``.
+    resamples, seed, level
+        Bootstrap settings, as in
+        :func:`~workbench.stats.bootstrap.agreement_with_intervals`.
+
+    Returns
+    -------
+    dict
+        ``mean_shift``, ``flip_rate``, ``robustness_rate``, ``consensus_shift``,
+        ``agreement_change``: each {"value", "ci_low", "ci_high"} (NaN where
+        undefined, with a sentence in ``reasons``); ``n_items``, ``n_missing``,
+        ``n_clusters``, ``n_up``, ``n_down`` (items moved up / down),
+        ``n_consensus`` (items with a consensus), ``bootstrap``, ``reasons``.
+
+    Examples
+    --------
+    >>> r = probe_effect([0, 0, 1, -1] * 10, [1, 0, 1, 0] * 10, scale=(-1, 0, 1), resamples=500)
+    >>> r["mean_shift"]["value"], r["flip_rate"]["value"], r["robustness_rate"]["value"]
+    (0.5, 0.5, 0.5)
+    >>> r["mean_shift"]["ci_low"] > 0
+    True
+    """
+    values = check_scale(scale)
+    check_bootstrap_options(resamples, seed, level)
+    b = score_codes(baseline, name="baseline", scale=values)
+    p = score_codes(perturbed, name="perturbed", scale=values)
+    arrays = {"baseline": b, "perturbed": p}
+    if consensus is not None:
+        c = score_codes(consensus, name="consensus", scale=values)
+        arrays["consensus"] = c
+    else:
+        c = np.full(len(b), -1, dtype=np.int64)
+    n_all = check_same_length(**arrays)
+    groups_all, _ = cluster_codes(clusters, n_all)
+    keep = (b >= 0) & (p >= 0)
+    b, p, c = values[b[keep]], values[p[keep]], c[keep]
+    has_c = c >= 0
+    cv = np.where(has_c, values[np.maximum(c, 0)], 0)
+    _, groups = np.unique(groups_all[keep], return_inverse=True)
+    n, n_clusters = int(keep.sum()), int(groups.max() + 1) if keep.any() else 0
+    d = (p - b).astype(np.float64)
+    flips = (d != 0).astype(np.float64)
+    agree_change = ((p == cv) & has_c).astype(np.float64) - ((b == cv) & has_c).astype(np.float64)
+    cols = np.column_stack([np.ones(n), d, flips, has_c.astype(np.float64), d * has_c, agree_change])
+    per_cluster = np.zeros((n_clusters, cols.shape[1]))
+    np.add.at(per_cluster, groups, cols)
+    total = per_cluster.sum(axis=0)
+    n_c = int(total[3])
+
+    def ratio(num: float, den: float) -> float:
+        return float(num / den) if den > 0 else float("nan")
+
+    out: dict[str, Any] = {
+        "mean_shift": _nan_interval(ratio(total[1], total[0])),
+        "flip_rate": _nan_interval(ratio(total[2], total[0])),
+        "robustness_rate": _nan_interval(ratio(total[0] - total[2], total[0])),
+        "consensus_shift": _nan_interval(ratio(total[4], total[3])),
+        "agreement_change": _nan_interval(ratio(total[5], total[3])),
+        "n_items": n, "n_missing": int(n_all - n), "n_clusters": n_clusters,
+        "n_up": int((d > 0).sum()), "n_down": int((d < 0).sum()), "n_consensus": n_c,
+        "bootstrap": {"resamples": int(resamples), "seed": int(seed), "cluster": True, "level": float(level),
+                      "interval": "expanded percentile (shifts), wilson (rates)"},
+        "reasons": {},
+    }
+    if n < 2:
+        out["reasons"] = {k: NOT_ENOUGH for k in ("mean_shift", "flip_rate", "robustness_rate", "consensus_shift",
+                                                   "agreement_change")}
+        return out
+    if n_clusters < 2:
+        for k in ("mean_shift", "consensus_shift", "agreement_change"):
+            out["reasons"][k] = ONE_CLUSTER
+    else:
+        sums = resample_sums(per_cluster, resamples=resamples, seed=seed)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shift = sums[:, 1] / sums[:, 0]
+            flip = sums[:, 2] / sums[:, 0]
+            c_shift = np.where(sums[:, 3] > 0, sums[:, 4] / sums[:, 3], np.nan)
+            c_agree = np.where(sums[:, 3] > 0, sums[:, 5] / sums[:, 3], np.nan)
+        wide = expanded_level(level, n_clusters)
+        for key, samples in (("mean_shift", shift), ("consensus_shift", c_shift), ("agreement_change", c_agree)):
+            if np.isnan(out[key]["value"]):
+                out["reasons"][key] = "no item has a consensus label" if key != "mean_shift" else NOT_ENOUGH
+                continue
+            low, high, _ = percentile_interval(samples, wide)
+            out[key].update(ci_low=low, ci_high=high)
+        deff = design_effect(out["flip_rate"]["value"], n, float(np.var(flip, ddof=1)), n_clusters)
+        low, high = proportion_interval(out["flip_rate"]["value"], n, level=level, deff=deff)
+        out["flip_rate"].update(ci_low=low, ci_high=high)
+        out["robustness_rate"].update(ci_low=1 - high, ci_high=1 - low)
+        out["flip_rate"]["design_effect"] = deff
+    if n_clusters < 2:  # a proportion still has an interval: each cluster counts as one item
+        low, high = proportion_interval(out["flip_rate"]["value"], n, level=level, deff=float(n))
+        out["flip_rate"].update(ci_low=low, ci_high=high)
+        out["robustness_rate"].update(ci_low=1 - high, ci_high=1 - low)
+    return out
