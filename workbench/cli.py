@@ -27,6 +27,7 @@ import click
 from .errors import InputError, NotFound, WorkbenchError
 from .models import Role
 from .scale import fmt as _fmt
+from .scale import fmt_usd
 from .workspace import Workspace
 
 if TYPE_CHECKING:  # the store pulls in sqlite-utils and pandas: `workbench --help` should not wait for them
@@ -798,11 +799,9 @@ def judge_run(ctx: Ctx, golden_set: str, rubric: str, judge_id: str, repeats: in
     if dry_run:
         e = judging.estimate(ctx.store, golden_set, rubric, judge_id, repeats=repeats, limit=limit, batch=batch,
                              new_run=new_run)
-        cost = "unknown (no price for this model)" if e.cost_usd is None else f"${e.cost_usd:.2f}"
-        worst = "" if e.max_cost_usd is None else f", at most ${e.max_cost_usd:.2f}"
-        click.echo(f"{e.model}: {e.n_to_run} of {e.n_planned} judgments to run ({e.n_done} already done); about "
-                   f"{e.input_tokens:,} input and {e.output_tokens:,} output tokens; estimated cost {cost}{worst}"
-                   f"{' at batch prices' if e.batch else ''} (price table {e.price_table_version}).")
+        from .presentation import estimate_sentence
+
+        click.echo(f"{e.model}: {estimate_sentence(e)} (price table {e.price_table_version}).")
         return
     state: dict[str, Any] = {"bar": None, "last": 0}
 
@@ -831,7 +830,7 @@ def judge_run(ctx: Ctx, golden_set: str, rubric: str, judge_id: str, repeats: in
     if summary["cost_unknown"] and not summary["cost_usd"]:
         cost = "unknown (the model is not in the price table)"
     else:
-        cost = f"${summary['cost_usd']:.4f}" + (" (some costs unknown)" if summary["cost_unknown"] else "")
+        cost = fmt_usd(summary["cost_usd"], 4) + (" (some costs unknown)" if summary["cost_unknown"] else "")
     click.echo(f"Run {summary['run']} of {judge_id}: {summary['n_recorded']} judgments recorded "
                f"({summary['n_unscored']} unscored), {summary['n_skipped']} already done, {summary['n_failed']} "
                f"failed; cost {cost}; {summary['n_requests']} requests in {summary['wall_s']:.1f} s.")
@@ -975,7 +974,7 @@ def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) 
         click.echo(f"{r['judge']['id']:18s}{_fmt(a['value'], 2):>7}  {_fmt(a['ci_low'], 2)}-{_fmt(a['ci_high'], 2):10s}"
                    f"{_fmt(m['exact_agreement']['value'], 2):>7}{'n/a' if signed is None else f'{signed:+.2f}':>12}"
                    f"{_fmt(m['tpr']['value'], 2):>6}{_fmt(m['tnr']['value'], 2):>6}{_fmt(fam, 2):>8}"
-                   f"{_fmt(flip, 2):>7}{'unknown' if cost is None else f'${cost:.2f}':>9}  {_verdict_cell(r['verdict'])}")
+                   f"{_fmt(flip, 2):>7}{fmt_usd(cost):>9}  {_verdict_cell(r['verdict'])}")
     for d in result["differences"]:
         click.echo(f"{d['judge']} vs {d['baseline']}: alpha difference {_fmt(d['value'])} "
                    f"({_fmt(d['ci_low'])} to {_fmt(d['ci_high'])}) "
@@ -1098,11 +1097,11 @@ def report(ctx: Ctx, golden_set: str, rubric: str, judge: str, fmt: str, out: st
     click.echo(f"Wrote {_shown(path)}")
 
 
-# The newer features' commands (plan, probe, refine, board, check, ...) live in workbench/commands/.
-from .commands import register_all  # noqa: E402
+if __name__ == "__main__":  # pragma: no cover - `python -m workbench.cli`: run the importable module's group,
+    from workbench.cli import main as _main  # the one the commands of workbench/commands/ register on
 
-register_all(main)
+    _main()
+else:  # the newer features' commands (plan, probe, refine, board, check, ...) live in workbench/commands/
+    from .commands import register_all
 
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
+    register_all(main)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .gate import fmt_p, leniency
-from .scale import fmt
+from .scale import fmt, fmt_usd
 
 #: Metrics in the order people read them.
 METRIC_ORDER = ("krippendorff_alpha_ordinal", "cohen_kappa_quadratic", "cohen_kappa_linear", "cohen_kappa",
@@ -102,3 +102,12 @@ def alt_test_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
              "p": fmt_p(r.get("p_value")) if r.get("p_value") is not None else None,
              "judge_as_good": bool(r.get("rejected")), "advantage_probability": r.get("advantage_probability")}
             for r in alt.get("raters") or []]
+
+
+def estimate_sentence(e: Any) -> str:
+    """What a judge run would cost (a ``judging.Estimate``), in the same words on the CLI's dry run and the Judges page."""
+    worst = f", at most {fmt_usd(e.max_cost_usd)}" if e.max_cost_usd is not None and e.cost_usd is not None else ""
+    return (f"{e.n_to_run} of {e.n_planned} judgments to run ({e.n_done} already done); about "
+            f"{e.input_tokens:,} input and {e.output_tokens:,} output tokens; estimated cost "
+            f"{fmt_usd(e.cost_usd, unknown='unknown (no price for this model)')}{worst}"
+            f"{' at batch prices' if e.batch else ''}")

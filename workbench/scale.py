@@ -53,6 +53,11 @@ def fmt(x: object, digits: int = 3) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
+def fmt_usd(usd: float | None, digits: int = 2, *, unknown: str = "unknown") -> str:
+    """'$2.11', or ``unknown`` when nothing is priced: an unknown cost is never shown as $0."""
+    return unknown if usd is None else f"${usd:,.{digits}f}"
+
+
 DEFAULT_SCALE = Scale((
     ScaleLevel(-1, "fail", "Wrong, unsafe, or does not do the task."),
     ScaleLevel(0, "competent pass", "Does the task correctly with no notable flaw or distinction."),

@@ -128,9 +128,9 @@ def test_export_page_lists_the_failed_checks_one_per_line(demo_db):
 
 def test_compare_cost_unknown_is_never_zero(demo_db):
     from workbench import charts
-    from workbench.ui.views.compare import cost_text
+    from workbench.scale import fmt_usd
 
-    assert cost_text(None) == "unknown" and cost_text(0.0) == "$0.00" and cost_text(2.114) == "$2.11"
+    assert fmt_usd(None) == "unknown" and fmt_usd(0.0) == "$0.00" and fmt_usd(2.114) == "$2.11"
     rows = [{"judge": "a", "alpha": 0.8, "cost per 100 items (USD)": None, "verdict": "calibrated"},
             {"judge": "b", "alpha": 0.7, "cost per 100 items (USD)": 1.5, "verdict": "not calibrated"}]
     data = charts.cost_vs_agreement(rows).to_dict()["datasets"]

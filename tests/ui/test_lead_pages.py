@@ -83,9 +83,9 @@ def test_judges_page_agrees_with_the_run_state(demo_db):
 def test_judges_page_never_shows_an_unknown_cost_as_zero(demo_db):
     at = choose_judge(lead_page("judges"), "test-results")  # never run: the python grader
     assert "No runs yet." in [c.value for c in at.caption]
-    from workbench.ui.views.judges import money
+    from workbench.scale import fmt_usd
 
-    assert money(None) == "unknown (no price for this model)" and money(0.0) == "$0.00"
+    assert fmt_usd(None) == "unknown" and fmt_usd(0.0) == "$0.00" and fmt_usd(1234.5) == "$1,234.50"
     with Store(demo_db) as s:  # judgments imported without a price
         s.conn.execute("UPDATE judgments SET cost_usd = NULL")
         s.conn.commit()

@@ -6,17 +6,12 @@ import pandas as pd
 import streamlit as st
 
 from workbench.errors import WorkbenchError
+from workbench.scale import fmt_usd
 from workbench.ui import auth
 from workbench.ui.components import code_span, prose
 from workbench.ui.lead import NUMBER, SIGNED, comparison, cost_chart, page_header, show_table
 
 ROLES = auth.LEADS
-UNKNOWN_COST = "unknown"
-
-
-def cost_text(usd: float | None) -> str:
-    """'$2.11', or 'unknown' when no judgment of the run has a price (never '$0.00')."""
-    return UNKNOWN_COST if usd is None else f"${usd:.2f}"
 
 
 def table(result: dict) -> pd.DataFrame:
@@ -32,7 +27,7 @@ def table(result: dict) -> pd.DataFrame:
             "verdict": "calibrated" if r["verdict"]["calibrated"] else "not calibrated",
             "alpha": a["value"],
             "alpha 95%": f"{a['ci_low']:.2f} – {a['ci_high']:.2f}" if a["ci_low"] is not None else None,
-            "cost / 100 items": cost_text(r["cost"]["per_100_items_usd"]),
+            "cost / 100 items": fmt_usd(r["cost"]["per_100_items_usd"]),
             "exact": m["exact_agreement"]["value"], "mean signed error": m["mean_signed_error"]["value"],
             "TPR": m["tpr"]["value"], "TNR": m["tnr"]["value"],
             "same-family effect": fam["value"], "flip rate": (r["noise"] or {}).get("flip_rate"),

@@ -9,6 +9,8 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.errors import WorkbenchError
+from workbench.presentation import estimate_sentence
+from workbench.scale import fmt_usd
 from workbench.services import judging
 from workbench.services.rubrics import get_rubric
 from workbench.ui import auth, jobs
@@ -19,15 +21,7 @@ from workbench.ui.state import db_path, store
 ROLES = auth.LEADS
 
 
-def money(usd: float | None, *, unknown: str = "unknown (no price for this model)") -> str:
-    """'$22.85', or the unknown sentence: an unknown cost is never shown as $0."""
-    return unknown if usd is None else f"${usd:,.2f}"
-
-
-def estimate_sentence(e) -> str:
-    worst = f" (at most {money(e.max_cost_usd)})" if e.max_cost_usd is not None and e.cost_usd is not None else ""
-    return (f"{e.n_to_run} of {e.n_planned} judgments to run ({e.n_done} already done), about "
-            f"{e.input_tokens:,} input and {e.output_tokens:,} output tokens, {money(e.cost_usd)}{worst}")
+UNPRICED = "unknown (no price for this model)"
 
 
 def render() -> None:
@@ -56,7 +50,7 @@ def render() -> None:
         fresh = judging.estimate(store(), golden_set, rubric, judge, repeats=int(repeats), new_run=True)
         st.success(f"**Nothing left to run**: the current run {code_span(status['current'])} ({how}) holds all "
                    f"{e.n_planned} judgments. To measure drift, tick “Start a new run”: "
-                   f"{fresh.n_to_run} judgments, {money(fresh.cost_usd)}.", icon="✅")
+                   f"{fresh.n_to_run} judgments, {fmt_usd(fresh.cost_usd, unknown=UNPRICED)}.", icon="✅")
     else:
         target = "a new run" if new_run or not status.get("runs") else f"run {code_span(status['current'])}"
         st.info(f"**Estimate** for {code_span(e.model)} ({target}): {estimate_sentence(e)}.")
@@ -98,7 +92,7 @@ def _progress(db: str, golden_set: str, rubric: str, judge: str, status: dict, *
     elif not live and current and current.result:
         r = current.result
         st.success(f"Run {code_span(r['run'])}: {r.get('n_recorded', 0)} judgments recorded, {r.get('n_skipped', 0)} "
-                   f"already done, cost {money(None if r.get('cost_unknown') and not r.get('cost_usd') else r.get('cost_usd'))}"
+                   f"already done, cost {fmt_usd(None if r.get('cost_unknown') and not r.get('cost_usd') else r.get('cost_usd'), unknown=UNPRICED)}"
                    + (f"; stopped ({plain(r['stopped'])})" if r.get("stopped") else ""))
     if not status["runs"]:
         st.caption("No runs yet.")
@@ -106,7 +100,7 @@ def _progress(db: str, golden_set: str, rubric: str, judge: str, status: dict, *
     show_table([{"run": r["name"], "source": "imported" if r["source"] == "import" else "run here",
                  "status": r["status"], "judgments": r["judgments"]} for r in status["runs"]],
                {"judgments": "%d"}, key="judges-runs" + ("-live" if live else ""))
-    cost = money(status["cost_usd"], unknown="unknown (no price recorded)")
+    cost = fmt_usd(status["cost_usd"], unknown="unknown (no price recorded)")
     if status["cost_usd"] is not None and status.get("n_unpriced"):
         cost += f" (and {status['n_unpriced']} judgments without a price)"
     st.caption(f"Current run {code_span(status['current'])}: {status['done']} judgments, {status['unscored']} "
