@@ -18,6 +18,7 @@ decorator records the one-line ``pip install`` that provides the library.
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -179,6 +180,47 @@ def split_model(model: str | None) -> tuple[str | None, str | None]:
         if found and provider and bare:
             return provider, bare
     return None, model
+
+
+_FAMILIES = {"openai": "openai", "azureai": "openai", "azure": "openai", "anthropic": "anthropic",
+             "google": "google", "gemini": "google", "vertex": "google", "vertexai": "google", "mistral": "mistral",
+             "meta": "meta", "meta-llama": "meta", "llama": "meta"}
+
+
+def producer_of(model: str | None) -> dict[str, str] | None:
+    """An item's producer from a tool's model name: the bare model, and the family its provider names.
+
+    >>> producer_of("openai/gpt-4o-mini"), producer_of("mockllm/model")
+    ({'model': 'gpt-4o-mini', 'family': 'openai'}, {'model': 'model', 'family': 'mockllm'})
+    """
+    provider, bare = split_model(model)
+    if not bare:
+        return None
+    return {"model": bare, "family": model_family(provider) or "unknown"}
+
+
+def model_family(provider: str | None) -> str | None:
+    """The family of a tool's provider prefix: the first-party families by name, any other prefix as itself."""
+    return _FAMILIES.get(provider.lower(), provider) if provider else None
+
+
+def text_of(content: Any) -> str:
+    """Message content as text: a string as it is; a list of parts (OpenAI, Inspect, ...) joined by their text."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(text_of(part) for part in content)
+    if isinstance(content, dict):
+        for key in ("text", "content", "reasoning", "refusal"):
+            if isinstance(content.get(key), str):
+                return content[key]
+        return json.dumps(content, ensure_ascii=False, default=str)
+    for attr in ("text", "content", "reasoning"):
+        if isinstance(getattr(content, attr, None), str):
+            return getattr(content, attr)
+    return str(content)
 
 
 # --------------------------------------------------------------------------- the built-in adapters

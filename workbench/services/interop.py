@@ -24,7 +24,7 @@ from ..errors import InputError
 from ..formats import Record, parse_item, write_jsonl
 from ..hashing import sha256_hex
 from ..interop.base import (SourceError, SourceItem, SourceJudgment, SourceLabel, Skipped, adapter_entry,
-                            get_adapter, split_model)
+                            get_adapter, model_family, split_model)
 from ..interop.mapping import UNSCORED, ImportMaps
 from ..models import Item, JudgeSpec
 from ..names import NAME_MAX, check_name
@@ -192,11 +192,6 @@ def _land_items(store: Store, source: str, items: dict[str, tuple[int, Item]], g
             raise
 
 
-_FAMILIES = {"openai": "openai", "azureai": "openai", "azure": "openai", "anthropic": "anthropic",
-             "google": "google", "gemini": "google", "vertex": "google", "vertexai": "google", "mistral": "mistral",
-             "meta": "meta", "meta-llama": "meta", "llama": "meta"}
-
-
 def _judge_specs(source: str, rv: RubricVersion,
                  judgments: dict[tuple[str, str | None], list]) -> dict[tuple[str, str | None], JudgeSpec]:
     """One judge per (tool's judge name, grader model); a judge the rubric already declares is used as declared."""
@@ -205,7 +200,7 @@ def _judge_specs(source: str, rv: RubricVersion,
     for judge, model in judgments:
         provider, bare = split_model(model)
         judge_id = _slug(f"{source}.{judge}" + (f"@{bare}" if bare else ""))
-        family = _FAMILIES.get((provider or "").lower(), provider)
+        family = model_family(provider)
         specs[(judge, model)] = declared.get(judge_id) or JudgeSpec(
             id=judge_id, model=f"imported/{source}/{bare or 'unknown'}", family=family)
     return specs
