@@ -985,8 +985,8 @@ def _verdict_cell(verdict: dict) -> str:
     """'calibrated', or 'not calibrated: ' and the checks it failed (calibrate --judge J says why)."""
     if verdict["calibrated"]:
         return "calibrated"
-    from .gate import FAILED
-    return "not calibrated: " + ", ".join(c["name"] for c in verdict["checks"] if c["status"] == FAILED)
+    from .gate import failed_checks
+    return "not calibrated: " + ", ".join(c["name"] for c in failed_checks(verdict))
 
 
 # -- export and grading -------------------------------------------------------------

@@ -129,6 +129,11 @@ class Verdict:
         return {"calibrated": self.calibrated, "checks": [c.to_dict() for c in self.checks]}
 
 
+def failed_checks(verdict: dict) -> list[dict]:
+    """The failed checks of a verdict as the report carries it (``Verdict.failed`` for the serialized form)."""
+    return [c for c in verdict["checks"] if c["status"] == FAILED]
+
+
 def _num(x: Any) -> float | None:
     if x is None:
         return None

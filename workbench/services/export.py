@@ -18,6 +18,7 @@ import jsonschema
 import yaml
 
 from ..errors import InputError, WorkbenchError
+from ..gate import failed_checks
 from ..hashing import sha256_hex
 from ..names import safe_path
 from ..store import Store
@@ -127,7 +128,7 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     pair; refuse otherwise."""
     report = calibrate(store, golden_set, rubric, judge, options, workspace=workspace)
     if not report["verdict"]["calibrated"]:
-        raise GateFailed(rubric, judge, [c for c in report["verdict"]["checks"] if c["status"] == "failed"])
+        raise GateFailed(rubric, judge, failed_checks(report["verdict"]))
     bundle = build_bundle(report, store, golden_set, rubric, judge)
     validate_bundle(bundle, source="the new bundle")
     if out_dir is None:
@@ -158,6 +159,16 @@ def write_atomic(path: Path, text: str) -> None:
 def load_bundle(store: Store, path: str | Path) -> dict:
     """Read and verify a bundle: schema, hash, and that this workbench exported it."""
     path = Path(path)
+    bundle = read_bundle(path)
+    if not store.export_recorded(bundle["sha256"]):
+        raise BundleRefused(f"{path.name} did not come from an export of this workbench database (its sha256 is not "
+                            f"among the recorded exports); grade with the --db it was exported from.")
+    return bundle
+
+
+def read_bundle(path: str | Path) -> dict:
+    """Read a bundle and verify what needs no database: plain YAML, its sha256, the schema."""
+    path = Path(path)
     text = read_utf8(path)
     try:
         bundle, _ = load_yaml(text, file=path.name)
@@ -173,9 +184,6 @@ def load_bundle(store: Store, path: str | Path) -> dict:
         raise BundleRefused(f"{path.name} was edited after export: its content no longer matches its sha256; "
                             f"re-export it with 'workbench export' instead of editing it.")
     validate_bundle(bundle, source=path.name)
-    if not store.export_recorded(bundle["sha256"]):
-        raise BundleRefused(f"{path.name} did not come from an export of this workbench database (its sha256 is not "
-                            f"among the recorded exports); grade with the --db it was exported from.")
     return bundle
 
 

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from ..gate import STATUS_ICON
+from ..gate import STATUS_ICON, failed_checks
 from ..errors import NotFound
 from ..services import calibration, insights, judging
 from ..services.golden_sets import list_golden_sets
@@ -213,7 +213,7 @@ def verdict_box(rep: dict) -> None:
     if v["calibrated"]:
         st.success(f"**Calibrated**: {code_span(rep['judge']['id'])} passes every check of the gate.", icon="✅")
     else:
-        failed = [c["name"] for c in v["checks"] if c["status"] == "failed"]
+        failed = [c["name"] for c in failed_checks(v)]
         st.error(f"**Not calibrated**: {code_span(rep['judge']['id'])} fails {', '.join(failed)}.", icon="❌")
     # one list, not one element a check; the messages name categories and model versions, which come from items
     # and provider replies

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from workbench.errors import WorkbenchError
+from workbench.gate import failed_checks
 from workbench.scale import fmt_usd
 from workbench.ui import auth
 from workbench.ui.components import code_span, prose
@@ -39,7 +40,7 @@ def judge_lines(result: dict) -> str:
     """'- `lenient-mini` (`openai/gpt-4o-mini`, single, median latency 1.1 s): fails agreement, ...' per judge."""
     lines = []
     for r in result["judges"]:
-        failed = [c["name"] for c in r["verdict"]["checks"] if c["status"] == "failed"]
+        failed = [c["name"] for c in failed_checks(r["verdict"])]
         latency = r["cost"]["median_latency_ms"]
         lines.append(f"- {code_span(r['judge']['id'])} ({code_span(r['judge']['model'])}, {r['judge']['mode']}"
                      + (f", median latency {latency / 1000:.1f} s" if latency is not None else "") + "): "
