@@ -25,6 +25,7 @@ from ..names import check_name
 from ..scale import Scale
 from ..store import Store
 from ..store import labeling as q
+from . import active_queue
 from . import masking as masking_service
 from .golden_sets import consensus
 from .masking import Masking
@@ -92,6 +93,7 @@ def submit_label(store: Store, golden_set: str, rubric: str, item_id: str, rater
         gs = store.golden_set(golden_set)
         pk = _item_pk(store, gs, item_id)
         changed = _upsert(store, rv, pk, rater, score, rationale)
+        active_queue.record_served(store, gs, pk, rv.name, rater)  # the item's inclusion probability, if active
         q.release(store, pk, rv.name, rater)
         return changed
 
@@ -168,7 +170,7 @@ def next_item(store: Store, golden_set: str, rubric: str, rater: str, *, at: dat
         if held is None:
             q.purge_expired_reservations(store, rv.name, at=at_s)
             held = q.first_candidate(store, gs["id"], rv.name, rater, overlap=gs["overlap"], at=at_s,
-                                     order_key=queue_key)
+                                     order_key=active_queue.order_key(store, gs) or queue_key)
             if held is None:
                 return None
         q.reserve(store, held["pk"], rv.name, rater, expires_at=until)

@@ -446,3 +446,102 @@ CREATE TABLE rubric_lineage (
     created_at TEXT NOT NULL
 ) STRICT;
 """)
+
+
+@migration
+def m005_active_queue(conn: sqlite3.Connection) -> None:
+    """The labeling queue's order, a lead's per-golden-set choice: 'random' (each reviewer's own random order) or
+    'active' (a stratified design with Neyman inclusion probabilities, one per item, from the judge's scores).
+    Each label served by the active queue records its item's inclusion probability, for inverse-probability
+    weights in calibration."""
+    _script(conn, """
+ALTER TABLE golden_sets ADD COLUMN queue_order TEXT NOT NULL DEFAULT 'random'
+    CHECK (queue_order IN ('random', 'active'));
+ALTER TABLE labels ADD COLUMN inclusion_probability REAL
+    CHECK (inclusion_probability IS NULL OR (inclusion_probability > 0 AND inclusion_probability <= 1));
+
+CREATE TABLE active_designs (
+    golden_set_id INTEGER PRIMARY KEY REFERENCES golden_sets(id),
+    rubric_name TEXT NOT NULL,
+    judge_id TEXT NOT NULL,
+    expected_labels REAL NOT NULL CHECK (expected_labels > 0),
+    checks TEXT NOT NULL CHECK (json_valid(checks)),
+    created_by TEXT,
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE active_inclusion (
+    item_pk INTEGER PRIMARY KEY REFERENCES items(pk),
+    golden_set_id INTEGER NOT NULL REFERENCES golden_sets(id),
+    stratum TEXT NOT NULL,
+    probability REAL NOT NULL CHECK (probability > 0 AND probability <= 1),
+    priority REAL NOT NULL CHECK (priority >= 0)
+) STRICT;
+CREATE INDEX active_inclusion_set ON active_inclusion(golden_set_id, priority);
+""")
+
+
+@migration
+def m008_board(conn: sqlite3.Connection) -> None:
+    """The results board (store/board.py): several models' runs graded with approved bundles.
+
+    Grades are keyed like judgments, by (judge config hash, item content hash,
+    repeat), and shared by every board: an item is never graded twice with the
+    same bundle, whichever board it arrives on.
+    """
+    _script(conn, """
+CREATE TABLE boards (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE CHECK (length(name) > 0),
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE board_items (
+    pk INTEGER PRIMARY KEY,
+    board_id INTEGER NOT NULL REFERENCES boards(id),
+    item_id TEXT NOT NULL CHECK (length(item_id) > 0),
+    task_id TEXT NOT NULL,
+    category TEXT NOT NULL,
+    model TEXT NOT NULL CHECK (length(model) > 0),
+    family TEXT,
+    repeat INTEGER NOT NULL CHECK (repeat >= 0),
+    content TEXT NOT NULL CHECK (json_valid(content)),
+    content_hash TEXT NOT NULL,
+    source TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    UNIQUE (board_id, item_id),
+    UNIQUE (board_id, task_id, model, repeat)
+) STRICT;
+CREATE INDEX board_items_hash ON board_items(content_hash);
+
+CREATE TABLE board_bundles (
+    board_id INTEGER NOT NULL REFERENCES boards(id),
+    sha256 TEXT NOT NULL,
+    tier TEXT NOT NULL CHECK (tier IN ('mechanical', 'judged')),
+    config_hash TEXT NOT NULL,
+    path TEXT NOT NULL,
+    bundle TEXT NOT NULL CHECK (json_valid(bundle)),
+    position INTEGER NOT NULL,
+    PRIMARY KEY (board_id, sha256)
+) STRICT;
+
+CREATE TABLE board_grades (
+    config_hash TEXT NOT NULL,
+    item_content_hash TEXT NOT NULL,
+    repeat INTEGER NOT NULL CHECK (repeat >= 0),
+    score INTEGER,
+    unscored_reason TEXT,
+    rationale TEXT,
+    evidence_steps TEXT CHECK (evidence_steps IS NULL OR json_valid(evidence_steps)),
+    trace TEXT CHECK (trace IS NULL OR json_valid(trace)),
+    tokens_in INTEGER,
+    tokens_out INTEGER,
+    tokens_cached INTEGER,
+    cost_usd REAL,
+    latency_ms REAL,
+    model_version TEXT,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (config_hash, item_content_hash, repeat),
+    CHECK ((score IS NULL) = (unscored_reason IS NOT NULL))
+) STRICT;
+""")

@@ -1,0 +1,140 @@
+"""The active labeling queue: a lead's per-golden-set choice of which items reviewers are served next.
+
+``random`` (the default) is each reviewer's own random order. ``active``
+stratifies the items by the judge's score, category and producer family and
+gives each an inclusion probability by Neyman allocation toward the gate
+checks that are still undecided (``stats.planning``), never below a floor, so
+every item keeps a chance. Items are served in the order ``u / pi`` (``u`` a
+fixed uniform number per item): wherever labeling stops, the labeled items
+are a sample with probabilities proportional to ``pi``, and each label records
+its item's ``pi`` for the inverse-probability weights of calibration.
+
+The queue only orders the items; the overlap, reservations and adjudication
+rules are those of the Label page, and nothing of the judge reaches a reviewer:
+the order is decided here, on the server, and a reviewer receives the blind
+item only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..errors import InputError
+from ..stats import planning as sp
+from ..store import Store
+from ..store import active_queue as q
+from ..workspace import Workspace
+
+ORDERS = ("random", "active")
+FLOOR = 0.25  # no stratum below a quarter of the uniform rate: weights at most 4x the uniform one
+
+
+@dataclass(frozen=True)
+class QueueSetting:
+    golden_set: str
+    order: str
+    design: dict | None  # rubric_name, judge_id, expected_labels, checks, created_by, created_at
+    strata: list[dict]   # stratum, n_items, probability, n_labeled
+
+    def to_dict(self) -> dict:
+        return {"golden_set": self.golden_set, "order": self.order, "design": self.design, "strata": self.strata}
+
+
+def unit_number(golden_set: str, item_id: str) -> float:
+    """The item's fixed uniform number in (0, 1): the same for every reviewer and every re-plan."""
+    digest = hashlib.sha256(f"active\n{golden_set}\n{item_id}".encode()).digest()
+    return (int.from_bytes(digest[:8], "big") + 0.5) / 2**64
+
+
+def queue_setting(store: Store, golden_set: str) -> QueueSetting:
+    gs = store.golden_set(golden_set)
+    return QueueSetting(golden_set, q.queue_order(store, gs["id"]), q.design(store, gs["id"]),
+                        q.design_summary(store, gs["id"]))
+
+
+def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | None = None,
+                    judge: str | None = None, expected_labels: int | None = None, lead: str | None = None,
+                    workspace: Workspace | None = None) -> QueueSetting:
+    """Switch a golden set's queue to ``random`` or ``active`` (which needs the rubric and the judge to plan for)."""
+    if order not in ORDERS:
+        raise InputError(f"unknown queue order '{order}'", fix="use --order active or --order random")
+    gs = store.golden_set(golden_set)
+    if order == "random":
+        with store.transaction():
+            q.set_random(store, gs["id"])
+        return queue_setting(store, golden_set)
+    if not rubric or not judge:
+        raise InputError("the active queue needs the rubric and the judge whose undecided checks it serves",
+                         fix=f"add --rubric R --judge J (the judge's scores on golden set '{golden_set}' decide "
+                             "the order)")
+    from .calibration import judge_data
+    from .golden_sets import consensus
+    from .planning import plan, undecided_checks
+
+    data = judge_data(store, golden_set, rubric, judge)
+    rv = data.rubric
+    index = store.item_index(gs["id"])
+    frame = data.judgments
+    first = frame[(frame["run_id"] == data.run["id"]) & (frame["repeat"] == 0)].dropna(subset=["score"])
+    scores = {i: int(s) for i, s in zip(first["item_id"], first["score"])}
+    unscored = [r["item_id"] for r in index if r["item_id"] not in scores]
+    if len(unscored) == len(index):
+        raise InputError(f"judge '{judge}' has scored no item of golden set '{golden_set}'",
+                         fix="run or import the judge on the golden set first")
+    cons = consensus(store, golden_set, rv.name)
+    pairs = [(scores[i], s) for i, s in cons.resolved.items() if i in scores]
+    try:
+        checks = undecided_checks(plan(store, golden_set, rubric, judge, workspace=workspace)) if pairs else \
+            list(sp.CHECK_TARGETS)
+    except (ValueError, KeyError):  # too few labels for a report: every check is undecided
+        checks = list(sp.CHECK_TARGETS)
+    scale = list(rv.rubric.scale.values)
+    cond = sp.human_given_judge([j for j, _ in pairs], [h for _, h in pairs], scale=scale)
+    family = (data.spec.family or "").casefold()
+    # items the judge did not score get its middle score: they stay in the design, with a fair chance
+    middle = scale[len(scale) // 2]
+    judged = np.array([scores.get(r["item_id"], middle) for r in index])
+    same = np.array([(r["producer_family"] or "").casefold() == family and bool(family) for r in index])
+    dev = sp.stratum_deviations(judged, same, cond, scale=scale, pass_threshold=rv.rubric.pass_threshold,
+                                checks=checks)
+    strata = [f"judge {s:+d} | {'own family' if f else 'other family'} | {r['category']}"
+              for s, f, r in zip(judged, same, index)]
+    expected = float(min(len(index), expected_labels or max(len(index) / 4, 1)))
+    pi = sp.neyman_inclusion(strata, dev, expected_labels=expected, floor=FLOOR)
+    rows = [{"item_pk": r["pk"] if "pk" in r else None, "item_id": r["item_id"], "stratum": h,
+             "probability": float(p), "priority": float(unit_number(golden_set, r["item_id"]) / p)}
+            for r, h, p in zip(index, strata, pi)]
+    pks = store.item_pks(gs["id"])
+    for r in rows:
+        r["item_pk"] = pks[r.pop("item_id")]
+    with store.transaction():
+        q.save_design(store, gs["id"], rubric_name=rv.name, judge_id=judge, expected_labels=expected, checks=checks,
+                      created_by=lead, rows=rows)
+    return queue_setting(store, golden_set)
+
+
+def order_key(store: Store, gs: dict) -> Callable[[str, str], bytes] | None:
+    """The queue order of an active golden set (None: random order), as the labeling queue's sort key.
+
+    Every reviewer gets the same order, lowest ``u / pi`` first; items added after the design come last.
+    """
+    if q.queue_order(store, gs["id"]) != "active":
+        return None
+    priority = q.priorities(store, gs["id"])
+    inf = float("inf")
+    return lambda rater, item_id: struct.pack(">d", priority.get(item_id, inf)) + item_id.encode()
+
+
+def record_served(store: Store, gs: dict, item_pk: int, rubric_name: str, rater: str) -> None:
+    """Record the item's inclusion probability on the label just saved, if the set's queue is active."""
+    if q.queue_order(store, gs["id"]) != "active":
+        return
+    p = q.inclusion_probability(store, item_pk)
+    if p is not None:
+        q.record_inclusion(store, [{"item_pk": item_pk, "rater": rater, "rubric_name": rubric_name,
+                                    "inclusion_probability": p}])

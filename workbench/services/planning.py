@@ -1,0 +1,271 @@
+"""Planning labels: for each gate check not yet decided, how many more labels it needs, and of which kind.
+
+Reads the current calibration report (cached) and the gate policy, and the
+judge's scores on the items nobody has labeled yet: the judge's verdicts say
+where the needed kind of item is likely to be (consensus fails among the items
+the judge fails). Every number comes from ``workbench.stats.planning``; the
+sentences and the assumptions they rest on are written here, once, for the
+CLI and the Calibration page.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .. import stats
+from ..gate import Policy
+from ..stats import planning as sp
+from ..store import Store
+from ..workspace import Workspace
+from .calibration import Options, calibrate, judge_data, policy_for
+from .golden_sets import consensus
+
+DEFAULT_CATEGORY_WIDTH = 0.2
+
+
+@dataclass(frozen=True)
+class CheckPlan:
+    check: str                 # evidence, agreement, tpr, tnr, same_family, same_model, category:<name>
+    decided: bool
+    kind: str                  # which items to label: "any", "judge fails", "judge passes", "same family", ...
+    more_items: int | None     # more items with a consensus of the needed kind (None: cannot be told)
+    more_labels: int | None    # labels to get there, in the order that fits (overlap and yield included)
+    more_labels_random: int | None  # the same in random order
+    sentence: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Plan:
+    golden_set: str
+    rubric: str
+    judge: str
+    n_items: int
+    n_unlabeled: int
+    overlap: int
+    checks: list[CheckPlan]
+    target_width: float | None
+    widths: dict[str, dict[str, Any]] = field(default_factory=dict)   # metric -> {"now", "items_needed", ...}
+    budget: int | None = None
+    budget_widths: dict[str, float | None] = field(default_factory=dict)
+    assumptions: list[str] = field(default_factory=list)
+
+    @property
+    def undecided(self) -> list[CheckPlan]:
+        """Gate checks not yet decided (per-category widths are a measurement goal, not a gate check)."""
+        return [c for c in self.checks if not c.decided and not c.check.startswith("category:")]
+
+    def summary(self) -> str:
+        """One sentence per undecided check, for the Calibration page."""
+        if not self.undecided:
+            return "Every gate check is decided by the labels so far; more labels will not change the verdict's checks."
+        return " ".join(c.sentence for c in self.undecided)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["schema"] = "workbench.plan/1"
+        return d
+
+
+def _rate(hits: int, n: int) -> float:
+    """A yield with Jeffreys smoothing, so an empty stratum still gives a usable guess."""
+    return (hits + 0.5) / (n + 1.0)
+
+
+def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width: float | None = None,
+         budget: int | None = None, workspace: Workspace | None = None,
+         report: dict | None = None) -> Plan:
+    """The label plan of a (golden set, rubric, judge) from its current calibration report."""
+    if target_width is not None and not 0 < target_width < 2:
+        from ..errors import InputError
+        raise InputError(f"--target-width {target_width} is not a usable interval width",
+                         fix="give a width between 0 and 2 such as 0.1")
+    data = judge_data(store, golden_set, rubric, judge)
+    rv = data.rubric
+    policy: Policy = policy_for(rv, workspace)
+    report = report or calibrate(store, golden_set, rubric, judge, Options(), data=data, workspace=workspace)
+    gs = store.golden_set(golden_set)
+    overlap = int(gs["overlap"])
+    cons = consensus(store, golden_set, rv.name)
+    index = {r["item_id"]: r for r in store.item_index(gs["id"])}
+    frame = data.judgments
+    first = frame[(frame["run_id"] == data.run["id"]) & (frame["repeat"] == 0)].dropna(subset=["score"])
+    scores = {i: int(s) for i, s in zip(first["item_id"], first["score"])}
+    threshold = rv.rubric.pass_threshold
+    labeled = set(cons.labels)
+    unlabeled = [i for i in index if i not in labeled and i in scores]
+    # yields: P(consensus fail | judge fails), P(consensus pass | judge passes), from the labeled items
+    pairs = [(scores[i], s) for i, s in cons.resolved.items() if i in scores]
+    jf = [h for j, h in pairs if j < threshold]
+    jp = [h for j, h in pairs if j >= threshold]
+    fail_given_jf = _rate(sum(h < threshold for h in jf), len(jf))
+    pass_given_jp = _rate(sum(h >= threshold for h in jp), len(jp))
+    fail_share = _rate(sum(h < threshold for _, h in pairs), len(pairs))
+    resolved_share = len(cons.resolved) / len(cons.labels) if cons.labels else 1.0
+    per_item = overlap / max(resolved_share, 0.5)  # labels per item with a consensus
+    family = (data.spec.family or "").casefold()
+    n_family_pool = sum((index[i]["producer_family"] or "").casefold() == family for i in unlabeled) if family else 0
+
+    def labels(items: int | None, yield_: float = 1.0) -> int | None:
+        return None if items is None else math.ceil(items / max(yield_, 1e-3) * per_item)
+
+    checks: list[CheckPlan] = []
+    n = int(report["n_items"])
+    need = max(0, policy.min_items - n)
+    checks.append(CheckPlan("evidence", need == 0, "any", need, labels(need), labels(need),
+                            f"about {labels(need)} more labels on any items would reach {policy.min_items} items "
+                            "with a consensus." if need else "Enough items are labeled."))
+    metrics = report["metrics"]
+    name = policy.agreement_metric
+    m = metrics.get(name) or {}
+    se = (report.get("noise_floor") or {}).get("metrics", {}).get(name, {}).get("se")
+    low, high, value = m.get("ci_low"), m.get("ci_high"), m.get("value")
+    if low is not None and (low >= policy.min_agreement_lower or high < policy.min_agreement_lower):
+        checks.append(CheckPlan("agreement", True, "any", 0, 0, 0, f"{name} is decided."))
+    else:
+        total = sp.items_to_clear(value, se, n, policy.min_agreement_lower) if value is not None and se else None
+        more = None if total is None else max(1, total - n)
+        checks.append(CheckPlan(
+            "agreement", False, "any", more, labels(more), labels(more),
+            f"about {labels(more)} more labels would decide {name} (now {value:.2f}, threshold "
+            f"{policy.min_agreement_lower})." if more else
+            f"{name} sits on its threshold {policy.min_agreement_lower}: more labels will hardly decide it."))
+    den = report.get("denominators") or {}
+    for check, kind, n_k, bound, yld, share in (
+            ("tpr", "judge passes", int(den.get("n_pos") or 0), policy.min_tpr_lower, pass_given_jp, 1 - fail_share),
+            ("tnr", "judge fails", int(den.get("n_neg") or 0), policy.min_tnr_lower, fail_given_jf, fail_share)):
+        mm = metrics.get(check) or {}
+        need_p = sp.plan_proportion(mm.get("value"), n_k, bound, min_items=policy.min_class_items,
+                                    deff=float(mm.get("design_effect") or 1.0))
+        what = "fails" if check == "tnr" else "passes"
+        more = need_p["more"]
+        if need_p["decided"]:
+            checks.append(CheckPlan(check, True, kind, 0, 0, 0, f"{check.upper()} is decided."))
+        else:
+            checks.append(CheckPlan(
+                check, False, kind, more, labels(more, yld), labels(more, share),
+                f"about {labels(more, yld)} more labels on items the {kind} would decide {check.upper()} ({more} more consensus {what}; {labels(more, share)} in random order)."
+                if more else f"{check.upper()} sits on its bound {bound}: more labels will hardly decide it."))
+    for effect in ("same_family", "same_model"):
+        e = (report.get("self_preference") or {}).get(effect) or {}
+        v, lo, hi, n_e = e.get("value"), e.get("ci_low"), e.get("ci_high"), int(e.get("n") or 0)
+        t = policy.max_self_preference
+        who = "same-family" if effect == "same_family" else "same-model"
+        if v is None or lo is None or hi is None:
+            if effect == "same_family":
+                checks.append(CheckPlan(effect, False, who, None, None, None,
+                                        f"Self-preference is not measurable: label items the judge's family "
+                                        f"produced ({n_family_pool} unlabeled)."))
+            continue
+        if lo > t or hi < -t or (lo >= -t and hi <= t):
+            checks.append(CheckPlan(effect, True, who, 0, 0, 0, f"The {who} effect is decided."))
+            continue
+        z = sp.z_value(0.95)
+        total = sp.items_to_clear(abs(v), (hi - lo) / (2 * z) if hi > lo else 0.0, max(n_e, 1), t)
+        more = None if total is None else max(1, total - n_e)
+        pool_ids = unlabeled or list(index)
+        share_same = max(sum((index[i]["producer_family"] or "").casefold() == family for i in pool_ids)
+                         / max(len(pool_ids), 1), 1e-3)
+        checks.append(CheckPlan(
+            effect, False, who, more, labels(more), labels(more, share_same),
+            f"about {labels(more)} more labels on {who} items would settle the {who} effect "
+            f"({labels(more, share_same)} in random order)." if more else
+            f"The {who} effect sits at +/-{t}: more labels will hardly settle it."))
+    cat_width = target_width or DEFAULT_CATEGORY_WIDTH
+    for cat, c in sorted((report.get("per_category") or {}).items()):
+        ea = c.get("exact_agreement") or {}
+        n_c = int(c.get("n_items") or 0)
+        if ea.get("value") is None or ea.get("ci_low") is None:
+            continue
+        width = ea["ci_high"] - ea["ci_low"]
+        needed = sp.items_for_proportion_width(ea["value"], cat_width)
+        more = 0 if width <= cat_width or needed is None else max(1, needed - n_c)
+        checks.append(CheckPlan(f"category:{cat}", more == 0, f"category {cat}", more, labels(more), labels(more),
+                                f"about {labels(more)} more labels in category '{cat}' would narrow its agreement "
+                                f"interval to {cat_width}." if more else f"Category '{cat}' is measured to {cat_width}."))
+
+    result = Plan(golden_set, rv.name, judge, len(index), len(unlabeled), overlap, checks, target_width)
+    result.widths = _widths(report, target_width, per_item) if target_width else {}
+    if budget is not None:
+        result.budget = int(budget)
+        result.budget_widths = _budget_widths(report, int(budget / per_item), fail_share)
+    result.assumptions = [
+        f"Each item needs {overlap} labels for a consensus (the golden set's overlap), and {resolved_share:.0%} of "
+        "labeled items reach one, so labels = items x {:.2f}.".format(per_item),
+        "Intervals shrink as 1/sqrt(items), with the estimate staying where it is now; new items come in task "
+        "clusters of the current size.",
+        f"Yields from the {len(pairs)} labeled items the judge scored: {fail_given_jf:.0%} of items the judge fails "
+        f"have a consensus fail, {pass_given_jp:.0%} of items it passes a consensus pass; {fail_share:.0%} of items "
+        "are consensus fails overall (random order).",
+        "TPR and TNR: Wilson intervals on their effective counts (design effect of the current report); agreement "
+        "and self-preference: the normal approximation to their current interval.",
+        "Labels on items of the needed kind are what the active queue serves first; random order reaches them "
+        "at their share of the pool.",
+    ]
+    return result
+
+
+def _widths(report: dict, width: float, per_item: float) -> dict[str, dict[str, Any]]:
+    """Items (and labels) for each main metric's interval to reach ``width``."""
+    out: dict[str, dict[str, Any]] = {}
+    n = int(report["n_items"])
+    nf = (report.get("noise_floor") or {}).get("metrics", {})
+    for name in ("krippendorff_alpha_ordinal", "cohen_kappa"):
+        m = report["metrics"].get(name) or {}
+        se = (nf.get(name) or {}).get("se") or _se_from_interval(m)
+        needed = sp.items_for_width(se, n, width) if se else None
+        out[name] = _width_entry(m, needed, n, per_item)
+    den = report.get("denominators") or {}
+    for name, n_k in (("exact_agreement", n), ("tpr", int(den.get("n_pos") or 0)), ("tnr", int(den.get("n_neg") or 0))):
+        m = report["metrics"].get(name) or {}
+        needed = (sp.items_for_proportion_width(m["value"], width, deff=float(m.get("design_effect") or 1.0))
+                  if m.get("value") is not None else None)
+        out[name] = _width_entry(m, needed, n_k, per_item)
+    return out
+
+
+def _se_from_interval(m: dict) -> float | None:
+    if m.get("ci_low") is None or m.get("ci_high") is None:
+        return None
+    return (m["ci_high"] - m["ci_low"]) / (2 * sp.z_value(0.95))
+
+
+def _width_entry(m: dict, needed: int | None, n: int, per_item: float) -> dict[str, Any]:
+    now = None if m.get("ci_low") is None or m.get("ci_high") is None else m["ci_high"] - m["ci_low"]
+    more = None if needed is None else max(0, needed - n)
+    return {"now": now, "items_needed": needed, "more_items": more,
+            "more_labels": None if more is None else math.ceil(more * per_item)}
+
+
+def _budget_widths(report: dict, more_items: int, fail_share: float) -> dict[str, float | None]:
+    """Expected interval widths after ``more_items`` more items with a consensus, in random order."""
+    out: dict[str, float | None] = {}
+    n = int(report["n_items"])
+    nf = (report.get("noise_floor") or {}).get("metrics", {})
+    m = report["metrics"]
+    for name in ("krippendorff_alpha_ordinal", "cohen_kappa"):
+        se = (nf.get(name) or {}).get("se") or _se_from_interval(m.get(name) or {})
+        out[name] = sp.expected_width_after(se, n, more_items) if se else None
+    den = report.get("denominators") or {}
+    for name, n_k, share in (("exact_agreement", n, 1.0), ("tpr", int(den.get("n_pos") or 0), 1 - fail_share),
+                             ("tnr", int(den.get("n_neg") or 0), fail_share)):
+        mm = m.get(name) or {}
+        if mm.get("value") is None:
+            out[name] = None
+            continue
+        low, high = stats.proportion.proportion_interval(mm["value"], n_k + more_items * share,
+                                                         deff=float(mm.get("design_effect") or 1.0))
+        out[name] = high - low
+    return out
+
+
+def undecided_checks(p: Plan) -> list[str]:
+    """The stats-level check names the active queue should serve (see ``stats.planning.CHECK_TARGETS``)."""
+    names = {c.check for c in p.undecided}
+    out = [t for t, keys in (("agreement", {"agreement", "evidence"}), ("tpr", {"tpr"}), ("tnr", {"tnr"}),
+                             ("self_preference", {"same_family", "same_model"})) if names & keys]
+    return out or list(sp.CHECK_TARGETS)

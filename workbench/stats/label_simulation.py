@@ -1,0 +1,182 @@
+"""Simulating a labeling campaign: how many labels random and active order need to reach the gate's decision.
+
+A *pool* is a golden set whose every item already has its human label (the
+consensus) and its judge score, so the full-pool value of every gate
+measurement is known. A campaign labels items in some order, checkpoint by
+checkpoint, and stops when every check of the gate is decided from the
+labeled items (its interval lies wholly on one side of its threshold) or one
+is decisively failed; its decision is then compared with the decision on the
+whole pool. Random order labels items in a random order with equal
+weights; active order labels in the order of
+:func:`~workbench.stats.planning.queue_priority` with Neyman inclusion
+probabilities and estimates with inverse-probability weights
+(:mod:`workbench.stats.weighted`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .agreement import agreement_metrics
+from .planning import human_given_judge, neyman_inclusion, queue_priority, stratum_deviations
+from .weighted import weighted_agreement_with_intervals, weighted_self_preference
+
+
+@dataclass(frozen=True)
+class Pool:
+    consensus: np.ndarray
+    judge: np.ndarray
+    clusters: np.ndarray
+    category: np.ndarray
+    family: np.ndarray
+    model: np.ndarray
+    judge_model: str
+    judge_family: str
+    scale: tuple[int, ...] = (-1, 0, 1)
+    pass_threshold: int = 0
+
+    @property
+    def size(self) -> int:
+        return len(self.consensus)
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """The gate's thresholds (the defaults of ``workbench.gate.Policy``)."""
+
+    min_items: int = 50
+    min_agreement_lower: float = 0.667
+    min_class_items: int = 10
+    min_tpr_lower: float = 0.5
+    min_tnr_lower: float = 0.5
+    max_self_preference: float = 0.10
+
+
+@dataclass
+class Campaign:
+    order: str
+    labels: int
+    decision: bool | None  # True: calibrated; False: not; None: not decided before the pool ran out
+    correct: bool = False
+    checkpoints: list[dict] = field(default_factory=list)
+
+
+def pool_values(pool: Pool) -> dict[str, float]:
+    """The full-pool value of each gate measurement."""
+    m = agreement_metrics(pool.consensus, pool.judge, scale=pool.scale, pass_threshold=pool.pass_threshold)
+    same = np.char.lower(pool.family.astype(str)) == pool.judge_family.lower()
+    r = (pool.judge - pool.consensus).astype(float)
+    return {"krippendorff_alpha_ordinal": m["krippendorff_alpha_ordinal"], "tpr": m["tpr"], "tnr": m["tnr"],
+            "same_family": float(r[same].mean() - r[~same].mean())}
+
+
+def pool_decision(pool: Pool, rule: GateRule = GateRule()) -> bool:
+    v = pool_values(pool)
+    return bool(v["krippendorff_alpha_ordinal"] >= rule.min_agreement_lower and v["tpr"] >= rule.min_tpr_lower
+                and v["tnr"] >= rule.min_tnr_lower and abs(v["same_family"]) <= rule.max_self_preference)
+
+
+def estimates(pool: Pool, idx: np.ndarray, weights: np.ndarray, *, resamples: int, seed: int) -> dict[str, Any]:
+    """Estimates with intervals from the labeled items ``idx`` with weights (ones for random order)."""
+    a = weighted_agreement_with_intervals(pool.consensus[idx], pool.judge[idx], pool.clusters[idx], weights,
+                                          scale=pool.scale, pass_threshold=pool.pass_threshold,
+                                          resamples=resamples, seed=seed)
+    sp = weighted_self_preference(pool.consensus[idx], pool.judge[idx], weights, scale=pool.scale,
+                                  producer_model=pool.model[idx], producer_family=pool.family[idx],
+                                  judge_model=pool.judge_model, judge_family=pool.judge_family,
+                                  clusters=pool.clusters[idx], resamples=resamples, seed=seed)
+    out = {name: dict(a["metrics"][name]) for name in ("krippendorff_alpha_ordinal", "tpr", "tnr")}
+    out["same_family"] = {k: sp["same_family"][k] for k in ("value", "ci_low", "ci_high")}
+    out["n_items"], out["n_pos"], out["n_neg"] = a["n_items"], a["denominators"]["n_pos"], a["denominators"]["n_neg"]
+    return out
+
+
+def decide(est: dict[str, Any], rule: GateRule = GateRule()) -> bool | None:
+    """The gate's decision if every check is decided (or one decisively failed), else None."""
+    def side(m: dict, threshold: float) -> bool | None:
+        low, high = m.get("ci_low"), m.get("ci_high")
+        if low is None or high is None or not np.isfinite(low) or not np.isfinite(high):
+            return None
+        return True if low >= threshold else False if high < threshold else None
+
+    alpha = side(est["krippendorff_alpha_ordinal"], rule.min_agreement_lower)
+    tpr = side(est["tpr"], rule.min_tpr_lower) if est["n_pos"] >= rule.min_class_items else None
+    tnr = side(est["tnr"], rule.min_tnr_lower) if est["n_neg"] >= rule.min_class_items else None
+    sf = est["same_family"]
+    t = rule.max_self_preference
+    if sf["ci_low"] is None or sf["ci_high"] is None:
+        bias = None
+    elif sf["ci_low"] > t or sf["ci_high"] < -t:
+        bias = False
+    elif sf["ci_low"] >= -t and sf["ci_high"] <= t:
+        bias = True
+    else:
+        bias = None
+    checks = (alpha, tpr, tnr, bias)
+    if any(c is False for c in checks):
+        return False
+    if all(c is True for c in checks) and est["n_items"] >= rule.min_items:
+        return True
+    return None
+
+
+def active_design(pool: Pool, *, expected_labels: float, floor: float = 0.25,
+                  labeled: np.ndarray | None = None) -> np.ndarray:
+    """Neyman inclusion probabilities of every pool item, strata = judge score x family x category.
+
+    ``labeled`` (indices with known labels) sharpens P(human | judge); without
+    it the prior of :func:`~workbench.stats.planning.human_given_judge` is used.
+    """
+    idx = np.zeros(0, dtype=int) if labeled is None else labeled
+    cond = human_given_judge(pool.judge[idx], pool.consensus[idx], scale=pool.scale)
+    same = np.char.lower(pool.family.astype(str)) == pool.judge_family.lower()
+    dev = stratum_deviations(pool.judge, same, cond, scale=pool.scale, pass_threshold=pool.pass_threshold)
+    strata = [f"{s}|{f}|{c}" for s, f, c in zip(pool.judge, same, pool.category)]
+    return neyman_inclusion(strata, dev, expected_labels=min(expected_labels, pool.size), floor=floor)
+
+
+def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: int = 200,
+             rule: GateRule = GateRule(), expected_labels: float | None = None, record_at: tuple[int, ...] = (),
+             truth: bool | None = None, max_labels: int | None = None) -> Campaign:
+    """Label the pool in ``order`` ("random" or "active") until the gate is decided; the labels it took.
+
+    A campaign not decided by ``max_labels`` counts as labeling the whole pool (and reaching its decision).
+    """
+    rng = np.random.default_rng(seed)
+    n = pool.size
+    u = rng.random(n)
+    if order == "random":
+        sequence, pi = np.argsort(u), np.ones(n)
+    elif order == "active":
+        pi = active_design(pool, expected_labels=expected_labels or n / 4)
+        sequence = np.argsort(queue_priority(u, pi))
+    else:
+        raise ValueError(f"order must be 'random' or 'active', got {order!r}")
+    truth = pool_decision(pool, rule) if truth is None else truth
+    last = min(n, max_labels or n)
+    points = sorted({*range(max(step, rule.min_items), last, step), *record_at})
+    result = Campaign(order, n, None)
+    for k in points:
+        idx = sequence[:k]
+        est = estimates(pool, idx, 1.0 / pi[idx], resamples=resamples, seed=seed)
+        if k in record_at:
+            result.checkpoints.append({"labels": k, **est})
+        decision = decide(est, rule)
+        if decision is not None and result.decision is None:
+            result.labels, result.decision = k, decision
+            if not record_at or k >= max(record_at):
+                break
+    if result.decision is None:
+        result.decision = truth  # labeling everything gives the pool's own decision
+    result.correct = result.decision == truth
+    return result
+
+
+def summarize(runs: list[Campaign]) -> dict[str, float]:
+    labels = np.array([r.labels for r in runs], dtype=float)
+    return {"runs": len(runs), "mean_labels": float(labels.mean()), "median_labels": float(np.median(labels)),
+            "wrong_rate": float(np.mean([not r.correct for r in runs]))}
+

@@ -1,0 +1,307 @@
+"""Label planning: how many more labels a gate check needs, and where an active queue should spend them.
+
+Standard large-sample formulas, each stated where it is used (the planner
+prints them as its assumptions):
+
+* a proportion ``p`` (TPR, TNR, exact agreement) on ``n`` items has the Wilson
+  interval (Wilson 1927); the items needed for its lower bound to clear a
+  threshold, or for a given width, are found by searching ``n``;
+* a half-width ``h`` for a proportion by the normal approximation needs
+  ``z^2 p (1 - p) / h^2`` items (TPR 0.9 at +/-0.05: 139);
+* Cohen's kappa of two raters on a binary label with prevalence ``P`` has the
+  large-sample standard error ``sqrt(p_o (1 - p_o) / n) / (1 - p_e)`` (Fleiss,
+  Levin and Paik 2003, eq. 18.13 without the small-sample terms), with
+  ``p_e = P^2 + (1 - P)^2`` for raters of equal marginals: kappa 0.8 at +/-0.10
+  needs 139 items at P = 0.5 and 412 at P = 0.1;
+* any metric with a bootstrap standard error ``se`` on ``n`` items has
+  ``se * sqrt(n / n')`` on ``n'`` items (the noise floor's rule).
+
+The active queue's allocation is Neyman's (Neyman 1934; Cochran 1977,
+ch. 5.5): stratum ``h`` of ``N_h`` items gets inclusion probability
+``pi_h`` proportional to ``S_h``, the within-stratum standard deviation of
+what the undecided checks estimate, never below a floor, so every item keeps
+a chance of being labeled and inverse-probability weights stay bounded.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from ._common import check_level
+from .proportion import proportion_interval
+
+
+def z_value(level: float = 0.95) -> float:
+    """The two-sided normal quantile of a confidence level.
+
+    >>> round(z_value(0.95), 3)
+    1.96
+    """
+    check_level(level)
+    from scipy.stats import norm
+
+    return float(norm.ppf(1 - (1 - level) / 2))
+
+
+def items_for_proportion_halfwidth(p: float, halfwidth: float, *, level: float = 0.95) -> int:
+    """Items for a normal-approximation interval of ``p +/- halfwidth``: ``ceil(z^2 p (1 - p) / h^2)``.
+
+    >>> items_for_proportion_halfwidth(0.9, 0.05)
+    139
+    """
+    if not 0 < halfwidth < 1:
+        raise ValueError(f"halfwidth must be in (0, 1) such as 0.05, got {halfwidth!r}")
+    z = z_value(level)
+    return max(1, math.ceil(round(z * z * p * (1 - p) / halfwidth**2, 9)))
+
+
+def kappa_items_for_halfwidth(kappa: float, prevalence: float, halfwidth: float, *, level: float = 0.95) -> int:
+    """Items for a kappa interval of ``kappa +/- halfwidth`` on a binary label of the given prevalence.
+
+    Two raters with equal marginals ``prevalence``: ``p_e = P^2 + (1 - P)^2``,
+    ``p_o = kappa (1 - p_e) + p_e``, ``se = sqrt(p_o (1 - p_o) / n) / (1 - p_e)``.
+
+    >>> kappa_items_for_halfwidth(0.8, 0.5, 0.10), kappa_items_for_halfwidth(0.8, 0.1, 0.10)
+    (139, 412)
+    """
+    if not 0 < prevalence < 1:
+        raise ValueError(f"prevalence must be in (0, 1) such as 0.2, got {prevalence!r}")
+    if not 0 < halfwidth < 1:
+        raise ValueError(f"halfwidth must be in (0, 1) such as 0.1, got {halfwidth!r}")
+    pe = prevalence**2 + (1 - prevalence) ** 2
+    po = kappa * (1 - pe) + pe
+    z = z_value(level)
+    return max(1, math.ceil(round(z * z * po * (1 - po) / (halfwidth**2 * (1 - pe) ** 2), 9)))
+
+
+def items_for_width(se: float, n: int, width: float, *, level: float = 0.95) -> int | None:
+    """Items for an interval of ``width`` from a standard error ``se`` on ``n`` items (``se ~ 1 / sqrt(n)``)."""
+    if not (se > 0 and n >= 1 and width > 0):
+        return None
+    z = z_value(level)
+    return max(1, math.ceil(round(n * (2 * z * se / width) ** 2, 9)))
+
+
+def items_to_clear(value: float, se: float, n: int, threshold: float, *, level: float = 0.95) -> int | None:
+    """Items at which ``value +/- z * se * sqrt(n / n')`` lies wholly on one side of ``threshold``.
+
+    The estimate is assumed to stay where it is; None when it sits on the
+    threshold (no number of items will tell) or when ``se`` is unknown.
+
+    >>> items_to_clear(0.75, 0.05, 100, 0.667)  # 100 * (1.96 * 0.05 / 0.083) ** 2
+    140
+    """
+    gap = abs(value - threshold)
+    if not (se > 0 and n >= 1) or gap < 1e-3:
+        return None
+    z = z_value(level)
+    return max(1, math.ceil(round(n * (z * se / gap) ** 2, 9)))
+
+
+def items_for_proportion_bound(p: float, bound: float, *, deff: float = 1.0, level: float = 0.95,
+                               limit: int = 1_000_000) -> int | None:
+    """Items at which the Wilson interval of ``p`` lies wholly above ``bound`` (p > bound) or wholly below it.
+
+    ``deff`` is the design effect (clustering, or unequal weights): ``n``
+    items count as ``n / deff``. None when ``p`` equals the bound or the
+    answer would exceed ``limit``.
+
+    >>> items_for_proportion_bound(0.9, 0.5)  # 0.9 of 7 items: Wilson lower bound 0.52
+    7
+    """
+    if not 0 <= p <= 1 or abs(p - bound) < 1e-3:
+        return None
+
+    def clear(n: int) -> bool:
+        low, high = proportion_interval(p, n, level=level, deff=deff)
+        return low > bound if p > bound else high < bound
+
+    if not clear(limit):
+        return None
+    lo, hi = 1, 1
+    while not clear(hi):
+        lo, hi = hi, hi * 2
+    while lo < hi:  # the smallest n that clears
+        mid = (lo + hi) // 2
+        if clear(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
+
+
+def items_for_proportion_width(p: float, width: float, *, deff: float = 1.0, level: float = 0.95,
+                               limit: int = 1_000_000) -> int | None:
+    """Items at which the Wilson interval of ``p`` is at most ``width`` wide.
+
+    >>> items_for_proportion_width(0.5, 0.2)
+    93
+    """
+    def narrow(n: int) -> bool:
+        low, high = proportion_interval(p, n, level=level, deff=deff)
+        return high - low <= width
+
+    if not 0 <= p <= 1 or not narrow(limit):
+        return None
+    lo, hi = 1, limit
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if narrow(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+# -- the active queue's allocation ------------------------------------------------
+
+def human_given_judge(judge: Sequence[int], human: Sequence[int], *, scale: Sequence[int],
+                      prior_agreement: float = 0.7, prior_weight: float = 2.0) -> np.ndarray:
+    """P(human = v | judge = s) as a (K, K) matrix, rows = judge score, from labeled pairs and a weak prior.
+
+    The prior puts ``prior_agreement`` on the judge's own score and spreads
+    the rest over the other values, closer ones first; it counts as
+    ``prior_weight`` items per row, so a handful of labels already dominates.
+    """
+    values = list(scale)
+    k = len(values)
+    idx = np.arange(k)
+    spread = 1.0 / (1.0 + np.abs(idx[:, None] - idx[None, :]))
+    np.fill_diagonal(spread, 0.0)
+    prior = spread / spread.sum(axis=1, keepdims=True) * (1 - prior_agreement) + np.eye(k) * prior_agreement
+    counts = np.zeros((k, k))
+    pos = {v: i for i, v in enumerate(values)}
+    for s, v in zip(judge, human):
+        counts[pos[int(s)], pos[int(v)]] += 1
+    post = counts + prior * prior_weight
+    return post / post.sum(axis=1, keepdims=True)
+
+
+CHECK_TARGETS = ("agreement", "tpr", "tnr", "self_preference")
+
+
+def stratum_deviations(judge_score: np.ndarray, same_family: np.ndarray, conditional: np.ndarray, *,
+                       scale: Sequence[int], pass_threshold: int, checks: Sequence[str] = CHECK_TARGETS,
+                       tpr: float = 0.8, tnr: float = 0.8) -> np.ndarray:
+    """Within-stratum standard deviation, per item, of what the undecided checks estimate (one number per item).
+
+    For each check a per-item variable whose pool mean the check estimates
+    (its linearisation): agreement, the squared judge-human distance (the
+    disagreement ordinal alpha weighs); TPR and TNR, ``1[human pass] (1[judge
+    pass] - TPR)`` and its mirror; self-preference, the residual scaled by
+    the inverse share of its group. Each check's variance is divided by its
+    pool-wide average so that every undecided check has an equal say.
+    Strata are items of equal judge score and family; ``conditional`` is
+    :func:`human_given_judge`.
+    """
+    values = np.asarray(scale, dtype=np.float64)
+    codes = np.searchsorted(values, np.asarray(judge_score, dtype=np.float64))
+    p_h = conditional[codes]  # (n, K): P(human = v | this item's judge score)
+    passing = values >= pass_threshold
+    judge_pass = passing[codes]
+    share_same = max(float(np.mean(same_family)), 1e-3)
+    total = np.zeros(len(codes))
+    for check in checks:
+        if check == "agreement":
+            y = (values[codes][:, None] - values[None, :]) ** 2
+        elif check == "tpr":
+            y = passing[None, :] * ((judge_pass.astype(float) - tpr)[:, None])
+        elif check == "tnr":
+            y = (~passing)[None, :] * (((~judge_pass).astype(float) - tnr)[:, None])
+        elif check == "self_preference":
+            scale_by = np.where(same_family, 1 / share_same, 1 / max(1 - share_same, 1e-3))
+            y = (values[codes][:, None] - values[None, :]) * scale_by[:, None]
+        else:
+            raise ValueError(f"unknown check {check!r}; use one of {', '.join(CHECK_TARGETS)}")
+        mean = (p_h * y).sum(axis=1)
+        var = np.clip((p_h * y**2).sum(axis=1) - mean**2, 0, None)
+        if var.mean() > 0:
+            total += var / var.mean()
+    return np.sqrt(total)
+
+
+def neyman_inclusion(strata: Sequence[Any], deviation: Sequence[float], *, expected_labels: float,
+                     floor: float = 0.25) -> np.ndarray:
+    """Inclusion probability of each item: Neyman allocation over strata, with a floor, clipped at 1.
+
+    Parameters
+    ----------
+    strata : sequence, one stratum key per item
+    deviation : sequence of float, per item
+        Its stratum's standard deviation ``S_h`` (items of one stratum share
+        it; the stratum mean is used).
+    expected_labels : float
+        How many items the design expects to label: ``sum(pi) ==
+        expected_labels`` (the ratio estimator does not depend on it unless
+        probabilities are clipped at 1).
+    floor : float, default 0.25
+        No stratum falls below ``floor`` times the uniform rate
+        ``expected_labels / N``: every item keeps a chance, and no weight
+        exceeds ``1 / floor`` times the uniform one.
+
+    Examples
+    --------
+    >>> pi = neyman_inclusion(["a"] * 8 + ["b"] * 2, [1.0] * 8 + [4.0] * 2, expected_labels=4)
+    >>> [round(float(x), 3) for x in (pi[0], pi[-1], pi.sum())]
+    [0.25, 1.0, 4.0]
+    """
+    keys = np.asarray([str(s) for s in strata], dtype=object)
+    dev = np.asarray(deviation, dtype=np.float64)
+    n = len(keys)
+    if n == 0:
+        return np.zeros(0)
+    if not 0 < expected_labels <= n:
+        raise ValueError(f"expected_labels must be in (0, {n}], got {expected_labels!r}")
+    if not 0 < floor <= 1:
+        raise ValueError(f"floor must be in (0, 1] such as 0.25, got {floor!r}")
+    uniq, inv = np.unique(keys, return_inverse=True)
+    size = np.bincount(inv).astype(float)
+    s_h = np.bincount(inv, weights=dev) / size
+    s_h = np.where(s_h > 0, s_h, 0.0)
+    uniform = expected_labels / n
+    rate = np.maximum(s_h, 1e-12)
+    pi_h = np.zeros(len(uniq))
+    for _ in range(100):  # rescale until the floor, the cap at 1 and the total agree
+        scale_ = expected_labels / (size * rate).sum()
+        pi_h = np.clip(np.maximum(rate * scale_, floor * uniform), 0, 1)
+        total = (size * pi_h).sum()
+        if abs(total - expected_labels) < 1e-9 * expected_labels:
+            break
+        rate = rate * expected_labels / total
+    return pi_h[inv]
+
+
+def queue_priority(unit: Sequence[float], inclusion: Sequence[float]) -> np.ndarray:
+    """The order of the active queue, lowest first: ``u_i / pi_i`` (sequential Poisson sampling, Ohlsson 1998).
+
+    ``u_i`` is a fixed uniform number per item. Taking items in this order
+    means that when the queue stops after any number of items, those labeled
+    are (approximately) a Poisson sample with probabilities ``c * pi_i`` for
+    one common ``c``: the weights ``1 / pi_i`` recorded when each was served
+    are right up to that common factor, which a ratio estimator ignores.
+    """
+    return np.asarray(unit, dtype=np.float64) / np.asarray(inclusion, dtype=np.float64)
+
+
+def expected_width_after(se: float, n: int, more: int, *, level: float = 0.95) -> float | None:
+    """Expected interval width after ``more`` items, from ``se`` on ``n`` items."""
+    if not (se > 0 and n >= 1):
+        return None
+    return 2 * z_value(level) * se * math.sqrt(n / (n + max(0, more)))
+
+
+def plan_proportion(p: float | None, n: int, bound: float, *, min_items: int, deff: float = 1.0,
+                    level: float = 0.95) -> dict[str, Any]:
+    """What TPR or TNR needs: ``{"decided", "more", "direction"}`` (more: items of the denominator's kind)."""
+    if p is None or n < 1:
+        return {"decided": False, "more": max(min_items - n, 1), "direction": None}
+    low, high = proportion_interval(p, n, level=level, deff=deff)
+    if n >= min_items and (low >= bound or high < bound):
+        return {"decided": True, "more": 0, "direction": "pass" if low >= bound else "fail"}
+    needed = items_for_proportion_bound(p, bound, deff=deff, level=level)
+    more = None if needed is None else max(needed, min_items) - n
+    return {"decided": False, "more": None if more is None else max(more, 1),
+            "direction": "pass" if p > bound else "fail"}
