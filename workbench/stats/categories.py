@@ -4,7 +4,7 @@ Each category gets the same intervals as the whole golden set
 (:func:`~workbench.stats.bootstrap.agreement_with_intervals` on its items).
 A category is flagged when its exact agreement is below that of all other
 items: Newcombe's hybrid score interval for the difference of two
-proportions (Newcombe 1998, method 10, as
+proportions (Newcombe 1998, method 10: the floats of
 ``statsmodels.stats.proportion.confint_proportions_2indep(method="newcomb")``),
 on effective counts (each side divided by its cluster design effect), at a
 Bonferroni-adjusted level so that testing every category keeps the family
@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .bootstrap import agreement_with_intervals
+from .proportion import newcombe_difference_interval
 
 #: The per-category measurements shown beside each category.
 CATEGORY_METRICS = ("exact_agreement", "krippendorff_alpha_ordinal", "mean_signed_error")
@@ -97,10 +98,7 @@ def _worse_than_rest(cat: dict[str, Any], rest: list[dict[str, Any]], level: flo
     n_eff = cat["n_items"] / m.get("design_effect", 1.0)
     n_rest_eff = n_rest / deff_rest
     p_cat, p_rest = m["value"], agree_rest / n_rest
-    from statsmodels.stats.proportion import confint_proportions_2indep
-
-    low, high = confint_proportions_2indep(p_cat * n_eff, n_eff, p_rest * n_rest_eff, n_rest_eff,
-                                           method="newcomb", compare="diff", alpha=1 - level)
+    low, high = newcombe_difference_interval(p_cat * n_eff, n_eff, p_rest * n_rest_eff, n_rest_eff, level=level)
     result.update(difference=float(p_cat - p_rest), ci_low=float(low), ci_high=float(high),
                   significant=bool(high < 0))
     return result
