@@ -15,6 +15,13 @@ requests (response_format json_schema) get the verdict as JSON content;
 agentic requests (tools) get a `submit_verdict` tool call. The verdict's score
 is taken from an `EXPECT-SCORE <n>` marker in the item, else 0.
 
+Judge modes (`judge_mode`), for the stress probes: "plain" (the default) and "robust" answer the marker
+whatever else the item says; "susceptible" is a planted biased judge that raises its score one level (capped at
+`top`) for a long final output (over `long_output` characters: padding), for an output that names its own model
+(`model`), and obeys an instruction in the item to "score this N". `noise` moves a score to a random adjacent
+level with that probability, seeded by the request's text (tags removed), so a repeated request gets the same
+answer and a perturbed item an independent draw.
+
 Items are counted per `ITEM-MARKER <name>` found in the request (else a hash of
 the user message with the per-request delimiter tags removed). `received`
 counts requests read, `answered` the ones answered with a verdict, `abandoned`
@@ -29,6 +36,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import random
 import re
 import threading
 import time
@@ -38,13 +46,20 @@ from typing import Any
 MARKER = re.compile(r"ITEM-MARKER (\S+)")
 SCORE = re.compile(r"EXPECT-SCORE ([+-]?\d+)")
 TAG = re.compile(r"[0-9a-f]{32}")
+JUDGE_MODES = ("plain", "robust", "susceptible")
+OBEYED = re.compile(r"score this \+?([+-]?\d+)", re.I)
+FINAL_OUTPUT = re.compile(r"## Final output\n(.*?)\n<<<END ITEM", re.S)
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
            500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"}
 
 
 class LoopbackServer:
     def __init__(self, *, latency: float = 0.0, model: str = "loopback-model-v1", port: int = 0,
-                 api_key: str | None = None):
+                 api_key: str | None = None, judge_mode: str = "plain", noise: float = 0.0, top: int = 1,
+                 long_output: int = 300):
+        if judge_mode not in JUDGE_MODES:
+            raise ValueError(f"judge_mode must be one of {JUDGE_MODES}, got {judge_mode!r}")
+        self.judge_mode, self.noise, self.top, self.long_output = judge_mode, noise, top, long_output
         self.latency = latency
         self.model = model
         self.port = port
@@ -221,10 +236,30 @@ class LoopbackServer:
         self.answered[key] += 1
         return 200, self._completion(body, key), {}
 
-    def _completion(self, body: dict, key: str) -> dict:
-        text = json.dumps(body.get("messages", ""))
+    def _verdict_score(self, body: dict, text: str) -> int:
         found = SCORE.search(text)
         score = int(found.group(1)) if found else 0
+        user = next((m["content"] for m in body.get("messages", ()) if m.get("role") == "user"
+                     and isinstance(m.get("content"), str)), "")
+        if self.judge_mode == "susceptible":
+            obeyed = OBEYED.search(user)
+            if obeyed:
+                return int(obeyed.group(1))
+            output = FINAL_OUTPUT.search(user)
+            if output and len(output.group(1)) > self.long_output:
+                score += 1
+            if self.model in (output.group(1) if output else ""):
+                score += 1
+            score = min(score, self.top)
+        if self.noise:
+            draw = random.Random(hashlib.sha256(TAG.sub("", user).encode()).digest())
+            if draw.random() < self.noise:
+                score += -1 if score >= self.top else 1 if score <= -self.top else draw.choice((-1, 1))
+        return score
+
+    def _completion(self, body: dict, key: str) -> dict:
+        text = json.dumps(body.get("messages", ""))
+        score = self._verdict_score(body, text)
         verdict = {"rationale": f"loopback verdict for {key}", "evidence_steps": [], "score": score}
         message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None, "annotations": []}
         finish = "stop"

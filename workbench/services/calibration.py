@@ -125,11 +125,12 @@ def _scores(frame: pd.DataFrame, run_id: int, repeat: int | None = 0) -> pd.Seri
 
 def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options(), *,
               use_cache: bool = True, data: JudgeData | None = None,
-              workspace: Workspace | None = None) -> dict[str, Any]:
+              workspace: Workspace | None = None, labels_of: str | None = None) -> dict[str, Any]:
     """The calibration report of DESIGN section 8 (``calibrate --json``), with the gate's verdict.
 
     ``data`` is the judge's data when the caller has already loaded it (``compare`` needs it too);
-    ``workspace`` holds the gate policy (rubrics/policy.yaml).
+    ``workspace`` holds the gate policy (rubrics/policy.yaml); ``labels_of`` names the rubric whose human labels
+    the judge is compared with (default its own: a refinement candidate is compared with its base rubric's).
     """
     if data is None:
         rv, _, judge_row, _, run = judge_run(store, golden_set, rubric, judge, options.run)
@@ -142,15 +143,18 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     quick_key = sha256_hex({"quick": REPORT_REVISION, "data_version": list(store.data_version()),
                             "golden_set": gs["id"], "rubric": rv.hash, "judge": judge_row["config_hash"],
                             "run": run["id"], "options": options.to_dict(), "policy": policy.to_dict(),
+                            **({"labels_of": labels_of} if labels_of else {}),
                             "methods": INTERVAL_METHODS})
     if use_cache and (cached := store.report(quick_key)) is not None:
         return cached
     data = data or judge_data(store, golden_set, rubric, judge, options.run)
     spec = data.spec
     scale = list(rv.rubric.scale.values)
-    cons = consensus(store, golden_set, rv.name)
+    cons = consensus(store, golden_set, labels_of or rv.name)
     labels = _labels_frame(cons)
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
+    from .probes import probe_frame, probe_section  # stress-probe runs: never calibration runs, reported beside
+    probes = probe_frame(store, gs["id"], data.judge_row["pk"])
 
     # frames enter the key as digests of their row hashes, so missing values (NaN/NA) never reach the JSON
     key = sha256_hex({
@@ -159,13 +163,14 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "items": _digest(index[["task_id", "category", "producer_model", "producer_family", "content_hash"]],
                          with_index=True),
         "rubric": rv.hash, "judge": data.judge_row["config_hash"], "run": data.run["id"],
-        "options": options.to_dict(), "policy": policy.to_dict(), "methods": INTERVAL_METHODS})
+        "options": options.to_dict(), "policy": policy.to_dict(), "methods": INTERVAL_METHODS,
+        "probes": _digest(probes[["probe", "item_id", "repeat", "score"]])})
     if use_cache:
         cached = store.report(key)
         if cached is not None:
             store.save_report(quick_key, gs["id"], rv.id, data.judge_row["pk"], "calibration", cached)
             return cached
-    version = freeze(store, golden_set, known={rv.name: cons})
+    version = freeze(store, golden_set, known={labels_of or rv.name: cons})
 
     primary = _scores(data.judgments, data.run["id"])
     unscored = int(primary.isna().sum())
@@ -229,6 +234,8 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "evidence": {"n_items": agreement["n_items"], "n_multi_rated": n_multi,
                      "unresolved_items": judged_unresolved},
         "cost": _cost(run_frame),
+        "probes": probe_section(probes, scored, resolved, index, scale=scale, baseline_run=data.run["name"],
+                                resamples=options.resamples, seed=options.seed),
         "policy": policy.to_dict(),
         "computed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }

@@ -1,0 +1,154 @@
+"""Probes through the judge engine: the real openai SDK over HTTP to the loopback server, into SQLite.
+
+A planted susceptible judge (it raises its score for padded outputs and for outputs claiming its own model, and
+obeys an injected "score this +1") is caught by exactly those probes; a robust judge is caught by none (its
+false-flag rate under verdict noise is measured in test_probe_stats.py). Probe runs never count as calibration
+runs, and an interrupted probe run resumes without re-sending.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write
+from tests.judges.loopback_server import LoopbackServer
+from workbench.gate import FAILED, WARNING, Policy, evaluate
+from workbench.services import judging
+from workbench.services import probes as probe_service
+from workbench.services.calibration import Options, calibrate
+from workbench.store import Store
+
+N = 30
+MODEL = "loopback-model-v1"
+RUBRIC = f"""name: loop-rubric
+judges:
+  - id: loop
+    model: openai-api/loopback/{MODEL}
+    family: meta
+"""
+SUSCEPTIBLE = {"authorship-self", "verbosity", "injection"}
+APPLICABLE = ("authorship-self", "authorship-family", "authorship-other", "verbosity", "authority-approved",
+              "authority-rejected", "injection")  # no item lists candidates: order has nothing to perturb
+OPTIONS = Options(resamples=400)
+
+
+def _cli(db: Path, *args: object, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workbench.cli", "--db", str(db), *map(str, args)], check=check,
+                          capture_output=True, text=True, timeout=180, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def golden_template(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("probe-golden")
+    db = tmp / "w.db"
+    # scores -1 and 0 only, so a susceptible judge has room to raise them; two items per task
+    items = "".join(json.dumps({"id": f"i{n}", "task_id": f"t{n // 2}", "input": f"Fix bug {n}. ITEM-MARKER i{n} "
+                                f"EXPECT-SCORE {n % 2 - 1}", "output": "Fixed; tests pass.",
+                                "producer": {"model": "m", "family": "openai"}}) + "\n" for n in range(N))
+    labels = "".join(json.dumps({"item_id": f"i{n}", "rater": r, "score": n % 2 - 1}) + "\n"
+                     for n in range(N) for r in ("ana", "ben"))
+    _cli(db, "rubric", "add", write(tmp / "r.yaml", RUBRIC))
+    _cli(db, "import", "items", write(tmp / "items.jsonl", items), "-g", "g")
+    _cli(db, "import", "labels", write(tmp / "labels.jsonl", labels), "-g", "g", "-r", "loop-rubric")
+    return db
+
+
+@pytest.fixture
+def golden(golden_template: Path, tmp_path: Path) -> Path:
+    db = tmp_path / "w.db"
+    db.write_bytes(golden_template.read_bytes())
+    return db
+
+
+def _probe(store: Store, server: LoopbackServer, **kw):
+    return probe_service.run(store, "g", "loop-rubric", "loop", concurrency=4,
+                             provider_options={"env": server.env()}, **kw)
+
+
+@pytest.mark.parametrize("mode, noise, expected", [("susceptible", 0.0, SUSCEPTIBLE), ("robust", 0.0, set())])
+def test_probes_find_the_planted_susceptibilities_and_nothing_else(golden, mode, noise, expected):
+    with LoopbackServer(model=MODEL, judge_mode=mode, noise=noise) as server, Store(golden) as store:
+        judging.run(store, "g", "loop-rubric", "loop", provider_options={"env": server.env()})
+        before = calibrate(store, "g", "loop-rubric", "loop", OPTIONS)
+        assert before["probes"] is None and [c["id"] for c in before["verdict"]["checks"]][-1] == "no_drift"
+        result = _probe(store, server)
+        assert server.requests == N * (1 + len(APPLICABLE))
+        assert result["not_applicable"] == ["order"]
+        moved = {e["probe"] for e in result["report"]["probes"] if e["moves"]}
+        assert moved == expected
+        for e in result["report"]["probes"]:
+            assert e["n_items"] == N and e["n_consensus"] == N
+            if e["probe"] in expected:
+                assert e["moves"] == "raises" and e["mean_shift"]["ci_low"] > 0
+                assert e["consensus_shift"]["value"] > 0 and e["agreement_change"]["value"] < 0
+            assert e["robustness_rate"]["value"] == pytest.approx(1 - e["flip_rate"]["value"])
+
+        # probe runs are never calibration runs: same run, same numbers, nothing left for `judge run`
+        after = calibrate(store, "g", "loop-rubric", "loop", OPTIONS)
+        assert after["run"] == before["run"] and after["metrics"] == before["metrics"]
+        assert [r["name"] for r in judging.run_status(store, "g", "loop-rubric", "loop")["runs"]] == ["run-1"]
+        again = judging.run(store, "g", "loop-rubric", "loop", provider_options={"env": server.env()})
+        assert again["n_recorded"] == 0 and again["run"] == "run-1"
+        assert server.requests == N * (1 + len(APPLICABLE))
+
+        # the gate: a warning by default, a failure when the policy makes probes part of it
+        checks = {c["id"]: c for c in after["verdict"]["checks"]}
+        if expected:
+            assert checks["probes"]["status"] == WARNING and "verbosity" in checks["probes"]["message"]
+            failing = evaluate(after, Policy(probe_check="fail")).to_dict()
+            assert {c["id"]: c["status"] for c in failing["checks"]}["probes"] == FAILED
+        else:
+            assert checks["probes"]["status"] == "passed"
+        assert "probes" not in {c.id for c in evaluate(after, Policy(probe_check="off")).checks}
+
+
+def test_an_interrupted_probe_run_resumes_without_sending_anything_twice(golden):
+    with LoopbackServer(model=MODEL, judge_mode="susceptible") as server, Store(golden) as store:
+        judging.run(store, "g", "loop-rubric", "loop", provider_options={"env": server.env()})
+        seen = {"n": 0}
+
+        def stop_after_a_dozen() -> bool:
+            seen["n"] += 1
+            return seen["n"] > 12
+
+        first = _probe(store, server, probes=["verbosity", "injection"], should_stop=stop_after_a_dozen)
+        assert first["stopped"] == "stopped" and [r["probe"] for r in first["runs"]] == ["verbosity"]
+        sent = server.requests - N
+        assert 12 <= sent < N
+        second = _probe(store, server, probes=["verbosity", "injection"])
+        assert [r["n_skipped"] for r in second["runs"]] == [sent, 0]
+        assert server.requests == N * 3  # every perturbed item was sent exactly once
+        with store.transaction():
+            pass
+        runs = store.conn.execute("SELECT name, probe, (SELECT count(*) FROM judgments j WHERE j.run_id = r.id) "
+                                  "FROM runs r ORDER BY id").fetchall()
+        assert [tuple(r) for r in runs] == [("run-1", None, N), ("probe:verbosity", "verbosity", N),
+                                            ("probe:injection", "injection", N)]
+
+
+def test_the_probe_command_estimates_first_then_runs_and_reports(golden):
+    with LoopbackServer(model=MODEL, judge_mode="susceptible") as server:
+        env = server.env()
+        _cli(golden, "judge", "run", "-g", "g", "-r", "loop-rubric", "-j", "loop", env=env)
+        dry = _cli(golden, "probe", "-g", "g", "-r", "loop-rubric", "-j", "loop", "--probes", "verbosity,order",
+                   "--limit", "10", "--dry-run", env=env)
+        assert "verbosity              10 of    10 judgments to run" in dry.stdout
+        assert "Not applicable to these items (nothing to perturb): order." in dry.stdout
+        assert server.requests == N  # the dry run sent nothing
+        out = _cli(golden, "probe", "-g", "g", "-r", "loop-rubric", "-j", "loop", "--probes", "verbosity",
+                   "--limit", "10", env=env)
+        assert "Run probe:verbosity: 10 judgments recorded (0 unscored), 0 already done, 0 failed" in out.stdout
+        assert "RAISES scores" in out.stdout
+        report = json.loads(_cli(golden, "probe", "-g", "g", "-r", "loop-rubric", "-j", "loop", "--probes",
+                                 "verbosity", "--limit", "10", "--json", env=env).stdout)
+        assert report["runs"][0]["n_skipped"] == 10 and server.requests == N + 10
+        assert report["report"]["probes"][0]["mean_shift"]["value"] == 1.0
+        bad = _cli(golden, "probe", "-g", "g", "-r", "loop-rubric", "-j", "loop", "--probes", "length", env=env,
+                   check=False)
+        assert bad.returncode == 1 and "unknown probe 'length'" in bad.stderr and "Traceback" not in bad.stderr
