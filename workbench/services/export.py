@@ -114,6 +114,9 @@ def build_bundle(report: dict, store: Store, golden_set: str, rubric: str, judge
             "drift": ({"baseline_run": report["drift"]["baseline_run"], "flip_rate": report["drift"]["flip_rate"],
                        "stuart_maxwell": report["drift"]["stuart_maxwell"],
                        "model_versions": report["drift"]["model_versions"]} if report["drift"] else None),
+            "probes": ([{k: e.get(k) for k in ("probe", "n_items", "mean_shift", "flip_rate", "robustness_rate",
+                                                "consensus_shift", "moves")} for e in report["probes"]["probes"]]
+                       if report.get("probes") else None),
         },
         "verdict": report["verdict"],
         "policy": report["policy"],

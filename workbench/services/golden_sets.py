@@ -25,6 +25,7 @@ from ..formats import check_evidence_steps
 from ..models import Item, Judgment, Producer
 from ..names import check_name, safe_path
 from ..store import Store
+from ..store import active_queue as active_store
 from .rubrics import RubricVersion, get_rubric
 
 Progress = Callable[[int], None]
@@ -165,7 +166,8 @@ def import_labels(store: Store, path: str | Path, golden_set: str, rubric: str, 
                             field="rater", fix="keep one label per item and rater")
         seen[key] = rec.line
         rows.append({"item_pk": pk, "rater": label.rater, "rubric_name": rv.name, "rubric_id": rv.id,
-                     "score": label.score, "rationale": label.rationale, "created_at": label.created_at})
+                     "score": label.score, "rationale": label.rationale, "created_at": label.created_at,
+                     "inclusion_probability": label.inclusion_probability})
         result.records += 1
         _tick(progress, result.records)
     with store.transaction():
@@ -173,6 +175,7 @@ def import_labels(store: Store, path: str | Path, golden_set: str, rubric: str, 
         n = store.count_label_events()
         store.upsert_labels(rows)
         result.added = store.count_label_events() - n
+        active_store.record_inclusion(store, [r for r in rows if r["inclusion_probability"] is not None])
     result.unchanged = result.records - result.added
     return result
 
@@ -342,17 +345,23 @@ def freeze(store: Store, golden_set: str, *, known: dict[str, Consensus] | None 
     ``known`` holds consensus the caller has just computed (by rubric), so it is not read again.
     """
     gs = store.golden_set(golden_set)
+    version_hash, snapshot = current_snapshot(store, golden_set, known=known)
+    row = store.insert_golden_set_version(gs["id"], version_hash, snapshot)
+    return {"golden_set": golden_set, "version": row["version"], "hash": row["hash"], "n_items": len(snapshot["items"]),
+            "rubrics": {r: {"labeled": len(v), "unresolved": sum(s is None for s in v.values())}
+                        for r, v in snapshot["consensus"].items()}}
+
+
+def current_snapshot(store: Store, golden_set: str, *, known: dict[str, Consensus] | None = None) -> tuple[str, dict]:
+    """(hash, snapshot) of the golden set as it is now, without recording a version (what freeze would record)."""
+    gs = store.golden_set(golden_set)
     items = [[r["item_id"], r["content_hash"]] for r in store.item_index(gs["id"])]
     cons = {}
     for rubric in store.label_rubrics(gs["id"]):
         c = (known or {}).get(rubric) or consensus(store, golden_set, rubric)
         cons[rubric] = {i: s for i, s in sorted(c.labels.items())}
     snapshot = {"golden_set": golden_set, "items": sorted(items), "consensus": cons}
-    version_hash = sha256_hex(snapshot)
-    row = store.insert_golden_set_version(gs["id"], version_hash, snapshot)
-    return {"golden_set": golden_set, "version": row["version"], "hash": row["hash"], "n_items": len(items),
-            "rubrics": {r: {"labeled": len(v), "unresolved": sum(s is None for s in v.values())}
-                        for r, v in cons.items()}}
+    return sha256_hex(snapshot), snapshot
 
 
 def export_golden_set(store: Store, golden_set: str, out: str | Path) -> dict[str, int]:
@@ -370,8 +379,10 @@ def export_golden_set(store: Store, golden_set: str, out: str | Path) -> dict[st
     counts["items.jsonl"] = write_jsonl(out / "items.jsonl",
                                         (item_from_row(r).to_dict() for r in store.items(gs["id"])))
     for rubric in store.label_rubrics(gs["id"]):
+        inclusion = active_store.label_inclusion(store, gs["id"], rubric)  # labels served by the active queue
         labels = [{k: v for k, v in {"item_id": r["item_id"], "rater": r["rater"], "score": r["score"],
-                                     "rationale": r["rationale"], "created_at": r["created_at"]}.items()
+                                     "rationale": r["rationale"], "created_at": r["created_at"],
+                                     "inclusion_probability": inclusion.get((r["item_id"], r["rater"]))}.items()
                    if v is not None} for r in store.labels(gs["id"], rubric)]
         counts[f"{rubric}/labels.jsonl"] = write_jsonl(safe_path(out, rubric, "labels.jsonl"), labels)
         adj = [{k: v for k, v in r.items() if k != "item_pk" and v is not None}
