@@ -12,7 +12,7 @@ import importlib
 
 import click
 
-MODULES: list[str] = ["probe"]
+MODULES: list[str] = ["probe", "check"]
 
 
 def register_all(main: click.Group) -> None:
