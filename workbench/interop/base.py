@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any, Protocol
@@ -221,6 +222,19 @@ def text_of(content: Any) -> str:
         if isinstance(getattr(content, attr, None), str):
             return getattr(content, attr)
     return str(content)
+
+
+def read_json(source: str, uri: str) -> Any:
+    """A tool's JSON export; SourceError naming the file when it is missing or not JSON."""
+    path = Path(uri)
+    if not path.is_file():
+        raise SourceError(source, None, f"there is no file {uri}", fix="check the path")
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return json.load(fh)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SourceError(source, None, f"{path.name} is not JSON ({e})",
+                          fix=f"give the JSON file {source} wrote") from None
 
 
 # --------------------------------------------------------------------------- the built-in adapters

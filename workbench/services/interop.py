@@ -199,7 +199,7 @@ def _judge_specs(source: str, rv: RubricVersion,
     specs = {}
     for judge, model in judgments:
         provider, bare = split_model(model)
-        judge_id = _slug(f"{source}.{judge}" + (f"@{bare}" if bare else ""))
+        judge_id = _slug(f"{source}.{_slug(judge)}" + (f"@{_slug(bare)}" if bare else ""))
         family = model_family(provider)
         specs[(judge, model)] = declared.get(judge_id) or JudgeSpec(
             id=judge_id, model=f"imported/{source}/{bare or 'unknown'}", family=family)
