@@ -692,6 +692,37 @@ def golden_set_freeze(ctx: Ctx, name: str) -> None:
     click.echo(f"Golden set '{name}' version {v['version']}: {v['hash']} ({v['n_items']} items).")
 
 
+@golden_set.command("queue")
+@click.argument("name")
+@click.option("--order", type=click.Choice(["active", "random"]), default=None,
+              help="Switch the labeling queue's order (without it: show the current one).")
+@click.option("--rubric", default=None, help="With --order active: the rubric whose gate checks it serves.")
+@click.option("--judge", default=None, help="With --order active: the judge whose scores stratify the items.")
+@click.option("--expected-labels", type=int, default=None, help="Items the design expects to label (default N/4).")
+@pass_ctx
+@clean_errors
+def golden_set_queue(ctx: Ctx, name: str, order: str | None, rubric: str | None, judge: str | None,
+                     expected_labels: int | None) -> None:
+    """Show or set the labeling queue's order: random (default) or active (Neyman-stratified by the judge).
+
+    \b
+    Example:
+      workbench golden-set queue demo --order active --rubric demo-patch-quality --judge careful-sonnet
+    """
+    from .services.active_queue import queue_setting, set_queue_order
+
+    q = (set_queue_order(ctx.store, name, order, rubric=rubric, judge=judge, expected_labels=expected_labels,
+                         workspace=ctx.workspace) if order else queue_setting(ctx.store, name))
+    click.echo(f"Golden set '{name}': queue order {q.order}.")
+    if q.order == "active" and q.design:
+        d = q.design
+        click.echo(f"  design for judge '{d['judge_id']}' (rubric {d['rubric_name']}), serving the checks "
+                   f"{', '.join(d['checks'])}; {len(q.strata)} strata:")
+        for r in q.strata:
+            click.echo(f"  {r['stratum']:50s}{r['n_items']:>7} items  inclusion {r['probability']:.3f}  "
+                       f"labeled {r['n_labeled']}")
+
+
 @golden_set.command("export")
 @click.argument("name")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder to write.")
@@ -992,32 +1023,59 @@ def _verdict_cell(verdict: dict) -> str:
 # -- export and grading -------------------------------------------------------------
 
 @main.command()
-@click.option("--golden-set", "-g", required=True)
-@click.option("--rubric", "-r", required=True)
-@click.option("--judge", "-j", required=True)
+@click.option("--golden-set", "-g", default=None)
+@click.option("--rubric", "-r", default=None)
+@click.option("--judge", "-j", default=None)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for the bundle (default: rubrics/approved in the project).")
+@click.option("--to", "targets", type=click.Choice(["promptfoo", "inspect", "mlflow"]), multiple=True,
+              help="Also write the approved judge for this tool (repeatable): a promptfoo llm-rubric config, an "
+                   "Inspect AI scorer module or an MLflow make_judge JSON, beside the bundle.")
+@click.option("--bundle", "bundle_file", type=click.Path(dir_okay=False), default=None,
+              help="With --to: write the tool files from this approved bundle instead of exporting one.")
 @_calibration_options
 @pass_ctx
 @clean_errors
-def export(ctx: Ctx, golden_set: str, rubric: str, judge: str, out_dir: str | None, **opts: Any) -> None:
+def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | None, out_dir: str | None,
+           targets: tuple[str, ...], bundle_file: str | None, **opts: Any) -> None:
     """Export an approved bundle for a pair that passes the gate (exit 3 when it does not).
+
+    With --to, the approved judge is also written for promptfoo, Inspect AI or
+    MLflow, carrying the bundle's sha256 and golden-set version.
 
     \b
     Example:
       workbench export --golden-set demo --rubric demo-patch-quality --judge careful-sonnet
+      workbench export -g demo -r demo-patch-quality -j careful-single --to promptfoo --to inspect
+      workbench export --bundle rubrics/approved/demo-patch-quality@v2--careful-single.yaml --to mlflow
     """
-    from .services.export import GateFailed, export_bundle
+    from .services.export import GateFailed, export_bundle, read_bundle
+    from .services.interop_export import export_judge
 
-    try:
-        res = export_bundle(ctx.store, golden_set, rubric, judge, out_dir=out_dir, options=_options(**opts),
-                            workspace=ctx.workspace)
-    except GateFailed as e:
-        click.secho(f"Not exported: judge '{judge}' does not pass the gate for rubric '{rubric}'.", fg="red", err=True)
-        for c in e.failed:
-            click.echo(f"  [FAIL] {c['name']}: {c['message']}", err=True)
-        sys.exit(EXIT_GATE_FAILED)
-    click.echo(f"Exported {_shown(res.path)} (sha256 {res.sha256[:16]}).")
+    if bundle_file is not None:
+        _require(bool(targets) and not (golden_set or rubric or judge), "--bundle", bundle_file,
+                 "given with --to and without --golden-set, --rubric or --judge",
+                 f"{bundle_file} --to promptfoo")
+        bundle, path = read_bundle(bundle_file), Path(bundle_file)
+    else:
+        for option, value in (("--golden-set", golden_set), ("--rubric", rubric), ("--judge", judge)):
+            _require(value is not None, option, "nothing", "given (or give --bundle FILE with --to)",
+                     f"{option} NAME")
+        try:
+            res = export_bundle(ctx.store, golden_set, rubric, judge, out_dir=out_dir, options=_options(**opts),
+                                workspace=ctx.workspace)
+        except GateFailed as e:
+            click.secho(f"Not exported: judge '{judge}' does not pass the gate for rubric '{rubric}'.", fg="red",
+                        err=True)
+            for c in e.failed:
+                click.echo(f"  [FAIL] {c['name']}: {c['message']}", err=True)
+            sys.exit(EXIT_GATE_FAILED)
+        click.echo(f"Exported {_shown(res.path)} (sha256 {res.sha256[:16]}).")
+        bundle, path = res.bundle, res.path
+    for target in targets:
+        written = export_judge(bundle, path, target, out_dir or path.parent)
+        click.echo(f"Wrote {_shown(written)} ({target}); check it with: workbench check {_shown(path)} "
+                   f"--judge-config {_shown(written)}")
 
 
 @main.command()
@@ -1077,19 +1135,29 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
 @click.option("--golden-set", "-g", required=True)
 @click.option("--rubric", "-r", required=True)
 @click.option("--judge", "-j", required=True)
-@click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="html", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "eee"]), default="html", show_default=True,
+              help="md or html: the calibration card; eee: the result in EvalEval's Every Eval Ever schema (JSON).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
-              help="File to write (default: reports/calibration-<rubric>-v<version>-<judge>.<format> in the project).")
+              help="File to write (default: reports/calibration-<rubric>-v<version>-<judge>.<format> in the project; "
+                   ".eee.json for eee).")
 @_calibration_options
 @pass_ctx
 @clean_errors
 def report(ctx: Ctx, golden_set: str, rubric: str, judge: str, fmt: str, out: str | None, **opts: Any) -> None:
-    """Write a shareable calibration card (verdict, measurements, charts) as Markdown or HTML.
+    """Write a shareable calibration card (Markdown or HTML), or the result in the Every Eval Ever schema.
 
     \b
     Example:
       workbench report --golden-set demo --rubric demo-patch-quality --judge gpt4o-self --format html
+      workbench report -g demo -r demo-patch-quality -j careful-sonnet --format eee
     """
+    if fmt == "eee":
+        from .services.eee import write_eee
+
+        path = write_eee(ctx.store, golden_set, rubric, judge, out=out, options=_options(**opts),
+                         workspace=ctx.workspace)
+        click.echo(f"Wrote {_shown(path)} (Every Eval Ever schema, validated)")
+        return
     from .services.report_card import write_card
 
     path = write_card(ctx.store, golden_set, rubric, judge, fmt=fmt, out=out, options=_options(**opts),

@@ -382,14 +382,23 @@ def _check_trajectory(rec: Record, steps: list) -> None:
 
 # -- labels --------------------------------------------------------------------
 
-LABEL_FIELDS = ("item_id", "rater", "score", "rationale", "created_at")
+LABEL_FIELDS = ("item_id", "rater", "score", "rationale", "created_at", "inclusion_probability")
 
 
 def parse_label(rec: Record) -> Label:
     _check_fields(rec, LABEL_FIELDS)
     return Label(item_id=_str(rec, "item_id", required=True), rater=_name(rec, "rater", "rater name", required=True),
                  score=_int(rec, "score", required=True), rationale=_str(rec, "rationale"),
-                 created_at=_timestamp(rec, "created_at"))
+                 created_at=_timestamp(rec, "created_at"), inclusion_probability=_inclusion(rec))
+
+
+def _inclusion(rec: Record) -> float | None:
+    """The inclusion probability the active queue recorded when the item was served (absent: random order)."""
+    p = _float(rec, "inclusion_probability")
+    if p is not None and not 0 < p <= 1:
+        raise rec.error(f"is {p}, not a probability in (0, 1]", field="inclusion_probability",
+                        fix="keep the value the export wrote, or leave the field out for labels from random order")
+    return p
 
 
 ADJUDICATION_FIELDS = ("item_id", "score", "note", "lead", "created_at")

@@ -138,6 +138,7 @@ class Label:
     score: int
     rationale: str | None = None
     created_at: str | None = None
+    inclusion_probability: float | None = None  # recorded by the active queue when the item was served
 
 
 @dataclass(frozen=True)

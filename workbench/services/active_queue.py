@@ -138,3 +138,42 @@ def record_served(store: Store, gs: dict, item_pk: int, rubric_name: str, rater:
     if p is not None:
         q.record_inclusion(store, [{"item_pk": item_pk, "rater": rater, "rubric_name": rubric_name,
                                     "inclusion_probability": p}])
+
+
+# -- estimates that describe the whole golden set -------------------------------------
+
+def item_inclusion(store: Store, gs: dict, rubric_name: str) -> dict[str, float]:
+    """item_id -> inclusion probability, when any label of the set came from the active queue (else empty).
+
+    Items labeled in random order before the switch count with the design's uniform rate ``expected / N``.
+    """
+    by_label = q.label_inclusion(store, gs["id"], rubric_name)
+    if not by_label:
+        return {}
+    out: dict[str, float] = {}
+    for (item_id, _), p in by_label.items():
+        out[item_id] = min(p, out.get(item_id, 1.0))
+    d = q.design(store, gs["id"])
+    n = len(store.item_pks(gs["id"]))
+    uniform = min(1.0, (d["expected_labels"] if d else n) / max(n, 1))
+    return {**{i: uniform for i in store.item_pks(gs["id"])}, **out}
+
+
+def weighted_estimates(ids: list[str], c: np.ndarray, j: np.ndarray, sub, inclusion: dict[str, float], *,
+                       spec, scale: list[int], pass_threshold: int, resamples: int, seed: int) -> tuple[dict, dict, dict]:
+    """(agreement, self-preference, sampling design) with inverse-probability weights, for the calibration report."""
+    from ..stats import weighted
+
+    w = weighted.inverse_probability_weights([inclusion[i] for i in ids]) if ids else np.zeros(0)
+    clusters = sub["task_id"].to_numpy()
+    agreement = weighted.weighted_agreement_with_intervals(c, j, clusters, w, scale=scale,
+                                                           pass_threshold=pass_threshold, resamples=resamples,
+                                                           seed=seed)
+    bias = weighted.weighted_self_preference(c, j, w, scale=scale, producer_model=sub["producer_model"].to_numpy(),
+                                             producer_family=sub["producer_family"].to_numpy(),
+                                             judge_model=spec.model_name, judge_family=spec.family,
+                                             clusters=clusters, resamples=resamples, seed=seed)
+    design = {"design": "active", "estimator": "Hajek ratio, weights 1 / inclusion probability",
+              "interval": weighted.INTERVAL, "kish_effective_n": agreement["design"]["kish_effective_n"],
+              "unweighted": ["alt_test", "human_ceiling", "per_category", "noise", "drift"]}
+    return agreement, bias, design

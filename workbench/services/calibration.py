@@ -24,6 +24,7 @@ from ..models import JudgeSpec
 from ..store import Store
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
+from . import active_queue
 from .golden_sets import Consensus, consensus, freeze
 from .rubrics import RubricVersion, get_rubric
 
@@ -152,6 +153,8 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     scale = list(rv.rubric.scale.values)
     cons = consensus(store, golden_set, labels_of or rv.name)
     labels = _labels_frame(cons)
+    # labels from the active queue carry inclusion probabilities: then estimates are weighted (active_queue.py)
+    inclusion = active_queue.item_inclusion(store, gs, rv.name)
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
     from .probes import probe_frame, probe_section  # stress-probe runs: never calibration runs, reported beside
     probes = probe_frame(store, gs["id"], data.judge_row["pk"])
@@ -164,7 +167,8 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
                          with_index=True),
         "rubric": rv.hash, "judge": data.judge_row["config_hash"], "run": data.run["id"],
         "options": options.to_dict(), "policy": policy.to_dict(), "methods": INTERVAL_METHODS,
-        "probes": _digest(probes[["probe", "item_id", "repeat", "score"]])})
+        "probes": _digest(probes[["probe", "item_id", "repeat", "score"]]),
+        **({"inclusion": sorted(inclusion.items())} if inclusion else {})})
     if use_cache:
         cached = store.report(key)
         if cached is not None:
@@ -195,6 +199,11 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
                                  producer_family=sub["producer_family"].to_numpy(), judge_model=spec.model_name,
                                  judge_family=spec.family, category=sub["category"].to_numpy(), clusters=clusters,
                                  resamples=options.resamples, seed=options.seed)
+    sampling = None
+    if inclusion:  # the whole golden set, not the sample the active queue chose
+        agreement, bias, sampling = active_queue.weighted_estimates(
+            ids, c, j, sub, inclusion, spec=spec, scale=scale, pass_threshold=rv.rubric.pass_threshold,
+            resamples=options.resamples, seed=options.seed)
     run_frame = data.judgments[data.judgments["run_id"] == data.run["id"]]
     noise = None
     if run_frame["repeat"].nunique() >= 2:
@@ -239,6 +248,8 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "policy": policy.to_dict(),
         "computed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+    if sampling:
+        report["sampling_design"] = sampling
     report = stats.jsonable(report)
     report["verdict"] = evaluate(report, policy).to_dict()
     store.save_report(key, gs["id"], rv.id, data.judge_row["pk"], "calibration", report)

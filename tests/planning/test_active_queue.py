@@ -1,0 +1,110 @@
+"""The active queue end to end on a real SQLite file: design, serving, recorded inclusion probabilities, blindness,
+export and re-import, and a calibration report that says which design produced its labels."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.demo.generator import DATA_DIR
+from workbench.services import active_queue, golden_sets, labeling
+from workbench.services.calibration import Options, calibrate
+from workbench.services.rubrics import add_rubric
+from workbench.store import Store
+
+DEMO = DATA_DIR / "golden_sets" / "demo"
+RUBRIC = "demo-patch-quality"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = Store(tmp_path / "wb.db")
+    add_rubric(s, DATA_DIR / "rubrics" / f"{RUBRIC}.yaml")
+    golden_sets.import_items(s, DEMO / "items.jsonl", "pool")
+    golden_sets.import_judgments(s, DEMO / RUBRIC / "judgments" / "careful-sonnet.jsonl", "pool", RUBRIC,
+                                 "careful-sonnet")
+    return s
+
+
+def _label_some(store: Store, n: int) -> list[str]:
+    """Two reviewers work through the active queue (overlap 2); each saves what the judge-blind item shows."""
+    served = []
+    for _ in range(n):
+        for rater in ("ana", "ben"):
+            item = labeling.next_item(store, "pool", RUBRIC, rater)
+            assert item is not None
+            served.append(item.item_id)
+            labeling.submit_label(store, "pool", RUBRIC, item.item_id, rater, 0)
+    return served
+
+
+def test_active_queue_serves_by_design_and_records_inclusion(store: Store, tmp_path: Path) -> None:
+    q = active_queue.set_queue_order(store, "pool", "active", rubric=RUBRIC, judge="careful-sonnet",
+                                     expected_labels=40)
+    assert q.order == "active" and q.design["judge_id"] == "careful-sonnet"
+    probs = {r["stratum"]: r["probability"] for r in q.strata}
+    assert min(probs.values()) > 0 and max(probs.values()) <= 1
+    assert len(set(round(p, 6) for p in probs.values())) > 1  # unequal: the design is not uniform
+    served = _label_some(store, 6)
+    # overlap holds: each item is served to both reviewers, one after the other, in the design's order
+    assert served[0::2] == served[1::2]
+    gs = store.golden_set("pool")
+    priority = active_queue.q.priorities(store, gs["id"])
+    firsts = served[0::2]
+    assert [priority[i] for i in firsts] == sorted(priority.values())[:len(firsts)]
+    recorded = active_queue.q.label_inclusion(store, gs["id"], RUBRIC)
+    assert len(recorded) == 12
+    pks = store.item_pks(gs["id"])
+    for (item_id, _), p in recorded.items():
+        assert p == pytest.approx(active_queue.q.inclusion_probability(store, pks[item_id]))
+
+    # the blind item a reviewer receives carries nothing of the judge or the design
+    item = labeling.next_item(store, "pool", RUBRIC, "chloe")
+    shown = json.dumps(dataclasses.asdict(item))
+    for secret in ("careful-sonnet", "inclusion", "priority", "stratum", "judge", "producer"):
+        assert secret not in shown
+
+    # export and re-import into a fresh database: every inclusion probability comes back
+    out = tmp_path / "export"
+    golden_sets.export_golden_set(store, "pool", out)
+    rows = [json.loads(line) for line in (out / RUBRIC / "labels.jsonl").read_text().splitlines()]
+    assert all(0 < r["inclusion_probability"] <= 1 for r in rows)
+    fresh = Store(tmp_path / "fresh.db")
+    add_rubric(fresh, DATA_DIR / "rubrics" / f"{RUBRIC}.yaml")
+    golden_sets.import_items(fresh, out / "items.jsonl", "pool")
+    golden_sets.import_labels(fresh, out / RUBRIC / "labels.jsonl", "pool", RUBRIC)
+    again = active_queue.q.label_inclusion(fresh, fresh.golden_set("pool")["id"], RUBRIC)
+    assert again == pytest.approx(recorded)
+
+
+def test_calibration_report_names_the_design_and_weights(store: Store) -> None:
+    active_queue.set_queue_order(store, "pool", "active", rubric=RUBRIC, judge="careful-sonnet", expected_labels=40)
+    gs = store.golden_set("pool")
+    pks = store.item_pks(gs["id"])
+    # a sample of the design, labeled by the demo's reviewers: the first 60 items of the queue order
+    priority = active_queue.q.priorities(store, gs["id"])
+    chosen = sorted(priority, key=priority.get)[:60]
+    demo_labels = [json.loads(line) for line in (DEMO / RUBRIC / "labels.jsonl").read_text().splitlines()]
+    rows = [r for r in demo_labels if r["item_id"] in set(chosen)]
+    for r in rows:
+        labeling.save_label(store, "pool", RUBRIC, r["item_id"], r["rater"], r["score"])
+        active_queue.record_served(store, gs, pks[r["item_id"]], RUBRIC, r["rater"])
+    report = calibrate(store, "pool", RUBRIC, "careful-sonnet", Options(resamples=300))
+    assert report["sampling_design"]["design"] == "active"
+    assert report["sampling_design"]["kish_effective_n"] < report["n_items"]
+    alpha = report["metrics"]["krippendorff_alpha_ordinal"]
+    assert alpha["ci_low"] < alpha["value"] < alpha["ci_high"]
+
+
+def test_random_order_is_unchanged_and_refuses_bad_orders(store: Store) -> None:
+    assert active_queue.queue_setting(store, "pool").order == "random"
+    with pytest.raises(Exception, match="--rubric R --judge J"):
+        active_queue.set_queue_order(store, "pool", "active")
+    with pytest.raises(Exception, match="unknown queue order"):
+        active_queue.set_queue_order(store, "pool", "sideways")
+    _label_random = labeling.next_item(store, "pool", RUBRIC, "ana")
+    labeling.submit_label(store, "pool", RUBRIC, _label_random.item_id, "ana", 0)
+    assert active_queue.q.label_inclusion(store, store.golden_set("pool")["id"], RUBRIC) == {}

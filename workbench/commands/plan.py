@@ -1,0 +1,55 @@
+"""`workbench plan`: how many more labels each undecided gate check needs, and of which kind."""
+
+from __future__ import annotations
+
+import click
+
+from workbench.cli import Ctx, _echo_json, clean_errors, pass_ctx
+
+
+def register(main: click.Group) -> None:
+    main.add_command(plan_command)
+
+
+@click.command("plan")
+@click.option("--golden-set", required=True)
+@click.option("--rubric", required=True)
+@click.option("--judge", required=True)
+@click.option("--target-width", type=float, default=None, help="Interval width wanted, e.g. 0.1: items needed for it.")
+@click.option("--budget", type=int, default=None, help="More labels you can pay for: the interval widths expected.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_ctx
+@clean_errors
+def plan_command(ctx: Ctx, golden_set: str, rubric: str, judge: str, target_width: float | None,
+                 budget: int | None, as_json: bool) -> None:
+    """Plan labels: for each gate check not yet decided, the labels it needs, with the assumptions.
+
+    \b
+    Example:
+      workbench plan --golden-set demo --rubric demo-patch-quality --judge careful-sonnet --target-width 0.1
+    """
+    from workbench.services.planning import plan
+
+    p = plan(ctx.store, golden_set, rubric, judge, target_width=target_width, budget=budget,
+             workspace=ctx.workspace)
+    if as_json:
+        _echo_json(p.to_dict())
+        return
+    click.echo(f"Label plan for judge '{judge}' on '{golden_set}' ({p.n_items} items, {p.n_unlabeled} unlabeled, "
+               f"overlap {p.overlap}):")
+    for c in p.checks:
+        mark = "decided " if c.decided else "OPEN    "
+        click.echo(f"  {mark}{c.check:24s}{c.sentence}")
+    if p.widths:
+        click.echo(f"For intervals {p.target_width} wide:")
+        for name, w in p.widths.items():
+            now = "n/a" if w["now"] is None else f"{w['now']:.2f}"
+            more = "n/a" if w["more_labels"] is None else str(w["more_labels"])
+            click.echo(f"  {name:28s} now {now}; about {more} more labels")
+    if p.budget is not None:
+        click.echo(f"With {p.budget} more labels (random order), expected widths:")
+        for name, w in p.budget_widths.items():
+            click.echo(f"  {name:28s} {'n/a' if w is None else f'{w:.2f}'}")
+    click.echo("Assumptions:")
+    for a in p.assumptions:
+        click.echo(f"  - {a}")
