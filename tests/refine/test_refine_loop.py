@@ -1,0 +1,165 @@
+"""The refinement loop on the demo: a fix for the lenient judge is confirmed on held-out items, memorisation is not.
+
+The judge is the demo's `lenient-mini` (`openai/gpt-4o-mini`) through the real OpenAI SDK over a mocked HTTP
+transport, answered by a scripted judge whose scores follow the rubric's wording (see scripted.py): lenient on
+fails unless the rubric says a contradicted claim of success fails, and repeating the score of any item shown
+to it as a graded example. The optimizer (`openai/gpt-4o`) is scripted the same way.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scripted import FIX_PHRASE, ScriptedJudge, ScriptedOptimizer, fix_leniency, memorise  # noqa: E402
+
+from workbench.errors import Conflict  # noqa: E402
+from workbench.services import refine as svc  # noqa: E402
+from workbench.services.golden_sets import consensus, load_items  # noqa: E402
+from workbench.services.rubrics import get_rubric  # noqa: E402
+from workbench.store import refine as db  # noqa: E402
+
+GS, RUBRIC, JUDGE = "demo", "demo-patch-quality", "lenient-mini"
+FAST = {"resamples": 400, "concurrency": 4}
+
+
+def endpoints(store, policy, **kw):
+    items = load_items(store, GS)
+    truth = consensus(store, GS, RUBRIC).resolved
+    return ScriptedJudge(items, truth, **kw), ScriptedOptimizer(policy, **kw)
+
+
+def run(store, judge, optimizer, **kw):
+    args = {"optimizer": "openai/gpt-4o", "rounds": 1, "provider_options": judge.options(),
+            "optimizer_options": optimizer.options(), **FAST, **kw}
+    return svc.refine(store, GS, RUBRIC, JUDGE, **args)
+
+
+def held_out_ids(summary) -> set[str]:
+    return set(summary.split["items"]["held_out"])
+
+
+def test_split_is_stratified_seeded_and_recorded_with_the_golden_set_version(demo_store):
+    row, parts = svc._split_for(demo_store, GS, RUBRIC, seed=3, held_out_fraction=0.5)
+    again, same = svc._split_for(demo_store, GS, RUBRIC, seed=3, held_out_fraction=0.5)
+    assert again["id"] == row["id"] and same == parts
+    assert row["golden_set_version_hash"] and row["strata"].startswith("consensus label x category")
+    cons = consensus(demo_store, GS, RUBRIC)
+    assert set(parts) == set(cons.resolved)  # unresolved items are in neither part
+    cats = {r["item_id"]: r["category"] for r in demo_store.item_index(demo_store.golden_set(GS)["id"])}
+    for label in (-1, 0, 1):  # each label is split about evenly, and so is each category
+        dev = sum(parts[i] == "development" for i, s in cons.resolved.items() if s == label)
+        held = sum(parts[i] == "held_out" for i, s in cons.resolved.items() if s == label)
+        assert abs(dev - held) <= 4, (label, dev, held)
+    for cat in set(cats.values()):
+        dev = sum(parts[i] == "development" for i in parts if cats[i] == cat)
+        assert abs(2 * dev - sum(cats[i] == cat for i in parts)) <= 5
+    _, other = svc._split_for(demo_store, GS, RUBRIC, seed=4, held_out_fraction=0.5, write=False)
+    assert other != parts
+
+
+def test_fix_for_the_lenient_judge_is_proposed_and_accepted(demo_store):
+    judge, optimizer = endpoints(demo_store, fix_leniency)
+    summary = run(demo_store, judge, optimizer)
+    (rnd,) = summary.rounds
+    held = rnd["results"]["held_out"]
+    assert rnd["status"] == "proposed", rnd["reason"]
+    assert held["delta"]["ci_low"] > 0
+    before, after = (held[w]["metrics"]["krippendorff_alpha_ordinal"]["value"] for w in ("parent", "child"))
+    assert after > before + 0.1
+    assert held["child"]["metrics"]["mean_signed_error"]["value"] < held["parent"]["metrics"]["mean_signed_error"]["value"]
+    assert not any(ch["worse"] for ch in held["checks"])
+    changed = held["changed"]  # the items that changed verdict: mostly to the consensus
+    assert sum(ch["child"] == ch["consensus"] for ch in changed) > 2 * sum(ch["parent"] == ch["consensus"] for ch in changed)
+    lineage = db.lineage(demo_store, rnd["child_rubric_id"])
+    assert FIX_PHRASE in lineage["diff"] and lineage["diff"].startswith("--- parent")
+
+    with pytest.raises(Exception, match="not a lead"):
+        svc.accept_round(demo_store, rnd["id"], lead="somebody")
+    before_version = get_rubric(demo_store, RUBRIC).version
+    rv = svc.accept_round(demo_store, rnd["id"], lead="lead")
+    assert rv.name == RUBRIC and rv.version == before_version + 1
+    assert FIX_PHRASE in rv.rubric.scale.levels[0].description
+    assert [j.id for j in rv.rubric.judges] == [j.id for j in get_rubric(demo_store, RUBRIC, before_version).rubric.judges]
+    assert svc.card_note(demo_store, RUBRIC, rv.version).startswith("This rubric version was refined")
+    assert svc.card_note(demo_store, RUBRIC, before_version) is None
+    with pytest.raises(Conflict):
+        svc.accept_round(demo_store, rnd["id"], lead="lead")
+
+
+def test_memorising_optimizer_gains_on_development_and_is_rejected_on_held_out(demo_store):
+    judge, optimizer = endpoints(demo_store, memorise(8))
+    summary = run(demo_store, judge, optimizer, max_examples=8)
+    (rnd,) = summary.rounds
+    dev, held = rnd["results"]["development"], rnd["results"]["held_out"]
+    assert len(rnd["edit"]["examples"]) == 8
+    assert dev["delta"]["value"] > 0.05  # development agreement rises
+    assert rnd["status"] == "rejected"
+    assert not held["gain"] and held["delta"]["ci_low"] <= 0
+    assert "Held-out" in rnd["reason"] and "does not lie above 0" in rnd["reason"]
+    examples = {e["item_id"] for e in rnd["edit"]["examples"]}
+    assert examples and not examples & held_out_ids(summary)
+    with pytest.raises(Conflict):
+        svc.accept_round(demo_store, rnd["id"], lead="lead")
+
+
+@pytest.mark.parametrize("policy", [fix_leniency, memorise(8)], ids=["fix", "memorise"])
+def test_the_optimizer_never_receives_a_held_out_item(demo_store, policy):
+    judge, optimizer = endpoints(demo_store, policy)
+    summary = run(demo_store, judge, optimizer, rounds=2, max_examples=8)
+    held = held_out_ids(summary)
+    items = {i.id: i for i in load_items(demo_store, GS)}
+    dev_excerpts = {svc.example_excerpt(items[i]) for i in summary.split["items"]["development"]}
+    assert len(optimizer.bodies) == 2
+    for body in optimizer.bodies:  # every request it was sent
+        text = "\n".join(m["content"] for m in body["messages"])
+        assert not [i for i in held if i in text]
+        leaked = [i for i in held if svc.example_excerpt(items[i]) not in dev_excerpts
+                  and svc.example_excerpt(items[i]) in text]
+        assert not leaked
+    n_resolved = len(consensus(demo_store, GS, RUBRIC).resolved)
+    assert len(held) + len(summary.split["items"]["development"]) == n_resolved
+
+
+def test_few_shot_strategy_needs_no_optimizer_and_uses_development_items_only(demo_store):
+    judge, _ = endpoints(demo_store, fix_leniency)
+    summary = svc.refine(demo_store, GS, RUBRIC, JUDGE, strategy="few-shot", rounds=1, max_examples=4,
+                         provider_options=judge.options(), **FAST)
+    (rnd,) = summary.rounds
+    chosen = [e["item_id"] for e in rnd["edit"]["examples"]]
+    assert len(chosen) == 4 and not set(chosen) & held_out_ids(summary)
+    assert rnd["status"] in ("proposed", "rejected") and rnd["results"]["held_out"]["sentence"]
+    assert rnd["optimizer_cost_usd"] == 0
+
+
+def test_budget_stops_the_session_and_is_never_exceeded(demo_store):
+    judge, optimizer = endpoints(demo_store, fix_leniency)
+    budget = 0.012
+    summary = run(demo_store, judge, optimizer, budget_usd=budget, rounds=2)
+    assert summary.stopped == "budget"
+    paid = judge.spent_usd + optimizer.spent_usd  # priced from what the endpoints answered
+    assert 0 < paid <= budget and summary.spent_usd == pytest.approx(paid)
+    resumed = run(demo_store, judge, optimizer, budget_usd=1.0, rounds=2)
+    assert resumed.stopped is None and len(resumed.rounds) == 2
+    assert judge.spent_usd + optimizer.spent_usd <= 1.0
+
+
+def test_dry_run_estimates_without_writing(demo_store):
+    before = demo_store.table_counts()
+    est = svc.estimate(demo_store, GS, RUBRIC, JUDGE, optimizer="openai/gpt-4o", rounds=2)
+    assert demo_store.table_counts() == before
+    n_split = len(consensus(demo_store, GS, RUBRIC).resolved)
+    assert est["items"]["development"] + est["items"]["held_out"] == n_split
+    assert est["judge_requests"] == 3 * n_split and est["optimizer_requests"] == 2  # the parent's copy, 2 children
+    assert est["max_cost_usd"] > est["judge_cost_usd"] > 0
+
+
+def test_bad_options_are_refused_with_the_fix(demo_store):
+    with pytest.raises(Exception, match="needs --optimizer"):
+        svc.refine(demo_store, GS, RUBRIC, JUDGE)
+    with pytest.raises(Exception, match="must be a chat model"):
+        svc.refine(demo_store, GS, RUBRIC, JUDGE, optimizer="python/workbench.demo.graders:test_results")
