@@ -72,7 +72,24 @@ def card_sections(r: dict) -> list[tuple[str, list[str]]]:
     if sentence := drift_sentence(r.get("drift")):
         lines.append(sentence)
     out.append(("Noise, drift and the noise floor", lines))
+    if r.get("probes"):
+        out.append(("Stress probes", probe_card_lines(r["probes"])))
     return out
+
+
+def probe_card_lines(probes: dict) -> list[str]:
+    """Each probe against the calibrated run's verdicts: shift, flip rate, robustness, change against the humans."""
+    lines = [f"Verdicts on perturbed items compared with run `{probes['baseline_run']}` (paired cluster-bootstrap "
+             "95% intervals); every probe should leave the human label unchanged.", "",
+             "| probe | n | mean shift | flip rate | robustness | shift vs consensus | moves the judge |",
+             "|---|---|---|---|---|---|---|"]
+    for e in probes["probes"]:
+        ms, fr, rr, cs = e["mean_shift"], e["flip_rate"], e["robustness_rate"], e["consensus_shift"]
+        lines.append(f"| {e['probe']} | {e['n_items']} | {_f(ms['value'])} ({_f(ms['ci_low'])} to {_f(ms['ci_high'])}) "
+                     f"| {_f(fr['value'])} ({_f(fr['ci_low'])} to {_f(fr['ci_high'])}) "
+                     f"| {_f(rr['value'])} ({_f(rr['ci_low'])} to {_f(rr['ci_high'])}) "
+                     f"| {_f(cs['value'])} ({_f(cs['ci_low'])} to {_f(cs['ci_high'])}) | {e['moves'] or 'no'} |")
+    return lines
 
 
 def card_charts(r: dict) -> list[tuple[str, Any]]:

@@ -17,7 +17,7 @@ from workbench.presentation import (DENOMINATOR_WORDS, alt_test_rows, category_r
 from workbench.scale import fmt as _fmt
 from workbench.services.calibration import noise_floor_sentence
 from workbench.services.insights import item_evidence
-from workbench.ui import auth
+from workbench.ui import auth, probes_view
 from workbench.ui.components import code_span, plain, prose
 from workbench.ui.lead import (NUMBER, RIGHT, SIGNED, disagreement_table, page_header, report, report_chart,
                                show_table, verdict_box)
@@ -25,7 +25,7 @@ from workbench.ui.state import store
 from workbench.ui.trajectory import display_step, render_item
 
 ROLES = auth.LEADS
-TABS = ("Agreement", "Humans", "Self-preference", "Noise & drift", "Disagreements")
+TABS = ("Agreement", "Humans", "Self-preference", "Noise & drift", "Robustness", "Disagreements")
 TAB_KEY = "cal-tab"
 
 
@@ -45,7 +45,7 @@ def render() -> None:
                f"consensus and judge score, {rep['n_unresolved']} unresolved, {rep['n_unscored']} unscored")
     verdict_box(rep)
     # on_change="rerun": only the open tab runs, so a lead does not wait for four tabs they are not reading
-    sections = (_agreement, _humans, _self_preference, _noise_and_drift, _disagreements)
+    sections = (_agreement, _humans, _self_preference, _noise_and_drift, probes_view.render, _disagreements)
     picked = (golden_set, rubric, judge)
     for tab, section in zip(st.tabs(TABS, key=TAB_KEY, on_change="rerun"), sections):
         if tab.open:
