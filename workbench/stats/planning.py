@@ -263,14 +263,18 @@ def neyman_inclusion(strata: Sequence[Any], deviation: Sequence[float], *, expec
     s_h = np.where(s_h > 0, s_h, 0.0)
     uniform = expected_labels / n
     rate = np.maximum(s_h, 1e-12)
-    pi_h = np.zeros(len(uniq))
-    for _ in range(100):  # rescale until the floor, the cap at 1 and the total agree
-        scale_ = expected_labels / (size * rate).sum()
-        pi_h = np.clip(np.maximum(rate * scale_, floor * uniform), 0, 1)
-        total = (size * pi_h).sum()
-        if abs(total - expected_labels) < 1e-9 * expected_labels:
-            break
-        rate = rate * expected_labels / total
+    lower = floor * uniform
+
+    def total(c: float) -> float:
+        return float((size * np.clip(np.maximum(rate * c, lower), 0, 1)).sum())
+
+    lo, hi = 0.0, 1.0
+    while total(hi) < expected_labels and hi < 1e12:
+        hi *= 2
+    for _ in range(200):  # bisection on the common factor: the floor, the cap at 1 and the total agree
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if total(mid) < expected_labels else (lo, mid)
+    pi_h = np.clip(np.maximum(rate * hi, lower), 0, 1)
     return pi_h[inv]
 
 

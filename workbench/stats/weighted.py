@@ -192,8 +192,8 @@ def _effective_n(p: float, se: float, n: int, w: np.ndarray, c: np.ndarray, pass
     elif name == "tnr":
         w = w[~passing[c]]
     kish = kish_effective_n(w)
-    if se > 0 and 0 < p < 1:
-        return float(np.clip(p * (1 - p) / se**2, 1.0, n))
+    if se > 0 and 0 < p < 1:  # never worth more than Kish's count: unequal weights cost precision
+        return float(np.clip(p * (1 - p) / se**2, 1.0, max(1.0, min(kish, n))))
     return max(1.0, min(kish, float(n)))
 
 

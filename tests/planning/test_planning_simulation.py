@@ -1,0 +1,97 @@
+"""Planner formulas against the issue's published figures, and simulations at the statistics level (slow, bounded)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.stats import planning as sp
+from workbench.stats.label_simulation import active_design, campaign, estimates, pool_decision, pool_values, summarize
+from workbench.stats.planning import queue_priority
+
+from .pools import demo_pool
+
+
+def test_sample_sizes_match_the_standard_formulas() -> None:
+    # the issue's figures: kappa 0.8 +/- 0.10 needs ~139 items at 50% prevalence, ~400 at 10%; TPR 0.9 +/- 0.05: 139
+    assert sp.kappa_items_for_halfwidth(0.8, 0.5, 0.10) == 139
+    assert 400 <= sp.kappa_items_for_halfwidth(0.8, 0.1, 0.10) <= 415
+    assert sp.items_for_proportion_halfwidth(0.9, 0.05) == 139
+    # a rarer class always needs more items for the same kappa interval
+    assert sp.kappa_items_for_halfwidth(0.8, 0.05, 0.1) > sp.kappa_items_for_halfwidth(0.8, 0.2, 0.1)
+
+
+def test_neyman_inclusion_keeps_every_item_in_play() -> None:
+    rng = np.random.default_rng(0)
+    strata = rng.integers(0, 6, 1000)
+    dev = np.where(strata == 0, 5.0, 0.0)  # all the variance in one stratum
+    pi = sp.neyman_inclusion(strata, dev, expected_labels=100, floor=0.25)
+    assert pi.min() == pytest.approx(0.25 * 100 / 1000)
+    assert pi.sum() == pytest.approx(100)
+    assert pi[strata == 0].min() > pi[strata != 0].max()
+
+
+@pytest.mark.slow
+def test_weighted_intervals_cover_the_full_pool_value() -> None:
+    """Active-design samples of 250 items from a 2,000-item pool: the intervals hold the pool's value."""
+    pool = demo_pool(n_items=2000, fail_share=0.1, seed=5, self_preference=0.2)
+    truth = pool_values(pool)
+    pi = active_design(pool, expected_labels=250)
+    assert pi.max() / pi.min() > 2  # a design far from uniform
+    hits = {k: 0 for k in truth}
+    runs = 120
+    for seed in range(runs):
+        u = np.random.default_rng(1000 + seed).random(pool.size)
+        idx = np.argsort(queue_priority(u, pi))[:250]
+        est = estimates(pool, idx, 1 / pi[idx], resamples=300, seed=seed)
+        for k, v in truth.items():
+            hits[k] += est[k]["ci_low"] <= v <= est[k]["ci_high"]
+    coverage = {k: h / runs for k, h in hits.items()}
+    assert min(coverage[k] for k in ("krippendorff_alpha_ordinal", "tpr", "same_family")) >= 0.93, coverage
+    # TNR (about 25 consensus fails per sample) falls short of 0.93 (measured 0.92, README): held at 0.90 so that
+    # a worse interval shows, and reported as not yet meeting the target
+    assert coverage["tnr"] >= 0.90, coverage
+
+
+@pytest.mark.slow
+def test_active_order_reaches_the_pools_decision_with_fewer_labels() -> None:
+    """10% fails, 1,000 items: active order needs fewer labels than random, with no more wrong decisions.
+
+    The issue's target of 30% fewer is NOT reached by this design on these pools (README, "Fewer labels to a
+    verdict": 3-15% on synthetic pools); this test holds the part that is true, so a regression shows.
+    """
+    pool = demo_pool(n_items=1000, fail_share=0.1, seed=11)
+    truth = pool_decision(pool)
+    random_runs = summarize([campaign(pool, "random", seed=s, truth=truth, max_labels=800) for s in range(10)])
+    active_runs = summarize([campaign(pool, "active", seed=s, truth=truth, max_labels=800) for s in range(10)])
+    assert active_runs["mean_labels"] < random_runs["mean_labels"]
+    assert active_runs["wrong_rate"] <= random_runs["wrong_rate"]
+
+
+@pytest.mark.slow
+def test_planned_items_for_a_width_match_the_simulation() -> None:
+    """From a pilot of 100 random items, the planned items for an alpha interval 0.1 wide are within 25% of the
+    median number a simulated random-order campaign needs."""
+    pool = demo_pool(n_items=3000, fail_share=0.3, seed=7, error=0.15)
+    width, needed = 0.1, []
+    predicted = []
+    for seed in range(8):
+        order = np.random.default_rng(seed).permutation(pool.size)
+        pilot = estimates_alpha(pool, order[:100], seed)
+        predicted.append(sp.items_for_width(pilot["se"], 100, width))
+        for n in range(100, pool.size, 20):
+            if estimates_alpha(pool, order[:n], seed)["width"] <= width:
+                needed.append(n)
+                break
+    ratio = np.median(predicted) / np.median(needed)
+    assert 0.75 <= ratio <= 1.25, (predicted, needed)
+
+
+def estimates_alpha(pool, idx, seed) -> dict:
+    from workbench.stats.weighted import weighted_agreement_with_intervals
+
+    a = weighted_agreement_with_intervals(pool.consensus[idx], pool.judge[idx], pool.clusters[idx], np.ones(len(idx)),
+                                          scale=pool.scale, pass_threshold=pool.pass_threshold, resamples=300,
+                                          seed=seed)
+    m = a["metrics"]["krippendorff_alpha_ordinal"]
+    return {"se": a["standard_errors"]["krippendorff_alpha_ordinal"], "width": m["ci_high"] - m["ci_low"]}
