@@ -74,6 +74,7 @@ def corrected_pass_rate(
     *,
     golden_clusters: Any = None,
     design_effect: tuple[float, float] | None = None,
+    new_clusters: Any = None,
     resamples: int = 2000,
     seed: int = 0,
     level: float = 0.95,
@@ -122,6 +123,12 @@ def corrected_pass_rate(
         Design effects of TPR and TNR (each at least 1) known from elsewhere,
         e.g. an exported bundle, which has the counts but not the tasks. Not
         together with ``golden_clusters``.
+    new_clusters : array-like, optional
+        Task id per new item. Repeats of one task (a model run several times
+        on it) are not independent: the observed pass count and the number of
+        new items are divided by their design effect under this clustering
+        (as for the golden set above) before they enter ``p_obs``'s beta
+        posterior and the raw rate's interval.
     resamples : int, default 2000
         Number of posterior draws.
     seed : int, default 0
@@ -139,7 +146,8 @@ def corrected_pass_rate(
         as a result); ``youden``: {"value", "ci_low", "ci_high"} of
         J = TPR + TNR - 1; ``tpr``, ``tnr`` (golden set point estimates);
         ``n_golden``, ``n_pos``, ``n_neg`` (golden items whose consensus
-        passes, fails), ``n_new``; ``design_effect``: {"tpr", "tnr"};
+        passes, fails), ``n_new``; ``design_effect``: {"tpr", "tnr"} (and
+        ``new`` with ``new_clusters``);
         ``bootstrap``: {"resamples", "seed", "cluster", "level", "method"};
         ``undefined_resamples``: draws with J <= 0, left out of the
         corrected interval (at most a few once J has passed the refusal
@@ -203,7 +211,13 @@ def corrected_pass_rate(
         out.update(refused=True, reason="there are no new items to grade")
         return out
     x, n = int(new.sum()), len(new)
+    if new_clusters is not None:
+        new_groups, n_new_clusters = cluster_codes(new_clusters, n)
+        deff_new = _design_effect(new, np.ones(n, bool), new_groups, n_new_clusters)
+        out["design_effect"]["new"] = deff_new
+        x, n = x / deff_new, n / deff_new  # effective counts: what the tasks support
     out["raw"] = _jeffreys_interval(x, n, level)
+    out["raw"]["value"] = float(new.mean())
     if n_pos == 0 or n_neg == 0:
         which = "fail" if n_neg == 0 else "pass"
         out.update(refused=True, reason=(
@@ -220,7 +234,8 @@ def corrected_pass_rate(
     else:
         deff = _check_design_effect(design_effect)
     youden = tpr + tnr - 1
-    out.update(tpr=tpr, tnr=tnr, design_effect={"tpr": deff[0], "tnr": deff[1]})
+    out.update(tpr=tpr, tnr=tnr)
+    out["design_effect"].update(tpr=deff[0], tnr=deff[1])
     out["corrected"]["value"] = rogan_gladen(x / n, tpr=tpr, tnr=tnr)
 
     rng = np.random.default_rng(seed)
