@@ -23,6 +23,7 @@ from workbench.ui.lead import (NUMBER, RIGHT, SIGNED, disagreement_table, page_h
                                show_table, verdict_box)
 from workbench.ui.state import store
 from workbench.ui.trajectory import display_step, render_item
+from workbench.ui.planning_view import render_plan
 
 ROLES = auth.LEADS
 TABS = ("Agreement", "Humans", "Self-preference", "Noise & drift", "Robustness", "Disagreements")
@@ -44,6 +45,7 @@ def render() -> None:
                f"({rep['judge']['mode']}) · run {code_span(rep['run']['name'])} · {rep['n_items']} items with "
                f"consensus and judge score, {rep['n_unresolved']} unresolved, {rep['n_unscored']} unscored")
     verdict_box(rep)
+    render_plan(store(), golden_set, rubric, judge, rep)  # labels to a decision, in words (ui/planning_view.py)
     # on_change="rerun": only the open tab runs, so a lead does not wait for four tabs they are not reading
     sections = (_agreement, _humans, _self_preference, _noise_and_drift, probes_view.render, _disagreements)
     picked = (golden_set, rubric, judge)
