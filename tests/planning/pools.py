@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.demo.generator import simulate_items, simulate_judge, with_effects
+from validation.validate_shared_data import family_of as _family
 from workbench.stats.label_simulation import Pool
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -34,13 +35,6 @@ def demo_pool(*, n_items: int, fail_share: float, seed: int, error: float = 0.08
                 family=np.array([it.producer_family for it in items]),
                 model=np.array([it.producer_model for it in items]),
                 judge_model="gpt-4o", judge_family="openai")
-
-
-def _family(model: str) -> str:
-    for prefix, fam in (("anthropic.", "anthropic"), ("meta.", "meta"), ("mistral.", "mistral"), ("gpt-", "openai")):
-        if model.startswith(prefix):
-            return fam
-    return "unknown"
 
 
 def play_favorites_pool(judge: str) -> Pool:
