@@ -220,9 +220,8 @@ def render_promptfoo(aj: ApprovedJudge) -> str:
         "defaultTest": {
             "options": {"provider": parts["provider"], "rubricPrompt": parts["rubricPrompt"]},
             "assert": [parts["assertion"]],
-            "metadata": {"workbench": trace},
+            "metadata": {"workbench": trace},  # on every test's result: a run traces back to the evidence
         },
-        "metadata": {"workbench": trace},
     }
     head = (f"# Written by `workbench export --to promptfoo` from {aj.bundle_file}; do not edit the judge.\n"
             "# Add your providers and tests (each with a `task` variable: the task given to the system graded);\n"

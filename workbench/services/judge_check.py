@@ -266,7 +266,7 @@ def _parse_promptfoo(text: str, name: str, aj: ApprovedJudge) -> GradingJudge:
     rubric_prompt = (assertion.get("options") or {}).get("rubricPrompt", options.get("rubricPrompt"))
     return GradingJudge("promptfoo", provider.get("id"), config.get("temperature"), config.get("max_tokens"),
                         promptfoo_prompt_sha256(assertion, rubric_prompt),
-                        ((data.get("metadata") or {}).get("workbench") or {}))
+                        (default.get("metadata") or {}).get("workbench") or {})
 
 
 def _compare_own(aj: ApprovedJudge, path: Path, actual: GradingJudge, res: CheckResult) -> None:
