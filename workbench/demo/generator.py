@@ -345,7 +345,8 @@ def demo_rubric(cfg: DemoConfig) -> dict:
 
 
 def write_demo(root: Path, cfg: DemoConfig = DemoConfig()) -> None:
-    """Write golden_sets/demo/ and rubrics/demo-patch-quality.yaml under ``root``."""
+    """Write golden_sets/demo/ and rubrics/demo-patch-quality.yaml under ``root``, and the eval-awareness audit's
+    golden set and rubric beside them."""
     data = generate(cfg)
     gs = root / "golden_sets" / "demo"
     rub = gs / RUBRIC_NAME
@@ -371,6 +372,9 @@ def write_demo(root: Path, cfg: DemoConfig = DemoConfig()) -> None:
         "# gpt4o-self favours its own family, noisy-llama is noisy and its second run drifts;\n"
         "# test-results is a deterministic Python grader that reads the trajectory's last test run.\n"
         + yaml.safe_dump(data["rubric"], sort_keys=False, allow_unicode=True, width=100))
+    from .eval_awareness import write_eval_awareness  # a separate golden set: the demo's own numbers do not move
+
+    write_eval_awareness(root)
 
 
 def with_effects(*, n_items: int = 200, seed: int = 0, self_preference: float = 0.0, leniency: float = 0.0,
