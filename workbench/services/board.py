@@ -324,6 +324,11 @@ def list_boards(store: Store) -> list[dict]:
     return q.boards(store)
 
 
+def board_fingerprint(store: Store, name: str) -> tuple:
+    """What the board's report depends on (its items, bundles and grades): a page's cache key."""
+    return q.fingerprint(store, q.board(store, name)["id"])
+
+
 # -- the report -----------------------------------------------------------------------------------
 
 @dataclass

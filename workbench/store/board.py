@@ -148,3 +148,12 @@ def grades(store: Store, board_id: int, *, with_trace: bool = False,
         if with_trace:
             r["trace"] = json.loads(r["trace"]) if r["trace"] else None
     return rows
+
+
+def fingerprint(store: Store, board_id: int) -> tuple:
+    """Changes whenever the board's items, bundles or their grades change: what a cached report depends on."""
+    return tuple(store.conn.execute(
+        """SELECT (SELECT count(*) FROM board_items WHERE board_id = :b),
+                  (SELECT count(*) FROM board_bundles WHERE board_id = :b),
+                  (SELECT count(*) FROM board_grades g JOIN board_bundles u ON u.config_hash = g.config_hash
+                    WHERE u.board_id = :b)""", {"b": board_id}).fetchone())

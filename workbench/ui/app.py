@@ -54,6 +54,7 @@ PAGES: list[PageSpec] = [
     PageSpec("compare.py", "Compare", "📊", "compare", auth.LEADS, section="Lead"),
     PageSpec("drift.py", "Drift", "📈", "drift", auth.LEADS, section="Lead"),
     PageSpec("export_page.py", "Export", "📦", "export", auth.LEADS, section="Lead"),
+    PageSpec("board.py", "Board", "🗂️", "board", auth.LEADS, section="Lead"),
 ]
 
 
