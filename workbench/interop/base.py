@@ -51,6 +51,7 @@ class SourceItem:
 
     record: int
     data: dict[str, Any]
+    origin: str | None = None  # the file of a multi-file export the record is in, for error messages
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class SourceLabel:
     field: str = "value"  # where the value sits in the source record, for error messages
     rationale: str | None = None
     created_at: str | None = None
+    origin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class SourceJudgment:
     model_version: str | None = None
     created_at: str | None = None
     extra: dict[str, Any] = dc_field(default_factory=dict)  # tokens_in, tokens_out, cost_usd, latency_ms
+    origin: str | None = None
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import InputError
+from ..errors import InputError, NotFound
 from ..formats import Record, parse_item, write_jsonl
 from ..hashing import sha256_hex
 from ..interop.base import (SourceError, SourceItem, SourceJudgment, SourceLabel, Skipped, adapter_entry,
@@ -91,7 +91,7 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
     adapter_entry(source)  # an unknown source is refused before its library is looked for
     result = InteropResult(source, str(uri), rubric=rv.name)
 
-    items: dict[str, tuple[int, Item]] = {}
+    items: dict[str, tuple[SourceItem, Item]] = {}
     labels: dict[tuple[str, str], tuple[SourceLabel, int]] = {}
     judgments: dict[tuple[str, str | None], list[tuple[SourceJudgment, int | None, str | None]]] = defaultdict(list)
     seen_repeat: dict[tuple, int] = {}
@@ -105,30 +105,30 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
             item = _item(source, rec)
             prior = items.get(item.id)
             if prior is not None and prior[1].content_hash != item.content_hash:
-                raise SourceError(source, rec.record, f"item '{item.id}' appears again with other content (first "
-                                  f"in record {prior[0]})", field="id", fix="give each item its own id")
-            items.setdefault(item.id, (rec.record, item))
+                raise SourceError(_where(source, rec), rec.record, f"item '{item.id}' appears again with other content (first "
+                                  f"in record {prior[0].record})", field="id", fix="give each item its own id")
+            items.setdefault(item.id, (rec, item))
         elif isinstance(rec, SourceLabel):
-            score = maps.score(source, rec.record, rec.field, rec.name, rec.value)
+            score = maps.score(_where(source, rec), rec.record, rec.field, rec.name, rec.value)
             if score is UNSCORED:
                 result.skipped["label mapped to unscored"] += 1
                 continue
-            _name(source, rec.record, rec.rater, "rater name", "rater")
+            _name(_where(source, rec), rec.record, rec.rater, "rater name", "rater")
             key = (rec.item_id, rec.rater)
             if key in labels:
-                raise SourceError(source, rec.record, f"rater '{rec.rater}' labels item '{rec.item_id}' twice (also "
+                raise SourceError(_where(source, rec), rec.record, f"rater '{rec.rater}' labels item '{rec.item_id}' twice (also "
                                   f"record {labels[key][0].record})", field="rater", fix="keep one label per item and rater")
             labels[key] = (rec, score)
         elif isinstance(rec, SourceJudgment):
             if rec.value is None:
                 score, reason = None, rec.unscored_reason or "the source gives no score"
             else:
-                mapped = maps.score(source, rec.record, rec.field, rec.name, rec.value)
+                mapped = maps.score(_where(source, rec), rec.record, rec.field, rec.name, rec.value)
                 score, reason = ((None, f"the import map sends {rec.value!r} to unscored") if mapped is UNSCORED
                                  else (mapped, None))
             key = (rec.judge, rec.model, rec.item_id, rec.repeat)
             if key in seen_repeat:
-                raise SourceError(source, rec.record, f"judge '{rec.judge}' grades item '{rec.item_id}' repeat "
+                raise SourceError(_where(source, rec), rec.record, f"judge '{rec.judge}' grades item '{rec.item_id}' repeat "
                                   f"{rec.repeat} twice (also record {seen_repeat[key]})", field=rec.field,
                                   fix="keep one verdict per item and repeat")
             seen_repeat[key] = rec.record
@@ -151,8 +151,11 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
         if new:  # a judge the rubric does not declare: declared by a new rubric version (same content otherwise)
             target = register_rubric(store, dataclasses.replace(rv.rubric, judges=rv.rubric.judges + tuple(new)))
         result.rubric_version = target.version
-        index = {r["item_id"]: r for r in store.item_index(store.golden_set(golden_set)["id"])}
-        gs_id = store.golden_set(golden_set)["id"]
+        try:
+            gs_id: int | None = store.golden_set(golden_set)["id"]
+        except NotFound:  # verdicts without their items, into a new golden set: each is refused by its record
+            gs_id = None
+        index = {r["item_id"]: r for r in store.item_index(gs_id)} if gs_id is not None else {}
         if labels:
             result.labels_added = _land_labels(store, source, target, labels, index, golden_set)
         for (judge, model), rows in judgments.items():
@@ -164,11 +167,16 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
     return result
 
 
+def _where(source: str, rec: SourceItem | SourceLabel | SourceJudgment) -> str:
+    """How an error names the source: the tool, and the file when its export spans several."""
+    return f"{source} {rec.origin}" if rec.origin else source
+
+
 def _item(source: str, rec: SourceItem) -> Item:
     try:
         return parse_item(Record(source, rec.record, rec.data))
     except InputError as e:
-        raise SourceError(source, rec.record, e.problem, field=e.field, fix=e.fix) from None
+        raise SourceError(_where(source, rec), rec.record, e.problem, field=e.field, fix=e.fix) from None
 
 
 def _name(source: str, record: int, value: str, what: str, field_name: str) -> str:
@@ -178,9 +186,9 @@ def _name(source: str, record: int, value: str, what: str, field_name: str) -> s
         raise SourceError(source, record, e.problem, field=field_name, fix=e.fix) from None
 
 
-def _land_items(store: Store, source: str, items: dict[str, tuple[int, Item]], golden_set: str) -> int:
+def _land_items(store: Store, source: str, items: dict[str, tuple[SourceItem, Item]], golden_set: str) -> int:
     """Through ``import items`` itself (staging, conflict checks), inside the caller's transaction."""
-    records = [record for record, _ in items.values()]
+    records = [rec for rec, _ in items.values()]
     with tempfile.TemporaryDirectory(prefix="workbench-interop-") as tmp:
         path = Path(tmp) / f"{source}-items.jsonl"
         write_jsonl(path, (item.to_dict() for _, item in items.values()))
@@ -188,7 +196,8 @@ def _land_items(store: Store, source: str, items: dict[str, tuple[int, Item]], g
             return golden_sets.import_items(store, path, golden_set).added
         except InputError as e:
             if e.file == path.name and e.line is not None:  # name the source record, not the temporary file
-                raise SourceError(source, records[e.line - 1], e.problem, field=e.field, fix=e.fix) from None
+                rec = records[e.line - 1]
+                raise SourceError(_where(source, rec), rec.record, e.problem, field=e.field, fix=e.fix) from None
             raise
 
 
@@ -216,7 +225,7 @@ def _slug(text: str) -> str:
 def _land_labels(store: Store, source: str, rv: RubricVersion, labels: dict, index: dict, golden_set: str) -> int:
     rows = []
     for (item_id, rater), (rec, score) in labels.items():
-        item = _item_row(source, rec.record, item_id, index, golden_set)
+        item = _item_row(source, rec, item_id, index, golden_set)
         rows.append({"item_pk": item["pk"], "rater": rater, "rubric_name": rv.name, "rubric_id": rv.id,
                      "score": score, "rationale": rec.rationale, "created_at": rec.created_at})
     store.ensure_raters({r["rater"] for r in rows})
@@ -225,10 +234,10 @@ def _land_labels(store: Store, source: str, rv: RubricVersion, labels: dict, ind
     return store.count_label_events() - before
 
 
-def _item_row(source: str, record: int, item_id: str, index: dict, golden_set: str) -> dict:
+def _item_row(source: str, rec: SourceLabel | SourceJudgment, item_id: str, index: dict, golden_set: str) -> dict:
     item = index.get(item_id)
     if item is None:
-        raise SourceError(source, record, f"refers to item '{item_id}', which is neither in this import nor in "
+        raise SourceError(_where(source, rec), rec.record, f"refers to item '{item_id}', which is neither in this import nor in "
                           f"golden set '{golden_set}'", field="item_id",
                           fix="import the items first, or include the traces/samples in the export")
     return item
@@ -239,7 +248,7 @@ def _land_judgments(store: Store, source: str, rv: RubricVersion, spec: JudgeSpe
     judge_row = store.judge_row(rv.id, spec.id)
     out = []
     for rec, score, reason in rows:
-        item = _item_row(source, rec.record, rec.item_id, index, golden_set)
+        item = _item_row(source, rec, rec.item_id, index, golden_set)
         out.append({"item_pk": item["pk"], "item_content_hash": item["content_hash"],
                     "config_hash": judge_row["config_hash"], "repeat": rec.repeat, "score": score,
                     "unscored_reason": reason, "rationale": rec.rationale, "evidence_steps": None, "trace": None,

@@ -1,0 +1,113 @@
+"""Langfuse scores, as the v3 Scores API returns them (``GET /api/public/v3/scores``), with their traces or
+observations.
+
+``FILE_OR_URI`` is a scores response saved as JSON (request it with ``fields=details,subject,annotation``),
+or a folder of responses saved as they came: ``scores*.json`` (one file per page), and optionally
+``traces*.json`` (``GET /api/public/traces``) and ``observations*.json`` (``GET /api/public/v2/observations``)
+for what the scores are attached to.
+
+- each trace and each observation is an item: its ``input`` and ``output`` (as text), its name as the category;
+  an observation's trace is kept in the metadata;
+- a score from the ``ANNOTATION`` source is a label by its ``authorUserId``; from ``EVAL`` a judgment of the judge
+  named by the score (``<name>``), from ``API`` one of ``<name>-api``; its ``comment`` is the rationale;
+- a score on a session or an experiment, and ``TEXT`` and ``CORRECTION`` scores, are skipped and counted.
+
+Records are numbered within each file (``langfuse scores-2.json record 7``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .base import SourceError, SourceItem, SourceJudgment, SourceLabel, SourceRecord, Skipped, read_json, text_of
+
+SOURCE = "langfuse"
+NOT_RATINGS = ("TEXT", "CORRECTION")
+
+
+class LangfuseAdapter:
+    source = SOURCE
+
+    def read(self, uri: str, **_options: Any) -> Iterator[SourceRecord]:
+        path = Path(uri)
+        if path.is_dir():
+            scores = sorted(path.glob("scores*.json"))
+            if not scores:
+                raise SourceError(SOURCE, None, f"the folder {uri} holds no scores*.json",
+                                  fix="save each page of GET /api/public/v3/scores as scores-1.json, scores-2.json, ...")
+            for f in sorted(path.glob("traces*.json")):
+                for n, trace in enumerate(_data(f), start=1):
+                    yield SourceItem(n, _item(trace, f.name, n, observation=False), origin=f.name)
+            for f in sorted(path.glob("observations*.json")):
+                for n, obs in enumerate(_data(f), start=1):
+                    yield SourceItem(n, _item(obs, f.name, n, observation=True), origin=f.name)
+        else:
+            scores = [path]
+        for f in scores:
+            for n, score in enumerate(_data(f), start=1):
+                yield _score(n, score, f.name if path.is_dir() else None)
+
+
+def _data(f: Path) -> list:
+    page = read_json(SOURCE, str(f))
+    data = page.get("data") if isinstance(page, dict) else None
+    if not isinstance(data, list):
+        raise SourceError(f"{SOURCE} {f.name}", None, "is not a Langfuse API response (no 'data' list)",
+                          fix="save the response body as it came")
+    return data
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):  # chat inputs
+        return "\n".join(text_of(m.get("content")) for m in value["messages"] if isinstance(m, dict))
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _item(entity: Any, file: str, n: int, *, observation: bool) -> dict:
+    if not isinstance(entity, dict) or not isinstance(entity.get("id"), str):
+        raise SourceError(f"{SOURCE} {file}", n, "needs an 'id'", field="id", fix="save the response as it came")
+    meta = {k: entity[k] for k in ("traceId", "sessionId", "type", "model", "tags", "environment")
+            if entity.get(k) not in (None, [], "")}
+    item = {"id": entity["id"], "input": _text(entity.get("input")) or "", "output": _text(entity.get("output")) or "",
+            "category": entity.get("name") or "default", "metadata": {"langfuse": meta} if meta else None}
+    return {k: v for k, v in item.items() if v is not None}
+
+
+def _score(n: int, score: Any, origin: str | None) -> SourceRecord:
+    where = f"{SOURCE} {origin}" if origin else SOURCE
+    if not isinstance(score, dict) or not isinstance(score.get("name"), str):
+        raise SourceError(where, n, "a score needs a 'name'", field="name", fix="save the response as it came")
+    name, source, data_type = score["name"], str(score.get("source", "")).upper(), str(score.get("dataType", ""))
+    subject = score.get("subject")
+    if not isinstance(subject, dict):
+        raise SourceError(where, n, "the score has no subject", field="subject",
+                          fix="request the scores with fields=details,subject,annotation")
+    kind = subject.get("kind")
+    if kind not in ("trace", "observation"):
+        return Skipped(n, f"score on a{'n' if str(kind)[:1] in 'aeiou' else ''} {kind}")
+    if data_type.upper() in NOT_RATINGS:
+        return Skipped(n, f"{data_type.upper()} score (not a rating)")
+    item_id = subject.get("id")
+    value = score.get("value")
+    comment = score.get("comment")
+    at = score.get("timestamp")
+    if source == "ANNOTATION":
+        author = score.get("authorUserId")
+        if not author:
+            raise SourceError(where, n, "an annotation has no authorUserId", field="authorUserId",
+                              fix="request the scores with fields=details,subject,annotation")
+        return SourceLabel(n, item_id, rater=author, name=name, value=value, rationale=comment, created_at=at,
+                           origin=origin)
+    if source in ("EVAL", "API"):
+        judge = name if source == "EVAL" else f"{name}-api"
+        return SourceJudgment(n, item_id, judge=judge, name=name, value=value, rationale=comment, created_at=at,
+                              unscored_reason="the score has no value" if value is None else None, origin=origin)
+    raise SourceError(where, n, f"unknown score source {score.get('source')!r}", field="source",
+                      fix="save the response as it came (sources are ANNOTATION, EVAL and API)")
