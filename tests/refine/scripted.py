@@ -57,6 +57,7 @@ class _Endpoint:
         self.model = model
         self.log, self.kill_after = log, kill_after
         self.bodies: list[dict] = []
+        self.keys: list[str] = []  # one per answered request: (system prompt, item) for a judge
         self.answered = 0
         self.spent_usd = 0.0
 
@@ -76,6 +77,7 @@ class _Endpoint:
         usage = Usage(input_tokens=chars // 4, output_tokens=len(content) // 4 + 1)
         self.spent_usd += cost_usd(self.model, usage) or 0.0
         self.answered += 1
+        self.keys.append(key)
         if self.log is not None:
             with self.log.open("a") as f:
                 f.write(json.dumps({"key": key, "cost": cost_usd(self.model, usage)}) + "\n")
@@ -153,4 +155,14 @@ def memorise(k: int) -> Callable[[list[tuple[str, int]]], dict]:
     def policy(shown: list[tuple[str, int]]) -> dict:
         return {"summary": "Memorise the disagreements.", "levels": [], "criteria": [], "instructions": None,
                 "examples": [{"item_id": i, "score": c, "rationale": "As the reviewers said."} for i, c in shown[:k]]}
+    return policy
+
+
+def in_turn(*policies: Callable[[list[tuple[str, int]]], dict]) -> Callable[[list[tuple[str, int]]], dict]:
+    """The n-th request is answered by the n-th policy (the last one repeating)."""
+    calls: list[int] = []
+
+    def policy(shown: list[tuple[str, int]]) -> dict:
+        calls.append(1)
+        return policies[min(len(calls), len(policies)) - 1](shown)
     return policy

@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scripted import FIX_PHRASE, ScriptedJudge, ScriptedOptimizer, fix_leniency, memorise  # noqa: E402
+from scripted import FIX_PHRASE, ScriptedJudge, ScriptedOptimizer, fix_leniency, in_turn, memorise  # noqa: E402
 
 from workbench.errors import Conflict  # noqa: E402
 from workbench.services import refine as svc  # noqa: E402
@@ -107,7 +107,7 @@ def test_memorising_optimizer_gains_on_development_and_is_rejected_on_held_out(d
         svc.accept_round(demo_store, rnd["id"], lead="lead")
 
 
-@pytest.mark.parametrize("policy", [fix_leniency, memorise(8)], ids=["fix", "memorise"])
+@pytest.mark.parametrize("policy", [in_turn(fix_leniency, memorise(8)), memorise(8)], ids=["fix", "memorise"])
 def test_the_optimizer_never_receives_a_held_out_item(demo_store, policy):
     judge, optimizer = endpoints(demo_store, policy)
     summary = run(demo_store, judge, optimizer, rounds=2, max_examples=8)
@@ -137,15 +137,17 @@ def test_few_shot_strategy_needs_no_optimizer_and_uses_development_items_only(de
 
 
 def test_budget_stops_the_session_and_is_never_exceeded(demo_store):
-    judge, optimizer = endpoints(demo_store, fix_leniency)
+    judge, optimizer = endpoints(demo_store, in_turn(fix_leniency, memorise(4)))
     budget = 0.012
     summary = run(demo_store, judge, optimizer, budget_usd=budget, rounds=2)
     assert summary.stopped == "budget"
     paid = judge.spent_usd + optimizer.spent_usd  # priced from what the endpoints answered
     assert 0 < paid <= budget and summary.spent_usd == pytest.approx(paid)
     resumed = run(demo_store, judge, optimizer, budget_usd=1.0, rounds=2)
-    assert resumed.stopped is None and len(resumed.rounds) == 2
+    assert resumed.stopped is None and [r["status"] for r in resumed.rounds] == ["proposed", "rejected"]
     assert judge.spent_usd + optimizer.spent_usd <= 1.0
+    assert len(judge.keys) == len(set(judge.keys)), "the resumed session sent a finished request again"
+    assert resumed.spent_usd == pytest.approx(judge.spent_usd + optimizer.spent_usd)
 
 
 def test_dry_run_estimates_without_writing(demo_store):
@@ -163,3 +165,13 @@ def test_bad_options_are_refused_with_the_fix(demo_store):
         svc.refine(demo_store, GS, RUBRIC, JUDGE)
     with pytest.raises(Exception, match="must be a chat model"):
         svc.refine(demo_store, GS, RUBRIC, JUDGE, optimizer="python/workbench.demo.graders:test_results")
+
+
+def test_an_edit_that_changes_nothing_is_not_judged(demo_store):
+    judge, optimizer = endpoints(demo_store, fix_leniency)  # proposes the same fix again in round 2
+    summary = run(demo_store, judge, optimizer, rounds=2)
+    first, second = summary.rounds[:2]
+    assert first["status"] == "proposed" and second["status"] == "failed"
+    assert second["reason"] == "No edit: it leaves the rubric as it is." and second["child_rubric_id"] is None
+    n = len(summary.split["items"]["development"]) + len(summary.split["items"]["held_out"])
+    assert judge.answered == 2 * n

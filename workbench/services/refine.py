@@ -223,6 +223,9 @@ def _evaluate(c: _Ctx, rv: RubricVersion) -> str | None:
         runs = c.store.runs(gs["id"], c.store.judge_row(rv.id, c.judge)["pk"])
         names = [r["name"] for r in runs]
         # run-1 holds the development items, run-2 the held-out ones: a part's run is made once, then resumed
+        # (judging.run resumes the newest run), and the held-out run starts only once the development run is done
+        if any(RUN_OF_PART[later] in names for later in PARTS[PARTS.index(part) + 1:]):
+            continue
         new_run = RUN_OF_PART[part] not in names and bool(names)
         left = c.left()
         if left is not None and left <= 0:
@@ -424,8 +427,12 @@ def _run_round(c: _Ctx, rnd: dict, r0: RubricVersion) -> str | None:
             return None
         name = candidate_name(c.base.name, c.session["id"], rnd["number"])
         child_rubric = apply_edit(parent.rubric, edit, c.items, name)
+        diff = rubric_diff(parent.rubric, child_rubric)
+        if not diff:  # judging an unchanged rubric again would only pay for the same answers
+            db.finish_round(store, rnd["id"], "failed", None, "No edit: it leaves the rubric as it is.")
+            return None
         child = register_rubric(store, child_rubric)
-        db.set_child(store, rnd["id"], child.id, parent.id, rubric_diff(parent.rubric, child_rubric))
+        db.set_child(store, rnd["id"], child.id, parent.id, diff)
     child = get_rubric_by_id(store, db.round_(store, rnd["id"])["child_rubric_id"])
     if _evaluate(c, child) == "budget":
         return "budget"
