@@ -33,3 +33,22 @@ def test_demo_has_the_promised_shape(demo_store):
     for l in demo_store.labels(demo_store.golden_set("demo")["id"], "demo-patch-quality"):
         labels_per_item[l["item_id"]] = labels_per_item.get(l["item_id"], 0) + 1
     assert 3 in labels_per_item.values() and 2 in labels_per_item.values()
+
+
+def test_the_unpriced_judge_has_an_unknown_cost_never_zero(demo_store):
+    """noisy-llama runs on a local model with no price: its judgments carry no cost, and its report says unknown
+    (None) where it used to say $0.00; the priced judges keep their costs (issue 12, item 7)."""
+    from workbench.services.calibration import calibrate
+    from workbench.services.demo import DEMO_GOLDEN_SET
+    from workbench.demo.generator import RUBRIC_NAME
+
+    gs = demo_store.golden_set(DEMO_GOLDEN_SET)
+    costs = {}
+    for judge in ("careful-sonnet", "noisy-llama"):
+        row = demo_store.judge_row(demo_store.rubric_row(RUBRIC_NAME)["id"], judge)
+        costs[judge] = demo_store.judgment_columns(gs["id"], row["pk"])["cost_usd"]
+    assert costs["noisy-llama"] and all(c is None for c in costs["noisy-llama"])
+    assert all(c > 0 for c in costs["careful-sonnet"])
+    llama = calibrate(demo_store, DEMO_GOLDEN_SET, RUBRIC_NAME, "noisy-llama")["cost"]
+    assert llama["per_100_items_usd"] is None and llama["total_usd"] is None
+    assert calibrate(demo_store, DEMO_GOLDEN_SET, RUBRIC_NAME, "careful-sonnet")["cost"]["per_100_items_usd"] > 0

@@ -309,7 +309,7 @@ def demo(ctx: Ctx, no_ui: bool, port: int) -> None:
     """
     from .services.demo import seed_demo
 
-    summary = seed_demo(ctx.store, ctx.workspace)
+    summary = seed_demo(ctx.store, ctx.workspace, precompute=True)  # the lead pages open on cached reports
     n_judgments = sum(summary.judgments.values())
     click.echo(f"Seeded {_shown(ctx.workspace.db)} with the SYNTHETIC demo: {summary.items} items, {summary.labels} "
                f"labels, {summary.adjudications} adjudications, {n_judgments} recorded judgments of "

@@ -57,7 +57,7 @@ class SimJudge:
     repeat_noise: float = 0.0
     drift: float | None = None  # None: one run; a number: a second run with this upward shift
     model_versions: tuple[str, ...] = ()
-    price_per_item: float = 0.002
+    price_per_item: float | None = 0.002  # None: no price known (a local model), so no cost is recorded
     latency_ms: float = 1500.0
 
 
@@ -83,8 +83,14 @@ DEFAULT_JUDGES = (
              model_versions=("gpt-4o-2024-08-06",), price_per_item=0.006, latency_ms=2100.0),
     SimJudge("noisy-llama", "openai-api/local/llama-3.1-70b", "meta", error=0.1, repeats=3, repeat_noise=0.22,
              drift=0.45, model_versions=("llama-3.1-70b-instruct-q4", "llama-3.1-70b-instruct-q4-2025-03"),
-             price_per_item=0.0, latency_ms=3400.0),
+             price_per_item=None, latency_ms=3400.0),
 )
+
+
+def _cost(price_per_item: float | None, jitter: float) -> float | None:
+    """A judgment's cost; unknown (None, never $0) without a price. The jitter is drawn either way, so every other
+    simulated value stays the same."""
+    return None if price_per_item is None else round(price_per_item * jitter, 6)
 
 
 def _shift(score: int, step: int) -> int:
@@ -292,7 +298,7 @@ def generate(cfg: DemoConfig = DemoConfig()) -> dict[str, Any]:
                    "model_version": versions[min(r["run"], len(versions) - 1)],
                    "created_at": f"2026-{10 + r['run']:02d}-{1 + r['repeat']:02d}T12:00:00+00:00",
                    "tokens_in": 1800 + n_steps * 220, "tokens_out": 160 + rng.randint(0, 80),
-                   "cost_usd": round(judge.price_per_item * rng.uniform(0.8, 1.2), 6),
+                   "cost_usd": _cost(judge.price_per_item, rng.uniform(0.8, 1.2)),
                    "latency_ms": round(judge.latency_ms * rng.uniform(0.6, 1.6), 1)}
             if judge.mode == "agentic":
                 ev = rec["evidence_steps"]

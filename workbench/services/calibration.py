@@ -8,32 +8,36 @@ so an unchanged report is read back instead of recomputed.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
-from .. import stats
 from ..errors import NotFound
 from ..gate import Policy, evaluate, load_policy
 from ..hashing import sha256_hex
 from ..models import JudgeSpec
+from ..stats import methods as interval_choices
 from ..store import Store
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
-from . import active_queue
 from .golden_sets import Consensus, consensus, freeze
 from .rubrics import RubricVersion, get_rubric
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# numpy, pandas and the statistics are imported inside the functions that compute: a report read back from the
+# cache needs none of them, and they take most of a second to import (`workbench calibrate` of a cached report).
 
 SCHEMA = "workbench.calibration/1"
 # Bump when the report's content changes shape, so cached reports of the old shape are not reused.
 REPORT_REVISION = 5
 # How intervals are made is part of a report's inputs: changing a method must not serve an old report.
-INTERVAL_METHODS = {"bootstrap": stats.bootstrap.INTERVAL, "self_preference": stats.bias.INTERVAL,
-                    "proportion": stats.proportion.METHOD}
+INTERVAL_METHODS = {"bootstrap": interval_choices.BOOTSTRAP_INTERVAL,
+                    "self_preference": interval_choices.SELF_PREFERENCE_INTERVAL,
+                    "proportion": interval_choices.PROPORTION_METHOD}
 
 
 @dataclass(frozen=True)
@@ -59,36 +63,76 @@ def policy_for(rv: RubricVersion, workspace: Workspace | None = None) -> Policy:
     return load_policy(policy_path(workspace), rv.rubric.gate)
 
 
-@dataclass
-class JudgeData:
-    """Everything the statistics need about one judge on one golden set."""
+@dataclass(frozen=True)
+class Scope:
+    """A golden set, rubric version, judge and run, each looked up once and then passed down, not their names."""
 
+    golden_set: dict  # the store's row: id, name, overlap, is_demo
     rubric: RubricVersion
     spec: JudgeSpec
     judge_row: dict
     runs: list[dict]
     run: dict
-    judgments: pd.DataFrame  # item_id, run_id, repeat, score, model_version, cost_usd, latency_ms
+
+
+@dataclass
+class JudgeData:
+    """Everything the statistics need about one judge on one golden set: its scope and its judgments."""
+
+    scope: Scope
+    judgments: pd.DataFrame  # item_id, run_id, repeat, score, model_version, cost_usd, latency_ms, tokens
+
+    @property
+    def rubric(self) -> RubricVersion:
+        return self.scope.rubric
+
+    @property
+    def spec(self) -> JudgeSpec:
+        return self.scope.spec
+
+    @property
+    def judge_row(self) -> dict:
+        return self.scope.judge_row
+
+    @property
+    def runs(self) -> list[dict]:
+        return self.scope.runs
+
+    @property
+    def run(self) -> dict:
+        return self.scope.run
 
 
 def judge_run(store: Store, golden_set: str, rubric: str, judge: str,
               run: str | None = None) -> tuple[RubricVersion, JudgeSpec, dict, list[dict], dict]:
-    """(rubric version, spec, judge row, runs, chosen run): the newest rubric version with runs (else the newest)."""
-    gs = store.golden_set(golden_set)
+    """(rubric version, spec, judge row, runs, chosen run): see :func:`resolve`."""
+    s = resolve(store, golden_set, rubric, judge, run)
+    return s.rubric, s.spec, s.judge_row, s.runs, s.run
+
+
+def resolve(store: Store, golden_set: str, rubric: str, judge: str, run: str | None = None, *,
+            gs: dict | None = None) -> Scope:
+    """The judge on the newest rubric version that has runs of it (else the newest), and the run (default: latest).
+
+    ``gs`` is the golden set's row when the caller has looked it up already (``compare``, for each judge).
+    """
+    gs = gs or store.golden_set(golden_set)
     rv = get_rubric(store, rubric)
-    candidates = [rv] + [get_rubric(store, rubric, v) for v in range(rv.version - 1, 0, -1)]
-    for cand in candidates:
+    row = runs = None
+    for version in range(rv.version, 0, -1):
+        cand = rv if version == rv.version else get_rubric(store, rubric, version)
         try:
-            row = store.judge_row(cand.id, judge)
+            cand_row = store.judge_row(cand.id, judge)
         except NotFound:
             continue
-        runs = [r for r in store.runs(gs["id"], row["pk"]) if r["n_judgments"]]
-        if runs or cand is candidates[-1]:
-            rv = cand
+        cand_runs = [r for r in store.runs(gs["id"], cand_row["pk"]) if r["n_judgments"]]
+        if cand_runs or version == 1:
+            rv, row, runs = cand, cand_row, cand_runs
             break
     spec = rv.rubric.judge(judge)
-    row = store.judge_row(rv.id, judge)
-    runs = [r for r in store.runs(gs["id"], row["pk"]) if r["n_judgments"]]
+    if row is None:
+        row = store.judge_row(rv.id, judge)
+        runs = [r for r in store.runs(gs["id"], row["pk"]) if r["n_judgments"]]
     if not runs:
         raise NotFound(f"judge '{judge}' has no judgments on golden set '{golden_set}'; run it with 'workbench judge "
                        f"run --golden-set {golden_set} --rubric {rubric} --judge {judge}' or import its judgments")
@@ -98,21 +142,23 @@ def judge_run(store: Store, golden_set: str, rubric: str, judge: str,
         chosen = next((r for r in runs if r["name"] == run), None)
         if chosen is None:
             raise NotFound(f"judge '{judge}' has no run '{run}' (runs: {', '.join(r['name'] for r in runs)})")
-    return rv, spec, row, runs, chosen
+    return Scope(gs, rv, spec, row, runs, chosen)
 
 
-def judge_data(store: Store, golden_set: str, rubric: str, judge: str, run: str | None = None) -> JudgeData:
-    """The judge's runs on the golden set with all their judgments as a frame."""
-    rv, spec, row, runs, chosen = judge_run(store, golden_set, rubric, judge, run)
-    rows = store.judgments(store.golden_set(golden_set)["id"], row["pk"])
-    frame = pd.DataFrame([{k: r[k] for k in ("item_id", "run_id", "repeat", "score", "unscored_reason",
-                                              "model_version", "cost_usd", "latency_ms", "tokens_in", "tokens_out")}
-                          for r in rows])
-    return JudgeData(rv, spec, row, runs, chosen, frame)
+def judge_data(store: Store, golden_set: str, rubric: str, judge: str, run: str | None = None, *,
+               scope: Scope | None = None) -> JudgeData:
+    """The judge's runs on the golden set with all their judgments as a frame (``scope``: already resolved)."""
+    import pandas as pd
+
+    scope = scope or resolve(store, golden_set, rubric, judge, run)
+    frame = pd.DataFrame(store.judgment_columns(scope.golden_set["id"], scope.judge_row["pk"]))
+    return JudgeData(scope, frame)
 
 
 def _labels_frame(cons: Consensus) -> pd.DataFrame:
     """The human labels as a long frame (item_id, rater, score), from the consensus already read."""
+    import pandas as pd
+
     rows = [(item, rater, score) for item, by_rater in cons.human.items() for rater, score in by_rater.items()]
     return pd.DataFrame(rows, columns=["item_id", "rater", "score"])
 
@@ -125,20 +171,18 @@ def _scores(frame: pd.DataFrame, run_id: int, repeat: int | None = 0) -> pd.Seri
 
 
 def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options(), *,
-              use_cache: bool = True, data: JudgeData | None = None,
+              use_cache: bool = True, data: JudgeData | None = None, scope: Scope | None = None,
               workspace: Workspace | None = None, labels_of: str | None = None) -> dict[str, Any]:
     """The calibration report of DESIGN section 8 (``calibrate --json``), with the gate's verdict.
 
-    ``data`` is the judge's data when the caller has already loaded it (``compare`` needs it too);
+    ``data`` is the judge's data when the caller has already loaded it (``compare`` needs it too), ``scope`` the
+    names already resolved (``export``); either way each is read once.
     ``workspace`` holds the gate policy (rubrics/policy.yaml); ``labels_of`` names the rubric whose human labels
     the judge is compared with (default its own: a refinement candidate is compared with its base rubric's).
     """
-    if data is None:
-        rv, _, judge_row, _, run = judge_run(store, golden_set, rubric, judge, options.run)
-    else:
-        rv, judge_row, run = data.rubric, data.judge_row, data.run
+    scope = data.scope if data is not None else scope or resolve(store, golden_set, rubric, judge, options.run)
+    rv, judge_row, run, gs = scope.rubric, scope.judge_row, scope.run, scope.golden_set
     policy = policy_for(rv, workspace)
-    gs = store.golden_set(golden_set)
     # First a cheap key from the store's data version, checked before anything is loaded; then the key from the
     # data itself, which survives changes elsewhere in the database (another golden set's labels).
     quick_key = sha256_hex({"quick": REPORT_REVISION, "data_version": list(store.data_version()),
@@ -148,14 +192,21 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
                             "methods": INTERVAL_METHODS})
     if use_cache and (cached := store.report(quick_key)) is not None:
         return cached
-    data = data or judge_data(store, golden_set, rubric, judge, options.run)
+    import numpy as np
+    import pandas as pd
+
+    from .. import stats
+    from . import active_queue
+
+    data = data or judge_data(store, golden_set, rubric, judge, options.run, scope=scope)
     spec = data.spec
     scale = list(rv.rubric.scale.values)
-    cons = consensus(store, golden_set, labels_of or rv.name)
+    cons = consensus(store, golden_set, labels_of or rv.name, gs=gs)
     labels = _labels_frame(cons)
     # labels from the active queue carry inclusion probabilities: then estimates are weighted (active_queue.py)
     inclusion = active_queue.item_inclusion(store, gs, rv.name)
-    index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
+    index_rows = store.item_index(gs["id"])
+    index = pd.DataFrame(index_rows).set_index("item_id")
     from .probes import probe_frame, probe_section  # stress-probe runs: never calibration runs, reported beside
     probes = probe_frame(store, gs["id"], data.judge_row["pk"])
 
@@ -174,7 +225,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
         if cached is not None:
             store.save_report(quick_key, gs["id"], rv.id, data.judge_row["pk"], "calibration", cached)
             return cached
-    version = freeze(store, golden_set, known={labels_of or rv.name: cons})
+    version = freeze(store, golden_set, known={labels_of or rv.name: cons}, gs=gs, index=index_rows)
 
     primary = _scores(data.judgments, data.run["id"])
     unscored = int(primary.isna().sum())
@@ -201,9 +252,12 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
                                  resamples=options.resamples, seed=options.seed)
     sampling = None
     if inclusion:  # the whole golden set, not the sample the active queue chose
-        agreement, bias, sampling = active_queue.weighted_estimates(
+        agreement, bias, alt, sampling = active_queue.weighted_estimates(
             ids, c, j, sub, inclusion, spec=spec, scale=scale, pass_threshold=rv.rubric.pass_threshold,
-            resamples=options.resamples, seed=options.seed)
+            resamples=options.resamples, seed=options.seed, labels=labels, scored=scored,
+            epsilon=options.epsilon, alt_metric=options.alt_metric)
+        alt_reason = alt.get("reason")
+        alt = alt if alt.get("winning_rate") is not None else None
     run_frame = data.judgments[data.judgments["run_id"] == data.run["id"]]
     noise = None
     if run_frame["repeat"].nunique() >= 2:
@@ -263,6 +317,8 @@ def _digest(frame: pd.DataFrame, *, with_index: bool = False) -> str:
     pandas' row hashes treat None and NaN alike, so unscored judgments and missing producers hash fine; the
     digest is stable within an installation, which is all a cache key needs (an upgrade recomputes once).
     """
+    import pandas as pd
+
     hashes = pd.util.hash_pandas_object(frame, index=with_index).to_numpy()
     return f"{list(frame.columns)}:{len(frame)}:" + hashlib.sha256(hashes.tobytes()).hexdigest()
 
@@ -298,6 +354,8 @@ def drift_between(judgments: pd.DataFrame, base_run: dict, run: dict, resolved: 
     uses those with a consensus. ``candidate`` holds the later run's judgments when they live in another frame
     (a run under another rubric version, on the drift timeline).
     """
+    from .. import stats
+
     base = _scores(judgments, base_run["id"]).dropna().astype(int)
     cand_frame = judgments if candidate is None else candidate
     cand = _scores(cand_frame, run["id"]).dropna().astype(int)
@@ -330,19 +388,24 @@ def judges_of(store: Store, golden_set: str, rubric: str) -> list[str]:
 def compare(store: Store, golden_set: str, rubric: str, options: Options = Options(), *,
             workspace: Workspace | None = None) -> dict[str, Any]:
     """Every judge of the rubric side by side, with paired-bootstrap differences from the best one."""
+    import pandas as pd
+
+    from .. import stats
+
+    gs = store.golden_set(golden_set)
+    rv = get_rubric(store, rubric)
     rows, scores = [], {}
-    for judge in judges_of(store, golden_set, rubric):
+    for judge in (j.id for j in rv.rubric.judges):
         try:
-            data = judge_data(store, golden_set, rubric, judge, options.run)
+            data = judge_data(store, golden_set, rubric, judge, scope=resolve(store, golden_set, rubric, judge,
+                                                                              options.run, gs=gs))
         except NotFound:
             continue
         rows.append(calibrate(store, golden_set, rubric, judge, options, data=data, workspace=workspace))
         scores[judge] = _scores(data.judgments, data.run["id"]).dropna().astype(int)
     if not rows:
         raise NotFound(f"no judge of rubric '{rubric}' has judgments on golden set '{golden_set}'")
-    rv = get_rubric(store, rubric)
-    cons = consensus(store, golden_set, rv.name).resolved
-    gs = store.golden_set(golden_set)
+    cons = consensus(store, golden_set, rv.name, gs=gs).resolved
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
     metric = "krippendorff_alpha_ordinal"
     best = max(rows, key=lambda r: _val(r["metrics"][metric]["value"]))
@@ -366,4 +429,4 @@ def compare(store: Store, golden_set: str, rubric: str, options: Options = Optio
 
 
 def _val(x: Any) -> float:
-    return -np.inf if x is None or (isinstance(x, float) and np.isnan(x)) else float(x)
+    return -math.inf if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)

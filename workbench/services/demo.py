@@ -67,11 +67,12 @@ def write_demo_files(workspace: Workspace) -> tuple[list[Path], list[Path]]:
     return written, kept
 
 
-def seed_demo(store: Store, workspace: Workspace | None = None) -> DemoSummary:
+def seed_demo(store: Store, workspace: Workspace | None = None, *, precompute: bool = False) -> DemoSummary:
     """Load rubric, items, labels, adjudications and recorded judgments of the demo; idempotent.
 
     With a workspace, the demo's files are also written into it (those missing), so the
-    README's walkthrough can read ``golden_sets/demo/`` there.
+    README's walkthrough can read ``golden_sets/demo/`` there. ``precompute`` also computes
+    what the lead pages open on (:func:`precompute_reports`), as ``workbench demo`` does.
     """
     data = demo_data()
     folder = data / "golden_sets" / DEMO_GOLDEN_SET
@@ -94,4 +95,17 @@ def seed_demo(store: Store, workspace: Workspace | None = None) -> DemoSummary:
                 summary.judgments[judge] = gs.import_judgments(store, path, DEMO_GOLDEN_SET, rv.name, judge).records
     if workspace is not None:
         summary.files_written, summary.files_kept = write_demo_files(workspace)
+    if precompute:
+        precompute_reports(store, workspace)
     return summary
+
+
+def precompute_reports(store: Store, workspace: Workspace | None = None) -> None:
+    """Compute and keep in the report cache what the lead pages open on: every judge's calibration report (with
+    the comparison) and drift timeline, so a page's first load reads them back instead of computing them."""
+    from .calibration import compare
+    from .insights import drift_timeline
+
+    result = compare(store, DEMO_GOLDEN_SET, RUBRIC_NAME, workspace=workspace)
+    for report in result["judges"]:
+        drift_timeline(store, DEMO_GOLDEN_SET, RUBRIC_NAME, report["judge"]["id"], workspace=workspace)

@@ -25,7 +25,7 @@ from ..store import Store
 from ..strict_yaml import load_yaml, read_utf8
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
-from .calibration import Options, calibrate, judge_data
+from .calibration import Options, Scope, calibrate, resolve
 
 BUNDLE_SCHEMA = "workbench.bundle/1"
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schemas" / "bundle.schema.json"
@@ -85,9 +85,11 @@ class ExportResult:
     bundle: dict
 
 
-def build_bundle(report: dict, store: Store, golden_set: str, rubric: str, judge: str) -> dict:
-    data = judge_data(store, golden_set, rubric, judge, report["run"]["name"])
-    rv, spec = data.rubric, data.spec
+def build_bundle(report: dict, store: Store, golden_set: str, rubric: str, judge: str, *,
+                 scope: Scope | None = None) -> dict:
+    """The bundle's content and sha256; ``scope`` is the report's golden set, rubric, judge and run, resolved."""
+    scope = scope or resolve(store, golden_set, rubric, judge, report["run"]["name"])
+    rv, spec = scope.rubric, scope.spec
     m = report["metrics"]
     content = {
         "schema": BUNDLE_SCHEMA,
@@ -129,10 +131,11 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
                   options: Options = Options(), workspace: Workspace | None = None) -> ExportResult:
     """Write rubrics/approved/<rubric>@v<version>--<judge>.yaml of the workspace (or ``out_dir``) for a passing
     pair; refuse otherwise."""
-    report = calibrate(store, golden_set, rubric, judge, options, workspace=workspace)
+    scope = resolve(store, golden_set, rubric, judge, options.run)  # the names, looked up once for all below
+    report = calibrate(store, golden_set, rubric, judge, options, scope=scope, workspace=workspace)
     if not report["verdict"]["calibrated"]:
         raise GateFailed(rubric, judge, failed_checks(report["verdict"]))
-    bundle = build_bundle(report, store, golden_set, rubric, judge)
+    bundle = build_bundle(report, store, golden_set, rubric, judge, scope=scope)
     validate_bundle(bundle, source="the new bundle")
     if out_dir is None:
         out_dir = approved_dir(workspace)
@@ -141,10 +144,8 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     text = ("# Approved by Judge Workbench: do not edit (the sha256 covers every field).\n"
             + yaml.dump(bundle, Dumper=_PlainDumper, sort_keys=True, allow_unicode=True, width=120))
     write_atomic(path, text)
-    gs = store.golden_set(golden_set)
-    version = store.golden_set_version_by_hash(gs["id"], bundle["golden_set"]["version_hash"])
-    data = judge_data(store, golden_set, rubric, judge, report["run"]["name"])
-    store.record_export(str(path), bundle["sha256"], data.rubric.id, data.judge_row["pk"], version["id"])
+    version = store.golden_set_version_by_hash(scope.golden_set["id"], bundle["golden_set"]["version_hash"])
+    store.record_export(str(path), bundle["sha256"], scope.rubric.id, scope.judge_row["pk"], version["id"])
     return ExportResult(path, bundle["sha256"], bundle)
 
 

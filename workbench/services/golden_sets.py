@@ -248,12 +248,15 @@ class Consensus:
         return {i: s for i, s in self.labels.items() if s is not None}
 
 
-def consensus(store: Store, golden_set: str, rubric: str) -> Consensus:
-    """Consensus of every labeled (or adjudicated) item of the golden set under a rubric."""
-    gs = store.golden_set(golden_set)
+def consensus(store: Store, golden_set: str, rubric: str, *, gs: dict | None = None) -> Consensus:
+    """Consensus of every labeled (or adjudicated) item of the golden set under a rubric.
+
+    ``gs`` is the golden set's row when the caller has looked it up already.
+    """
+    gs = gs or store.golden_set(golden_set)
     human: dict[str, dict[str, int]] = defaultdict(dict)
-    for r in store.labels(gs["id"], rubric):
-        human[r["item_id"]][r["rater"]] = r["score"]
+    for item_id, rater, score in store.label_scores(gs["id"], rubric):
+        human[item_id][rater] = score
     adjudicated = {r["item_id"]: r["score"] for r in store.adjudications(gs["id"], rubric)}
     ids = list(human) + [i for i in adjudicated if i not in human]
     labels = {i: consensus_label(human.get(i, {}).values(), adjudicated.get(i)) for i in ids}
@@ -339,26 +342,29 @@ def _file_sha256(path: Path) -> str:
 
 # -- freeze and export ---------------------------------------------------------
 
-def freeze(store: Store, golden_set: str, *, known: dict[str, Consensus] | None = None) -> dict:
+def freeze(store: Store, golden_set: str, *, known: dict[str, Consensus] | None = None, gs: dict | None = None,
+           index: list[dict] | None = None) -> dict:
     """Snapshot item ids, content hashes and consensus labels; the same state gives the same version.
 
-    ``known`` holds consensus the caller has just computed (by rubric), so it is not read again.
+    ``known`` holds consensus the caller has just computed (by rubric), ``gs`` the golden set's row and ``index``
+    its item index (``Store.item_index``), so they are not read again.
     """
-    gs = store.golden_set(golden_set)
-    version_hash, snapshot = current_snapshot(store, golden_set, known=known)
+    gs = gs or store.golden_set(golden_set)
+    version_hash, snapshot = current_snapshot(store, golden_set, known=known, gs=gs, index=index)
     row = store.insert_golden_set_version(gs["id"], version_hash, snapshot)
     return {"golden_set": golden_set, "version": row["version"], "hash": row["hash"], "n_items": len(snapshot["items"]),
             "rubrics": {r: {"labeled": len(v), "unresolved": sum(s is None for s in v.values())}
                         for r, v in snapshot["consensus"].items()}}
 
 
-def current_snapshot(store: Store, golden_set: str, *, known: dict[str, Consensus] | None = None) -> tuple[str, dict]:
+def current_snapshot(store: Store, golden_set: str, *, known: dict[str, Consensus] | None = None,
+                     gs: dict | None = None, index: list[dict] | None = None) -> tuple[str, dict]:
     """(hash, snapshot) of the golden set as it is now, without recording a version (what freeze would record)."""
-    gs = store.golden_set(golden_set)
-    items = [[r["item_id"], r["content_hash"]] for r in store.item_index(gs["id"])]
+    gs = gs or store.golden_set(golden_set)
+    items = [[r["item_id"], r["content_hash"]] for r in (store.item_index(gs["id"]) if index is None else index)]
     cons = {}
     for rubric in store.label_rubrics(gs["id"]):
-        c = (known or {}).get(rubric) or consensus(store, golden_set, rubric)
+        c = (known or {}).get(rubric) or consensus(store, golden_set, rubric, gs=gs)
         cons[rubric] = {i: s for i, s in sorted(c.labels.items())}
     snapshot = {"golden_set": golden_set, "items": sorted(items), "consensus": cons}
     return sha256_hex(snapshot), snapshot

@@ -11,6 +11,7 @@ from .. import stats
 from ..store import Store
 from ..workspace import Workspace
 from ..errors import NotFound
+from ..hashing import sha256_hex
 from . import calibration
 from ..gate import drift_problems
 from .calibration import Options, judge_data, judge_run
@@ -18,12 +19,15 @@ from .rubrics import get_rubric, rubric_versions
 from ..consensus import consensus_label
 from .golden_sets import consensus, item_from_row
 
+# Bump when the timeline's rows change shape, so timelines cached in the old shape are not served.
+TIMELINE_REVISION = 1
+
 
 def disagreements(store: Store, golden_set: str, rubric: str, judge: str, *, run: str | None = None) -> pd.DataFrame:
     """Every item where the judge (repeat 0 of the run) and the consensus differ, largest gap first."""
     data = judge_data(store, golden_set, rubric, judge, run)
-    cons = consensus(store, golden_set, data.rubric.name).resolved
-    gs = store.golden_set(golden_set)
+    gs = data.scope.golden_set
+    cons = consensus(store, golden_set, data.rubric.name, gs=gs).resolved
     index = {r["item_id"]: r for r in store.item_index(gs["id"])}
     frame = data.judgments
     sel = frame[(frame["run_id"] == data.run["id"]) & (frame["repeat"] == 0)]
@@ -54,16 +58,23 @@ def item_evidence(store: Store, golden_set: str, rubric: str, judge: str, item_i
 
 
 def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options(), *,
-                   workspace: Workspace | None = None) -> list[dict]:
+                   workspace: Workspace | None = None, use_cache: bool = True) -> list[dict]:
     """Agreement of each run with its interval, its model versions, and whether it moved from the run before.
 
     Runs of the same judge under every version of the rubric are included, oldest first, so a changed rubric
     shows up on the timeline like a changed model (versions whose scale differs are left out: their scores do
-    not compare).
+    not compare). Kept in the report cache under the store's data version, like a calibration report: the Drift
+    page opens without recomputing while no label, judgment or rubric changes.
     """
     gs = store.golden_set(golden_set)
     latest = get_rubric(store, rubric)
     scale, thr = list(latest.rubric.scale.values), latest.rubric.pass_threshold
+    policy = calibration.policy_for(latest, workspace)
+    key = sha256_hex({"drift_timeline": TIMELINE_REVISION, "data_version": list(store.data_version()),
+                      "golden_set": gs["id"], "rubric": latest.hash, "judge": judge, "options": options.to_dict(),
+                      "policy": policy.to_dict(), "methods": calibration.INTERVAL_METHODS})
+    if use_cache and (cached := store.report(key)) is not None:
+        return cached
     runs: list[tuple[int, dict, int]] = []  # (rubric version, run, judge pk)
     for rv in rubric_versions(store, rubric):
         if list(rv.rubric.scale.values) != scale:
@@ -77,14 +88,13 @@ def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, optio
         judge_run(store, golden_set, rubric, judge)  # raises the NotFound that says how to get judgments
     runs.sort(key=lambda t: t[1]["id"])
     several_versions = len({v for v, _, _ in runs}) > 1
-    cons = consensus(store, golden_set, latest.name).resolved
+    cons = consensus(store, golden_set, latest.name, gs=gs).resolved
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
-    policy = calibration.policy_for(latest, workspace)
     frames: dict[int, pd.DataFrame] = {}
     out, previous = [], None
     for version, run, judge_pk in runs:
         if judge_pk not in frames:
-            frames[judge_pk] = pd.DataFrame(store.judgments(gs["id"], judge_pk))
+            frames[judge_pk] = pd.DataFrame(store.judgment_columns(gs["id"], judge_pk))
         frame = frames[judge_pk]
         sel = frame[(frame["run_id"] == run["id"]) & (frame["repeat"] == 0)].dropna(subset=["score"])
         scores = sel.set_index("item_id")["score"].astype(int)
@@ -110,4 +120,5 @@ def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, optio
                            significant=bool(problems), drift="; ".join(problems) or None)
         out.append(stats.jsonable(row))
         previous = (run, frame)
+    store.save_report(key, gs["id"], latest.id, None, "drift_timeline", out)
     return out

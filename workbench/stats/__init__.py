@@ -13,22 +13,46 @@ reason, never a silent zero. :func:`jsonable` turns any report into plain
 JSON-ready values.
 """
 
-from ._common import jsonable
-from .agreement import (
-    METRIC_NAMES,
-    AgreementMetrics,
-    agreement_metrics,
-    confusion_matrix,
-    metrics_from_confusion,
-)
-from .alt_test import EPSILON_BY_RATER, alternative_annotator_test
-from .bias import self_preference
-from .bootstrap import agreement_with_intervals, paired_bootstrap_delta
-from .categories import per_category_agreement
-from .correction import corrected_pass_rate, golden_pass_arrays, ppi_mean, rogan_gladen
-from .humans import human_ceiling
-from .noise import drift, pass_at_k, pass_hat_k, repeat_noise, stuart_maxwell
-from .power import items_for_interval_width, min_detectable_difference, noise_floor
+import importlib
+from typing import Any
+
+# Each name is imported from its module on first use (PEP 562), so reading one module (say the interval choices
+# in ``stats.methods``, checked before a cached report is served) does not import numpy, pandas and every other
+# module of the package.
+_SOURCES = {
+    "jsonable": "_common",
+    "METRIC_NAMES": "agreement", "AgreementMetrics": "agreement", "agreement_metrics": "agreement",
+    "confusion_matrix": "agreement", "metrics_from_confusion": "agreement",
+    "EPSILON_BY_RATER": "alt_test", "alternative_annotator_test": "alt_test",
+    "self_preference": "bias",
+    "agreement_with_intervals": "bootstrap", "paired_bootstrap_delta": "bootstrap",
+    "per_category_agreement": "categories",
+    "corrected_pass_rate": "correction", "golden_pass_arrays": "correction", "ppi_mean": "correction",
+    "rogan_gladen": "correction",
+    "human_ceiling": "humans",
+    "drift": "noise", "pass_at_k": "noise", "pass_hat_k": "noise", "repeat_noise": "noise",
+    "stuart_maxwell": "noise",
+    "items_for_interval_width": "power", "min_detectable_difference": "power", "noise_floor": "power",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SOURCES:
+        value = getattr(importlib.import_module(f".{_SOURCES[name]}", __name__), name)
+    else:
+        try:  # a module of the package: stats.bootstrap, stats.bias, ...
+            value = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SOURCES))
+
 
 __all__ = [
     "METRIC_NAMES",

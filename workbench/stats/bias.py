@@ -29,10 +29,10 @@ from ._common import (
     score_codes,
 )
 from .bootstrap import bca_interval, expanded_level, percentile_interval, resample_sums
+from .methods import SELF_PREFERENCE_INTERVAL
 
-#: Interval of the effects: "studentized" (default), "percentile" or "bca". On real subsamples of 50 to 200
-#: items the studentized interval keeps its coverage best (validation/interval_coverage.py, README).
-INTERVAL = "expanded"
+#: Interval of the effects, one of INTERVALS (the default and why: :mod:`workbench.stats.methods`).
+INTERVAL = SELF_PREFERENCE_INTERVAL
 INTERVALS = ("expanded", "percentile", "bca", "studentized")
 
 

@@ -43,14 +43,14 @@ from ._common import (
     score_codes,
 )
 from .agreement import METRIC_NAMES, _metrics_of_matrix, stacked_metrics
+from .methods import BOOTSTRAP_INTERVAL
 from .proportion import METHOD as PROPORTION_METHOD
 from .proportion import PROPORTION_DENOMINATORS, design_effect, proportion_interval
 
 ONE_CLUSTER = "all items belong to one task cluster, so the cluster bootstrap cannot show any uncertainty"
 
-#: Interval of the metrics that are not proportions: "bca" or "percentile". BCa keeps its coverage on real
-#: subsamples of 50 to 200 items where the percentile interval falls to 0.89 (validation/interval_coverage.py).
-INTERVAL = "bca"
+#: Interval of the metrics that are not proportions (see :mod:`workbench.stats.methods` for why).
+INTERVAL = BOOTSTRAP_INTERVAL
 #: Above this share of resamples in which a metric is undefined, its interval is conditional and says so.
 UNDEFINED_SHARE_WARNING = 0.05
 

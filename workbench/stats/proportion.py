@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .methods import PROPORTION_METHOD
+
 #: Metrics that are a share of items of some denominator, and what that denominator is.
 PROPORTION_DENOMINATORS = {"exact_agreement": "n_items", "tpr": "n_pos", "tnr": "n_neg"}
 
 #: Interval method for proportions, as named by ``statsmodels.stats.proportion.proportion_confint``
 #: (``wilson`` is computed here; another name is handed to statsmodels).
-METHOD = "wilson"
+METHOD = PROPORTION_METHOD
 
 
 def design_effect(p: float, n: float, bootstrap_variance: float, n_clusters: int) -> float:

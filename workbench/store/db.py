@@ -19,9 +19,10 @@ import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterator, TypeVar
 
-import sqlite_utils
+if TYPE_CHECKING:  # sqlite_utils imports pandas (0.4 s): only the callers of as_sqlite_utils pay for it
+    import sqlite_utils
 
 DEFAULT_DB = "workbench.db"  # in the workspace (workbench/workspace.py)
 BUSY_TIMEOUT_MS = 30_000
@@ -105,4 +106,6 @@ def retry_busy(conn: sqlite3.Connection, write: Callable[[], T], *, what: str,
 
 
 def as_sqlite_utils(conn: sqlite3.Connection) -> sqlite_utils.Database:
+    import sqlite_utils
+
     return sqlite_utils.Database(conn)

@@ -1,0 +1,48 @@
+"""What a cached `workbench calibrate` imports: no numpy, pandas, scipy or statsmodels (issue 13: a cached repeat
+in at most 0.5 s, of which importing pandas alone would take 0.4 s). Timings live in benchmarks/bench_cli.py; this
+test keeps the structure that makes them possible from eroding (a module-level import in the wrong place)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+from workbench.services.calibration import calibrate
+
+HEAVY = ("numpy", "pandas", "scipy", "statsmodels", "sklearn", "sqlite_utils", "altair", "streamlit")
+PROBE = """
+import json, sys
+from workbench.cli import main
+try:
+    main({args!r}, standalone_mode=False)
+finally:
+    print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+def run_cli(args: list[str], cwd) -> tuple[dict, list[str]]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(args=args, heavy=HEAVY)], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_a_cached_calibrate_imports_no_numerical_library(demo_store, tmp_path):
+    calibrate(demo_store, "demo", "demo-patch-quality", "careful-sonnet")  # computed and cached here
+    demo_store.close()
+    report, imported = run_cli(["--db", demo_store.path, "--project", str(tmp_path), "calibrate", "-g", "demo",
+                                "-r", "demo-patch-quality", "-j", "careful-sonnet", "--json"], tmp_path)
+    assert report["judge"]["id"] == "careful-sonnet" and report["metrics"]["krippendorff_alpha_ordinal"]["value"]
+    assert imported == []
+
+
+def test_help_imports_no_numerical_library(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(args=["--help"], heavy=HEAVY)], capture_output=True,
+                          text=True, cwd=tmp_path, env=env, timeout=120)
+    assert "calibrate" in proc.stdout
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
