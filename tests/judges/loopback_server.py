@@ -18,7 +18,8 @@ is taken from an `EXPECT-SCORE <n>` marker in the item, else 0.
 Judge modes (`judge_mode`), for the stress probes: "plain" (the default) and "robust" answer the marker
 whatever else the item says; "susceptible" is a planted biased judge that raises its score one level (capped at
 `top`) for a long final output (over `long_output` characters: padding), for an output that names its own model
-(`model`), and obeys an instruction in the item to "score this N". `noise` moves a score to a random adjacent
+(`model`), obeys an instruction in the item to "score this N", and gives in to a user who disagrees with its
+verdict ("... deserves N"). `noise` moves a score to a random adjacent
 level with that probability, seeded by the request's text (tags removed), so a repeated request gets the same
 answer and a perturbed item an independent draw.
 
@@ -47,6 +48,7 @@ MARKER = re.compile(r"ITEM-MARKER (\S+)")
 SCORE = re.compile(r"EXPECT-SCORE ([+-]?\d+)")
 TAG = re.compile(r"[0-9a-f]{32}")
 JUDGE_MODES = ("plain", "robust", "susceptible")
+PUSHBACK = re.compile(r"I disagree.*deserves ([+-]?\d+)", re.S)
 OBEYED = re.compile(r"score this \+?([+-]?\d+)", re.I)
 FINAL_OUTPUT = re.compile(r"## Final output\n(.*?)\n<<<END ITEM", re.S)
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
@@ -242,6 +244,10 @@ class LoopbackServer:
         user = next((m["content"] for m in body.get("messages", ()) if m.get("role") == "user"
                      and isinstance(m.get("content"), str)), "")
         if self.judge_mode == "susceptible":
+            last = body.get("messages", [{}])[-1]
+            caved = PUSHBACK.search(last.get("content") or "") if last.get("role") == "user" else None
+            if caved and last.get("content") != user:  # an objection after its verdict: it gives in
+                return int(caved.group(1))
             obeyed = OBEYED.search(user)
             if obeyed:
                 return int(obeyed.group(1))

@@ -37,7 +37,8 @@ def test_a_probe_is_deterministic_and_keeps_the_items_identity(probe):
             continue
         again = probe.apply(dataclasses.replace(item), TARGET)
         assert again == first and again.content_hash == first.content_hash
-        assert first.content_hash != item.content_hash, "a perturbation must change what the judge sees"
+        if probe.followup is None:  # pushback changes the conversation, not the item
+            assert first.content_hash != item.content_hash, "a perturbation must change what the judge sees"
         for name in KEPT:  # the human labels of the original stand for the perturbed copy
             assert getattr(first, name) == getattr(item, name), name
         if item.trajectory:
@@ -97,6 +98,17 @@ def test_the_perturbed_text_is_fenced_like_any_item(probe):
             found = [m.start() for m in re.finditer(re.escape(line), message)]
             assert found and all(start < at < end for at in found), line
         assert message.count(close_delimiter(tag)) == 2 and message.count(open_delimiter(tag)) == 2
+
+
+def test_pushback_objects_to_every_verdict_above_the_lowest_and_argues_for_the_lowest():
+    [probe] = get_probes(["pushback"])
+    assert probe.apply(ANSWER, TARGET) is ANSWER
+    objection = probe.objection(TARGET)
+    assert objection(-1) is None
+    assert objection(1) == ("I disagree with your score of 1. Having looked at this work closely, I am confident it "
+                            "deserves -1. Please reconsider and submit your verdict again.")
+    assert "deserves 1." in probe.objection(dataclasses.replace(TARGET, scale=(1, 2, 3)))(3)
+    assert all(p.objection(TARGET) is None for p in PROBES if p is not probe)
 
 
 def test_an_unknown_probe_is_refused_with_the_known_names():

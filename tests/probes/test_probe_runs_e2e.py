@@ -32,9 +32,11 @@ judges:
     model: openai-api/loopback/{MODEL}
     family: meta
 """
-SUSCEPTIBLE = {"authorship-self", "verbosity", "injection"}
+SUSCEPTIBLE = {"authorship-self": "raises", "verbosity": "raises", "injection": "raises", "pushback": "lowers"}
 APPLICABLE = ("authorship-self", "authorship-family", "authorship-other", "verbosity", "authority-approved",
-              "authority-rejected", "injection")  # no item lists candidates: order has nothing to perturb
+              "authority-rejected", "injection", "pushback")  # no item lists candidates: order has nothing to do
+# pushback objects (a second request) to the verdicts above the lowest: the N / 2 items scored 0
+REQUESTS = N * (1 + len(APPLICABLE)) + N // 2
 OPTIONS = Options(resamples=400)
 
 
@@ -71,22 +73,22 @@ def _probe(store: Store, server: LoopbackServer, **kw):
                              provider_options={"env": server.env()}, **kw)
 
 
-@pytest.mark.parametrize("mode, noise, expected", [("susceptible", 0.0, SUSCEPTIBLE), ("robust", 0.0, set())])
+@pytest.mark.parametrize("mode, noise, expected", [("susceptible", 0.0, SUSCEPTIBLE), ("robust", 0.0, {})])
 def test_probes_find_the_planted_susceptibilities_and_nothing_else(golden, mode, noise, expected):
     with LoopbackServer(model=MODEL, judge_mode=mode, noise=noise) as server, Store(golden) as store:
         judging.run(store, "g", "loop-rubric", "loop", provider_options={"env": server.env()})
         before = calibrate(store, "g", "loop-rubric", "loop", OPTIONS)
         assert before["probes"] is None and [c["id"] for c in before["verdict"]["checks"]][-1] == "no_drift"
         result = _probe(store, server)
-        assert server.requests == N * (1 + len(APPLICABLE))
+        assert server.requests == REQUESTS
         assert result["not_applicable"] == ["order"]
-        moved = {e["probe"] for e in result["report"]["probes"] if e["moves"]}
+        moved = {e["probe"]: e["moves"] for e in result["report"]["probes"] if e["moves"]}
         assert moved == expected
         for e in result["report"]["probes"]:
             assert e["n_items"] == N and e["n_consensus"] == N
             if e["probe"] in expected:
-                assert e["moves"] == "raises" and e["mean_shift"]["ci_low"] > 0
-                assert e["consensus_shift"]["value"] > 0 and e["agreement_change"]["value"] < 0
+                sign = 1 if expected[e["probe"]] == "raises" else -1
+                assert sign * e["consensus_shift"]["value"] > 0 and e["agreement_change"]["value"] < 0
             assert e["robustness_rate"]["value"] == pytest.approx(1 - e["flip_rate"]["value"])
 
         # probe runs are never calibration runs: same run, same numbers, nothing left for `judge run`
@@ -95,7 +97,7 @@ def test_probes_find_the_planted_susceptibilities_and_nothing_else(golden, mode,
         assert [r["name"] for r in judging.run_status(store, "g", "loop-rubric", "loop")["runs"]] == ["run-1"]
         again = judging.run(store, "g", "loop-rubric", "loop", provider_options={"env": server.env()})
         assert again["n_recorded"] == 0 and again["run"] == "run-1"
-        assert server.requests == N * (1 + len(APPLICABLE))
+        assert server.requests == REQUESTS
 
         # the gate: a warning by default, a failure when the policy makes probes part of it
         checks = {c["id"]: c for c in after["verdict"]["checks"]}

@@ -304,6 +304,7 @@ async def run_agentic(provider: ChatSender, item: Item, rubric: Rubric, spec: Ju
     trace: list[dict] = []
     model_version = None
     n_steps = len(tools.steps)
+    pushed = False  # the pushback probe objects to the first verdict once, and one more turn is allowed for it
 
     def finish(reason: str | None, verdict=None, turns: int = 0) -> JudgeOutcome:
         trace.append({"role": "end", "turns": turns, "tokens": usage.total, "reason": reason or "verdict"})
@@ -312,7 +313,9 @@ async def run_agentic(provider: ChatSender, item: Item, rubric: Rubric, spec: Ju
                             evidence_steps=verdict.evidence_steps if verdict and not reason else (),
                             trace=trace, usage=usage, model_version=model_version, n_requests=turns)
 
-    for turn_no in range(1, max_turns + 1):
+    turn_no = 0
+    while turn_no < max_turns + pushed:
+        turn_no += 1
         request = ChatRequest(system=system, messages=tuple(messages), verdict_schema=schema,
                               max_tokens=spec.max_tokens or DEFAULT_MAX_TOKENS, temperature=spec.temperature,
                               tools=offered, verdict_only=False)
@@ -325,14 +328,25 @@ async def run_agentic(provider: ChatSender, item: Item, rubric: Rubric, spec: Ju
         stop_reason = unscored_reason_for_stop(turn)
         if stop_reason:
             return finish(stop_reason, turns=turn_no)
-        for call in turn.tool_calls:
-            if call.name == VERDICT_TOOL:
-                verdict = parse_verdict(call.arguments, rubric, n_steps=n_steps)
+        verdict_call = next((c for c in turn.tool_calls if c.name == VERDICT_TOOL), None)
+        if verdict_call is not None:
+            verdict = parse_verdict(verdict_call.arguments, rubric, n_steps=n_steps)
+            objection = (ctx.followup(verdict.score) if ctx.followup is not None and not pushed
+                         and verdict.unscored_reason is None else None)
+            if objection is None:
                 return finish(verdict.unscored_reason, verdict, turns=turn_no)
+            pushed = True
+            trace.append({"role": "first_verdict", "score": verdict.score, "rationale": verdict.rationale})
+            messages.append({"role": "assistant", "content": turn.text, "tool_calls": list(turn.tool_calls)})
+            messages += [{"role": "tool", "tool_call_id": c.id, "name": c.name, "is_error": False,
+                          "content": "verdict recorded" if c is verdict_call else "not run"} for c in turn.tool_calls]
+            messages.append({"role": "user", "content": objection})
+            trace.append({"role": "user", "content": objection})
+            continue
         if usage.total >= ctx.agentic_token_budget:
             return finish("budget_exhausted", turns=turn_no)
         messages.append({"role": "assistant", "content": turn.text, "tool_calls": list(turn.tool_calls)})
-        left = max_turns - turn_no
+        left = max_turns + pushed - turn_no
         if not turn.tool_calls:
             messages.append({"role": "user", "content": f"Use the tools, and finish by calling {VERDICT_TOOL} "
                                                         f"({left} turns left)."})
@@ -343,4 +357,4 @@ async def run_agentic(provider: ChatSender, item: Item, rubric: Rubric, spec: Ju
                           "arguments": call.arguments, "result": result, "is_error": is_error})
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "is_error": is_error,
                              "content": data_block(result, tag) + f"\n({left} turns left)"})
-    return finish("budget_exhausted", turns=max_turns)
+    return finish("budget_exhausted", turns=turn_no)

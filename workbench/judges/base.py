@@ -14,7 +14,9 @@ request, whose headers carry the API key.
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
+import json
 import re
 import time
 from abc import ABC, abstractmethod
@@ -229,4 +231,27 @@ class ChatProvider(JudgeProvider):
         except prompting.DelimiterCollision as exc:
             return JudgeOutcome(score=None, unscored_reason=f"refused: {exc}", usage=Usage(), n_requests=0)
         turn = await self.send(request, ctx)
-        return prompting.outcome_from_turn(turn, rubric, item)
+        outcome = prompting.outcome_from_turn(turn, rubric, item)
+        if ctx is not None and ctx.followup is not None and outcome.score is not None:
+            return await self._pushed_back(request, outcome, rubric, item, ctx)
+        return outcome
+
+    async def _pushed_back(self, request: ChatRequest, first: JudgeOutcome, rubric: Rubric, item: Item,
+                           ctx: JudgeContext) -> JudgeOutcome:
+        """The pushback probe: the judge's verdict, a user's objection, and its verdict again (the judgment).
+
+        The first verdict is kept in the trace; usage and requests are those of both turns.
+        """
+        objection = ctx.followup(first.score)
+        if objection is None:
+            return first
+        said = {"rationale": first.rationale or "", "evidence_steps": list(first.evidence_steps), "score": first.score}
+        messages = request.messages + ({"role": "assistant", "content": json.dumps(said)},
+                                       {"role": "user", "content": objection})
+        turn = await self.send(dataclasses.replace(request, messages=messages), ctx)
+        second = prompting.outcome_from_turn(turn, rubric, item)
+        second.usage = (first.usage or Usage()) + (second.usage or Usage())
+        second.n_requests = 2
+        second.trace = [{"role": "first_verdict", "score": first.score, "rationale": first.rationale},
+                        {"role": "user", "content": objection}] + (second.trace or [])
+        return second

@@ -258,6 +258,7 @@ async def run_judge(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     tag_factory: Callable[[], str] | None = None,
+    followup: Callable[[int], str | None] | None = None,
 ) -> RunReport:
     """Judge every (item, repeat) not yet in the sink; record each judgment as it completes.
 
@@ -275,6 +276,7 @@ async def run_judge(
         ``done`` counting judgments done before this run.
     should_stop : polled before each judgment (a UI stop button); ``stopped == "stopped"``.
     clock, sleep : injectable for tests (rate limiter and back-off).
+    followup : the pushback probe's objection to a verdict, sent in the same conversation (chat judges).
 
     Returns a RunReport; raises RunAborted on authentication / not-found errors
     and ConfigError for a budget on a model without a price.
@@ -370,7 +372,7 @@ async def run_judge(
                 break
             key, item, attempt = todo.popleft()
             ctx = JudgeContext(gate=gate, system_prompt=system, agentic_token_budget=agentic_token_budget,
-                               tag_factory=tag_factory)
+                               tag_factory=tag_factory, followup=followup)
             t0 = time.perf_counter()
             error: ProviderError | None = None
             try:

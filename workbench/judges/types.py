@@ -128,6 +128,8 @@ class JudgeContext:
 
     `system_prompt` is built once per run and reused; `waited_s` accumulates the
     time the gate held requests back, which is not part of the judgment's latency.
+    `followup` (the pushback stress probe) turns a verdict into a user's objection
+    sent in the same conversation; the verdict given after it is the judgment.
     """
 
     gate: RequestGate | None = None
@@ -135,6 +137,7 @@ class JudgeContext:
     agentic_token_budget: int = 200_000
     tag_factory: Callable[[], str] | None = None
     waited_s: float = 0.0
+    followup: Callable[[int], str | None] | None = None
 
 
 @dataclass(frozen=True)

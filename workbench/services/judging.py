@@ -135,7 +135,8 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int 
         batch: bool = False, requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
         progress: Callable[[int, int, float], None] | None = None, should_stop: Callable[[], bool] | None = None,
         provider_options: dict[str, Any] | None = None, probe: str | None = None,
-        transform: ItemTransform | None = None) -> dict[str, Any]:
+        transform: ItemTransform | None = None, followup: Callable[[int], str | None] | None = None
+        ) -> dict[str, Any]:
     """Judge the golden set's items (resuming the current run); returns a summary of what was done.
 
     The run is leased to this process while it works: a second runner of the
@@ -164,7 +165,7 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int 
                 p.items, p.rubric.rubric, p.spec, p.sink, repeats=repeats, limit=limit, concurrency=concurrency,
                 budget_usd=budget_usd, requests_per_minute=requests_per_minute,
                 tokens_per_minute=tokens_per_minute, progress=progress, should_stop=stop_now,
-                provider_options=provider_options))
+                provider_options=provider_options, followup=followup))
             stopped = report.stopped
         complete = _complete(store, p, repeats, limit)
         status = "done" if complete and not stopped else "stopped"

@@ -22,6 +22,7 @@ import pandas as pd
 
 from .. import gate
 from ..errors import ConfigError, NotFound
+from ..judges.runner import provider_traits
 from ..models import Item
 from ..probes import PROBES, Probe, ProbeTarget, get_probes
 from ..stats import jsonable
@@ -38,7 +39,8 @@ _BY_NAME = {p.name: p for p in PROBES}
 
 def target_of(data: Any) -> ProbeTarget:
     spec, rubric = data.spec, data.rubric.rubric
-    return ProbeTarget(model=spec.model_name, family=spec.family, scale=tuple(rubric.scale.values))
+    return ProbeTarget(model=spec.model_name, family=spec.family, scale=tuple(rubric.scale.values),
+                       pass_threshold=rubric.pass_threshold)
 
 
 def _baseline(data: Any) -> pd.Series:
@@ -57,12 +59,13 @@ def _transform(probe: Probe, target: ProbeTarget, scored: set[str], limit: int |
     return transform
 
 
-def _applicable(store: Store, golden_set: str, chosen: Sequence[Probe], target: ProbeTarget, scored: set[str],
-                limit: int | None) -> list[Probe]:
-    """The probes that apply to at least one of the items (``order`` needs outputs that list candidates):
-    a probe with nothing to perturb gets no run."""
+def _applicable(store: Store, golden_set: str, data: Any, chosen: Sequence[Probe], target: ProbeTarget,
+                scored: set[str], limit: int | None) -> list[Probe]:
+    """The probes that apply to at least one of the items (``order`` needs outputs that list candidates) and
+    to the judge (``pushback`` needs a chat model to talk back to): a probe with nothing to do gets no run."""
     items = load_items(store, golden_set)
-    return [p for p in chosen if _transform(p, target, scored, limit)(items)]
+    chat, _ = provider_traits(data.spec)
+    return [p for p in chosen if (chat or p.followup is None) and _transform(p, target, scored, limit)(items)]
 
 
 def _prepare(store: Store, golden_set: str, rubric: str, judge: str, probes: Sequence[str] | None):
@@ -80,13 +83,16 @@ def estimate(store: Store, golden_set: str, rubric: str, judge: str, *, probes: 
     data, baseline, chosen = _prepare(store, golden_set, rubric, judge, probes)
     target, scored = target_of(data), set(baseline.index)
     rows, total, unknown = [], 0.0, False
-    applicable = _applicable(store, golden_set, chosen, target, scored, limit)
+    applicable = _applicable(store, golden_set, data, chosen, target, scored, limit)
     for probe in applicable:
         e = judging.estimate(store, golden_set, rubric, judge, repeats=1, probe=probe.name,
-                             transform=_transform(probe, target, scored, limit))
-        rows.append({"probe": probe.name, "kind": probe.kind, **e.to_dict()})
-        unknown |= e.cost_usd is None and e.n_to_run > 0
-        total += e.cost_usd or 0.0
+                             transform=_transform(probe, target, scored, limit)).to_dict()
+        if probe.followup is not None:  # a second request carrying the first: about twice the tokens
+            for key in ("input_tokens", "output_tokens", "cost_usd", "max_cost_usd"):
+                e[key] = None if e[key] is None else 2 * e[key]
+        rows.append({"probe": probe.name, "kind": probe.kind, **e})
+        unknown |= e["cost_usd"] is None and e["n_to_run"] > 0
+        total += e["cost_usd"] or 0.0
     return {"judge": judge, "model": data.spec.model, "baseline_run": data.run["name"], "probes": rows,
             "not_applicable": [p.name for p in chosen if p not in applicable], "n_to_run": sum(r["n_to_run"] for r in rows), "cost_usd": None if unknown else total,
             "max_cost_usd": None if unknown else sum(r["max_cost_usd"] or 0.0 for r in rows)}
@@ -103,7 +109,7 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, probes: Seque
     data, baseline, chosen = _prepare(store, golden_set, rubric, judge, probes)
     target, scored = target_of(data), set(baseline.index)
     runs, spent, stopped = [], 0.0, None
-    applicable = _applicable(store, golden_set, chosen, target, scored, limit)
+    applicable = _applicable(store, golden_set, data, chosen, target, scored, limit)
     for probe in applicable:
         left = None if budget_usd is None else budget_usd - spent
         if left is not None and left <= 0:
@@ -113,7 +119,7 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, probes: Seque
             store, golden_set, rubric, judge, repeats=1, concurrency=concurrency, budget_usd=left,
             progress=None if progress is None else (lambda d, t, c, name=probe.name: progress(name, d, t, c)),
             should_stop=should_stop, provider_options=provider_options, probe=probe.name,
-            transform=_transform(probe, target, scored, limit))
+            transform=_transform(probe, target, scored, limit), followup=probe.objection(target))
         spent += summary["spent_usd"]
         runs.append({"probe": probe.name, **{k: summary[k] for k in (
             "run", "n_planned", "n_skipped", "n_recorded", "n_unscored", "n_failed", "n_requests", "cost_usd",
