@@ -53,6 +53,7 @@ PAGES: list[PageSpec] = [
     PageSpec("calibration.py", "Calibration", "🎯", "calibration", auth.LEADS, section="Lead"),
     PageSpec("compare.py", "Compare", "📊", "compare", auth.LEADS, section="Lead"),
     PageSpec("drift.py", "Drift", "📈", "drift", auth.LEADS, section="Lead"),
+    PageSpec("refine.py", "Refine", "🔧", "refine", auth.LEADS, section="Lead"),
     PageSpec("export_page.py", "Export", "📦", "export", auth.LEADS, section="Lead"),
     PageSpec("board.py", "Board", "🗂️", "board", auth.LEADS, section="Lead"),
 ]
