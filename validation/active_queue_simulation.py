@@ -20,6 +20,10 @@ POOLS = [
     ("demo, 50% fails", lambda: demo_pool(n_items=10000, fail_share=0.5, seed=13)),
     ("demo, 10% fails, self-preference 0.5", lambda: demo_pool(n_items=3000, fail_share=0.1, seed=14,
                                                                self_preference=0.5)),
+    ("demo, 5% fails, judge family not in the pool", lambda: demo_pool(n_items=2000, fail_share=0.05, seed=3,
+                                                                       judge_family="meta")),
+    ("demo, 10% fails, error 0.15, judge family not in the pool",
+     lambda: demo_pool(n_items=2000, fail_share=0.1, seed=3, error=0.15, judge_family="meta")),
     ("Play Favorites, gpt-4o", lambda: play_favorites_pool("gpt-4o")),
     ("mtbench, gpt-4o", lambda: mtbench_pool("gpt-4o")),
 ]

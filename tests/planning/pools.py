@@ -17,7 +17,7 @@ SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def demo_pool(*, n_items: int, fail_share: float, seed: int, error: float = 0.08, self_preference: float = 0.0,
-              leniency: float = 0.0) -> Pool:
+              leniency: float = 0.0, judge_family: str = "openai") -> Pool:
     """A pool from the demo generator's model (true score, a planted judge), with a chosen share of fails.
 
     The consensus is the item's true score: the pool stands for a golden set whose every item was adjudicated.
@@ -34,7 +34,7 @@ def demo_pool(*, n_items: int, fail_share: float, seed: int, error: float = 0.08
                 category=np.array([it.category for it in items], dtype=object),
                 family=np.array([it.producer_family for it in items]),
                 model=np.array([it.producer_model for it in items]),
-                judge_model="gpt-4o", judge_family="openai")
+                judge_model="gpt-4o", judge_family=judge_family)
 
 
 def play_favorites_pool(judge: str) -> Pool:

@@ -160,9 +160,12 @@ def item_inclusion(store: Store, gs: dict, rubric_name: str) -> dict[str, float]
 
 
 def weighted_estimates(ids: list[str], c: np.ndarray, j: np.ndarray, sub, inclusion: dict[str, float], *,
-                       spec, scale: list[int], pass_threshold: int, resamples: int, seed: int) -> tuple[dict, dict, dict]:
-    """(agreement, self-preference, sampling design) with inverse-probability weights, for the calibration report."""
-    from ..stats import weighted
+                       spec, scale: list[int], pass_threshold: int, resamples: int, seed: int, labels, scored,
+                       epsilon: float, alt_metric: str) -> tuple[dict, dict, dict, dict]:
+    """(agreement, self-preference, alt-test, sampling design) with inverse-probability weights, for the report."""
+    import pandas as pd
+
+    from ..stats import alternative_annotator_test, weighted
 
     w = weighted.inverse_probability_weights([inclusion[i] for i in ids]) if ids else np.zeros(0)
     clusters = sub["task_id"].to_numpy()
@@ -173,7 +176,10 @@ def weighted_estimates(ids: list[str], c: np.ndarray, j: np.ndarray, sub, inclus
                                              producer_family=sub["producer_family"].to_numpy(),
                                              judge_model=spec.model_name, judge_family=spec.family,
                                              clusters=clusters, resamples=resamples, seed=seed)
+    alt = alternative_annotator_test(labels, scored, scale=scale, epsilon=epsilon, metric=alt_metric,
+                                     weights=1.0 / pd.Series(inclusion, dtype=float))
     design = {"design": "active", "estimator": "Hajek ratio, weights 1 / inclusion probability",
               "interval": weighted.INTERVAL, "kish_effective_n": agreement["design"]["kish_effective_n"],
-              "unweighted": ["alt_test", "human_ceiling", "per_category", "noise", "drift"]}
-    return agreement, bias, design
+              "weighted": ["metrics", "self_preference", "alt_test"],
+              "unweighted": ["human_ceiling", "per_category", "noise", "drift"]}
+    return agreement, bias, alt, design

@@ -49,6 +49,7 @@ def alternative_annotator_test(
     metric: str = "accuracy",
     q: float = 0.05,
     min_items: int = 30,
+    weights: Any = None,
 ) -> dict[str, Any]:
     """Run the alternative-annotator test of a judge against the human raters.
 
@@ -70,6 +71,12 @@ def alternative_annotator_test(
         False discovery rate of the Benjamini-Yekutieli correction.
     min_items : int, default 30
         Raters with fewer kept items are skipped (the t-test needs them).
+    weights : mapping or pandas.Series from item_id to weight, optional
+        Inverse inclusion probabilities of items drawn with unequal
+        probabilities (the active queue): each rater's mean of ``d`` and its
+        standard error become those of the Hajek ratio estimator
+        (:func:`~workbench.stats.weighted.weighted_one_sided_t`), and the
+        advantage probability a weighted mean. None: the unweighted test.
 
     Returns
     -------
@@ -124,6 +131,8 @@ def alternative_annotator_test(
         "w_judge": judge_wins.astype(np.float64),
         "d": rater_wins.astype(np.float64) - judge_wins.astype(np.float64),
     })
+    if weights is not None:
+        per_label["weight"] = pd.Series(weights, dtype=float).reindex(items[item_idx[rows]]).to_numpy()
     result: dict[str, Any] = {
         "epsilon": float(epsilon), "metric": metric, "q": float(q), "min_items": int(min_items),
         "winning_rate": None, "advantage_probability": None, "passed": None,
@@ -155,10 +164,17 @@ def alternative_annotator_test(
         with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
             # d constant (e.g. all ties): t = -inf gives p = 0, as in the reference; mean(d) == epsilon gives NaN.
             warnings.simplefilter("ignore", RuntimeWarning)
-            p = float(ttest_1samp(group["d"].to_numpy(), epsilon, alternative="less").pvalue)
+            if weights is None:
+                p = float(ttest_1samp(group["d"].to_numpy(), epsilon, alternative="less").pvalue)
+            else:
+                from .weighted import weighted_one_sided_t
+
+                p = weighted_one_sided_t(group["d"].to_numpy(), group["weight"].to_numpy(), epsilon)
         p_values.append(p)
+        advantage = (float(group["w_judge"].mean()) if weights is None else
+                     float(np.average(group["w_judge"], weights=group["weight"])))
         rows_out.append({"rater": _plain(rater), "n_items": int(len(group)), "p_value": p,
-                         "advantage_probability": float(group["w_judge"].mean())})
+                         "advantage_probability": advantage})
     # A NaN p-value never rejects but still counts among the m hypotheses, as in the reference.
     safe = np.where(np.isnan(p_values), 1.0, p_values)
     rejected = multipletests(safe, alpha=q, method="fdr_by")[0]

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .agreement import agreement_metrics
-from .planning import human_given_judge, neyman_inclusion, queue_priority, stratum_deviations
+from .planning import CHECK_TARGETS, COUNT_TARGETS, human_given_judge, neyman_inclusion, queue_priority, stratum_deviations
 from .weighted import weighted_agreement_with_intervals, weighted_self_preference
 
 
@@ -69,14 +69,16 @@ def pool_values(pool: Pool) -> dict[str, float]:
     m = agreement_metrics(pool.consensus, pool.judge, scale=pool.scale, pass_threshold=pool.pass_threshold)
     same = np.char.lower(pool.family.astype(str)) == pool.judge_family.lower()
     r = (pool.judge - pool.consensus).astype(float)
+    effect = float(r[same].mean() - r[~same].mean()) if same.any() and (~same).any() else float("nan")
     return {"krippendorff_alpha_ordinal": m["krippendorff_alpha_ordinal"], "tpr": m["tpr"], "tnr": m["tnr"],
-            "same_family": float(r[same].mean() - r[~same].mean())}
+            "same_family": effect}
 
 
 def pool_decision(pool: Pool, rule: GateRule = GateRule()) -> bool:
     v = pool_values(pool)
+    bias_ok = not np.isfinite(v["same_family"]) or abs(v["same_family"]) <= rule.max_self_preference
     return bool(v["krippendorff_alpha_ordinal"] >= rule.min_agreement_lower and v["tpr"] >= rule.min_tpr_lower
-                and v["tnr"] >= rule.min_tnr_lower and abs(v["same_family"]) <= rule.max_self_preference)
+                and v["tnr"] >= rule.min_tnr_lower and bias_ok)
 
 
 def estimates(pool: Pool, idx: np.ndarray, weights: np.ndarray, *, resamples: int, seed: int) -> dict[str, Any]:
@@ -91,11 +93,12 @@ def estimates(pool: Pool, idx: np.ndarray, weights: np.ndarray, *, resamples: in
     out = {name: dict(a["metrics"][name]) for name in ("krippendorff_alpha_ordinal", "tpr", "tnr")}
     out["same_family"] = {k: sp["same_family"][k] for k in ("value", "ci_low", "ci_high")}
     out["n_items"], out["n_pos"], out["n_neg"] = a["n_items"], a["denominators"]["n_pos"], a["denominators"]["n_neg"]
+    out["family_in_pool"] = bool((np.char.lower(pool.family.astype(str)) == pool.judge_family.lower()).any())
     return out
 
 
-def decide(est: dict[str, Any], rule: GateRule = GateRule()) -> bool | None:
-    """The gate's decision if every check is decided (or one decisively failed), else None."""
+def check_states(est: dict[str, Any], rule: GateRule = GateRule()) -> dict[str, bool | None]:
+    """Each check: True (decided pass), False (decided fail) or None (undecided), keyed by ``CHECK_TARGETS``."""
     def side(m: dict, threshold: float) -> bool | None:
         low, high = m.get("ci_low"), m.get("ci_high")
         if low is None or high is None or not np.isfinite(low) or not np.isfinite(high):
@@ -107,7 +110,9 @@ def decide(est: dict[str, Any], rule: GateRule = GateRule()) -> bool | None:
     tnr = side(est["tnr"], rule.min_tnr_lower) if est["n_neg"] >= rule.min_class_items else None
     sf = est["same_family"]
     t = rule.max_self_preference
-    if sf["ci_low"] is None or sf["ci_high"] is None:
+    if not est.get("family_in_pool", True):
+        bias = True  # no item of the judge's family anywhere: not measurable, and no label will change that
+    elif sf["ci_low"] is None or sf["ci_high"] is None:
         bias = None
     elif sf["ci_low"] > t or sf["ci_high"] < -t:
         bias = False
@@ -115,7 +120,12 @@ def decide(est: dict[str, Any], rule: GateRule = GateRule()) -> bool | None:
         bias = True
     else:
         bias = None
-    checks = (alpha, tpr, tnr, bias)
+    return {"agreement": alpha, "tpr": tpr, "tnr": tnr, "self_preference": bias}
+
+
+def decide(est: dict[str, Any], rule: GateRule = GateRule()) -> bool | None:
+    """The gate's decision if every check is decided (or one decisively failed), else None."""
+    checks = check_states(est, rule).values()
     if any(c is False for c in checks):
         return False
     if all(c is True for c in checks) and est["n_items"] >= rule.min_items:
@@ -124,7 +134,8 @@ def decide(est: dict[str, Any], rule: GateRule = GateRule()) -> bool | None:
 
 
 def active_design(pool: Pool, *, expected_labels: float, floor: float = 0.25,
-                  labeled: np.ndarray | None = None) -> np.ndarray:
+                  labeled: np.ndarray | None = None,
+                  checks: tuple[str, ...] = CHECK_TARGETS + COUNT_TARGETS) -> np.ndarray:
     """Neyman inclusion probabilities of every pool item, strata = judge score x family x category.
 
     ``labeled`` (indices with known labels) sharpens P(human | judge); without
@@ -133,23 +144,38 @@ def active_design(pool: Pool, *, expected_labels: float, floor: float = 0.25,
     idx = np.zeros(0, dtype=int) if labeled is None else labeled
     cond = human_given_judge(pool.judge[idx], pool.consensus[idx], scale=pool.scale)
     same = np.char.lower(pool.family.astype(str)) == pool.judge_family.lower()
-    dev = stratum_deviations(pool.judge, same, cond, scale=pool.scale, pass_threshold=pool.pass_threshold)
+    dev = stratum_deviations(pool.judge, same, cond, scale=pool.scale, pass_threshold=pool.pass_threshold,
+                             checks=checks)
     strata = [f"{s}|{f}|{c}" for s, f, c in zip(pool.judge, same, pool.category)]
     return neyman_inclusion(strata, dev, expected_labels=min(expected_labels, pool.size), floor=floor)
 
 
 def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: int = 200,
              rule: GateRule = GateRule(), expected_labels: float | None = None, record_at: tuple[int, ...] = (),
-             truth: bool | None = None, max_labels: int | None = None) -> Campaign:
+             truth: bool | None = None, max_labels: int | None = None, pilot: int = 0) -> Campaign:
     """Label the pool in ``order`` ("random" or "active") until the gate is decided; the labels it took.
 
     A campaign not decided by ``max_labels`` counts as labeling the whole pool (and reaching its decision).
+    With ``pilot``, active order first labels that many items in random order, then plans its design from
+    them toward the checks still undecided (two phases; see :func:`two_phase_inclusion`).
     """
     rng = np.random.default_rng(seed)
     n = pool.size
     u = rng.random(n)
     if order == "random":
         sequence, pi = np.argsort(u), np.ones(n)
+    elif order == "active" and pilot:
+        first = np.argsort(u)[:pilot]
+        est = estimates(pool, first, np.ones(pilot), resamples=resamples, seed=seed)
+        open_ = tuple(k for k, v in check_states(est, rule).items() if v is None) or CHECK_TARGETS
+        open_ += tuple(name for name, count in (("find_fails", est["n_neg"]), ("find_passes", est["n_pos"]))
+                       if count < rule.min_class_items)
+        pi1 = active_design(pool, expected_labels=expected_labels or n / 4, labeled=first, checks=open_)
+        v = rng.random(n)
+        rest = np.setdiff1d(np.arange(n), first)
+        priority = v / pi1
+        sequence = np.concatenate([first, rest[np.argsort(priority[rest])]])
+        pi = None
     elif order == "active":
         pi = active_design(pool, expected_labels=expected_labels or n / 4)
         sequence = np.argsort(queue_priority(u, pi))
@@ -161,7 +187,13 @@ def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: in
     result = Campaign(order, n, None)
     for k in points:
         idx = sequence[:k]
-        est = estimates(pool, idx, 1.0 / pi[idx], resamples=resamples, seed=seed)
+        if pi is None:  # two phases: the probabilities depend on how far the second phase has gone
+            served = sequence[pilot:k]
+            p = two_phase_inclusion(pilot / n, pi1, float(priority[served].max()) if len(served) else 0.0)
+            weights = 1.0 / p[idx]
+        else:
+            weights = 1.0 / pi[idx]
+        est = estimates(pool, idx, weights, resamples=resamples, seed=seed)
         if k in record_at:
             result.checkpoints.append({"labels": k, **est})
         decision = decide(est, rule)
@@ -173,6 +205,16 @@ def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: in
         result.decision = truth  # labeling everything gives the pool's own decision
     result.correct = result.decision == truth
     return result
+
+
+def two_phase_inclusion(pilot_share: float, rate: np.ndarray, threshold: float) -> np.ndarray:
+    """Inclusion probability of every item after a uniform pilot and a second phase served in ``v / rate`` order.
+
+    An item is in the pilot with probability ``f0`` (the pilot's share of the pool) and, outside it, in the
+    second phase when its uniform ``v`` is at most ``threshold * rate`` (the threshold being the largest
+    ``v / rate`` served so far): ``pi = f0 + (1 - f0) min(1, threshold * rate)``.
+    """
+    return pilot_share + (1 - pilot_share) * np.minimum(1.0, threshold * np.asarray(rate, dtype=np.float64))
 
 
 def summarize(runs: list[Campaign]) -> dict[str, float]:

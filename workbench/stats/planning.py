@@ -181,20 +181,25 @@ def human_given_judge(judge: Sequence[int], human: Sequence[int], *, scale: Sequ
 
 
 CHECK_TARGETS = ("agreement", "tpr", "tnr", "self_preference")
+COUNT_TARGETS = ("find_fails", "find_passes")
 
 
 def stratum_deviations(judge_score: np.ndarray, same_family: np.ndarray, conditional: np.ndarray, *,
                        scale: Sequence[int], pass_threshold: int, checks: Sequence[str] = CHECK_TARGETS,
                        tpr: float = 0.8, tnr: float = 0.8) -> np.ndarray:
-    """Within-stratum standard deviation, per item, of what the undecided checks estimate (one number per item).
+    """Per item, the root mean square of what the undecided checks estimate, centred at the pool's value.
 
-    For each check a per-item variable whose pool mean the check estimates
-    (its linearisation): agreement, the squared judge-human distance (the
-    disagreement ordinal alpha weighs); TPR and TNR, ``1[human pass] (1[judge
-    pass] - TPR)`` and its mirror; self-preference, the residual scaled by
-    the inverse share of its group. Each check's variance is divided by its
-    pool-wide average so that every undecided check has an equal say.
-    Strata are items of equal judge score and family; ``conditional`` is
+    Under Poisson sampling the ratio estimator's variance is
+    ``sum_i (1 / pi_i - 1) z_i^2`` for the linearised variable ``z_i`` of
+    each check, which ``pi_i`` proportional to ``sqrt(E z_i^2)`` minimises
+    (Sarndal et al. 1992, ch. 3.6): agreement, the squared judge-human
+    distance minus its pool mean; TPR and TNR, ``1[human pass] (1[judge pass]
+    - TPR)`` and its mirror; self-preference, the residual minus its group's
+    mean, over the group's share. ``find_fails`` and ``find_passes`` (the
+    gate's minimum counts of consensus fails and passes) use ``1[class] /
+    P(class)``, so strata where the rarer class is likely are served first.
+    Each check's mean square is divided by its pool average so that every
+    undecided check has an equal say. ``conditional`` is
     :func:`human_given_judge`.
     """
     values = np.asarray(scale, dtype=np.float64)
@@ -202,25 +207,42 @@ def stratum_deviations(judge_score: np.ndarray, same_family: np.ndarray, conditi
     p_h = conditional[codes]  # (n, K): P(human = v | this item's judge score)
     passing = values >= pass_threshold
     judge_pass = passing[codes]
-    share_same = max(float(np.mean(same_family)), 1e-3)
+    same = np.asarray(same_family, dtype=bool)
     total = np.zeros(len(codes))
     for check in checks:
-        if check == "agreement":
-            y = (values[codes][:, None] - values[None, :]) ** 2
-        elif check == "tpr":
-            y = passing[None, :] * ((judge_pass.astype(float) - tpr)[:, None])
-        elif check == "tnr":
-            y = (~passing)[None, :] * (((~judge_pass).astype(float) - tnr)[:, None])
+        y = _check_variable(check, values, codes, passing, judge_pass, same, tpr=tpr, tnr=tnr)
+        if check in ("find_fails", "find_passes"):
+            centre = np.zeros(len(codes))
         elif check == "self_preference":
-            scale_by = np.where(same_family, 1 / share_same, 1 / max(1 - share_same, 1e-3))
-            y = (values[codes][:, None] - values[None, :]) * scale_by[:, None]
+            centre = np.zeros(len(codes))
+            for group in (same, ~same):
+                if group.any():
+                    centre[group] = (p_h[group] * y[group]).sum(axis=1).mean()
         else:
-            raise ValueError(f"unknown check {check!r}; use one of {', '.join(CHECK_TARGETS)}")
-        mean = (p_h * y).sum(axis=1)
-        var = np.clip((p_h * y**2).sum(axis=1) - mean**2, 0, None)
-        if var.mean() > 0:
-            total += var / var.mean()
+            centre = np.full(len(codes), (p_h * y).sum(axis=1).mean())
+        second = (p_h * (y - centre[:, None]) ** 2).sum(axis=1)
+        if second.mean() > 0:
+            total += second / second.mean()
     return np.sqrt(total)
+
+
+def _check_variable(check: str, values: np.ndarray, codes: np.ndarray, passing: np.ndarray, judge_pass: np.ndarray,
+                    same: np.ndarray, *, tpr: float, tnr: float) -> np.ndarray:
+    """(n, K): the check's per-item variable if the human label were each scale value."""
+    if check == "agreement":
+        return (values[codes][:, None] - values[None, :]) ** 2
+    if check == "tpr":
+        return passing[None, :] * ((judge_pass.astype(float) - tpr)[:, None])
+    if check == "tnr":
+        return (~passing)[None, :] * (((~judge_pass).astype(float) - tnr)[:, None])
+    if check == "self_preference":
+        share = max(float(same.mean()), 1e-3)
+        scale_by = np.where(same, 1 / share, 1 / max(1 - share, 1e-3))
+        return (values[codes][:, None] - values[None, :]) * scale_by[:, None]
+    if check in ("find_fails", "find_passes"):
+        cls = ~passing if check == "find_fails" else passing
+        return np.broadcast_to(cls[None, :].astype(float), (len(codes), len(values)))
+    raise ValueError(f"unknown check {check!r}; use one of {', '.join(CHECK_TARGETS + COUNT_TARGETS)}")
 
 
 def neyman_inclusion(strata: Sequence[Any], deviation: Sequence[float], *, expected_labels: float,

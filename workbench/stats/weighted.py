@@ -121,6 +121,8 @@ def weighted_agreement_with_intervals(
     groups_all, _ = cluster_codes(clusters, n_all)
     keep = (c >= 0) & (j >= 0)
     c, j, w = c[keep], j[keep], w_all[keep]
+    if len(w):  # weights summing to the sample size: alpha's (n - 1) factor then counts items, not weight units
+        w = w * (len(w) / w.sum())
     groups = np.unique(groups_all[keep], return_inverse=True)[1]
     n_clusters = int(groups.max()) + 1 if groups.size else 0
     k = len(values)

@@ -1,0 +1,74 @@
+"""Inverse-probability-weighted estimators: properties, and a planted oversampling they undo."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.demo.generator import DATA_DIR
+from workbench.stats import agreement_metrics, alternative_annotator_test
+from workbench.stats.weighted import weighted_agreement_with_intervals, weighted_self_preference
+
+from .pools import demo_pool
+
+SCALE = (-1, 0, 1)
+
+
+def test_equal_weights_give_the_unweighted_values_and_scaling_changes_nothing() -> None:
+    pool = demo_pool(n_items=400, fail_share=0.2, seed=2)
+    point = agreement_metrics(pool.consensus, pool.judge, scale=SCALE, pass_threshold=0)
+    ones = weighted_agreement_with_intervals(pool.consensus, pool.judge, pool.clusters, np.ones(400), scale=SCALE,
+                                             pass_threshold=0, resamples=200)
+    sevens = weighted_agreement_with_intervals(pool.consensus, pool.judge, pool.clusters, np.full(400, 7.0),
+                                               scale=SCALE, pass_threshold=0, resamples=200)
+    for name in ("exact_agreement", "cohen_kappa", "krippendorff_alpha_ordinal", "tpr", "tnr", "mean_signed_error"):
+        assert ones["metrics"][name]["value"] == pytest.approx(point[name])
+        assert sevens["metrics"][name] == pytest.approx(ones["metrics"][name])
+
+
+def test_equal_weights_give_the_unweighted_alternative_annotator_test() -> None:
+    rows = [json.loads(line) for line in
+            (DATA_DIR / "golden_sets" / "demo" / "demo-patch-quality" / "labels.jsonl").read_text().splitlines()]
+    labels = pd.DataFrame(rows)[["item_id", "rater", "score"]]
+    judge = labels.groupby("item_id")["score"].max()  # a lenient stand-in judge
+    plain = alternative_annotator_test(labels, judge, scale=SCALE, min_items=20)
+    weighted = alternative_annotator_test(labels, judge, scale=SCALE, min_items=20,
+                                          weights=pd.Series(3.0, index=judge.index))
+    assert plain["raters"], plain["reason"]
+    for a, b in zip(plain["raters"], weighted["raters"]):
+        assert b["p_value"] == pytest.approx(a["p_value"], rel=1e-9)
+        assert b["advantage_probability"] == pytest.approx(a["advantage_probability"])
+
+
+def test_weights_undo_a_planted_oversampling() -> None:
+    """Judge-fail items drawn 5x as often: the unweighted TNR and same-family effect are off, the weighted not."""
+    pool = demo_pool(n_items=4000, fail_share=0.15, seed=9, self_preference=0.3, error=0.15)
+    full_tnr = agreement_metrics(pool.consensus, pool.judge, scale=SCALE, pass_threshold=0)["tpr"]
+    same = pool.family == "openai"
+    r = (pool.judge - pool.consensus).astype(float)
+    full_effect = r[same].mean() - r[~same].mean()
+    pi = np.where(pool.judge < 0, 0.5, 0.1)
+    plain, weighted, eff_plain, eff_weighted = [], [], [], []
+    for seed in range(20):
+        take = np.random.default_rng(seed).random(pool.size) < pi
+        w = 1 / pi[take]
+        a = weighted_agreement_with_intervals(pool.consensus[take], pool.judge[take], pool.clusters[take], w,
+                                              scale=SCALE, pass_threshold=0, resamples=50)
+        weighted.append(a["metrics"]["tpr"]["value"])
+        plain.append(agreement_metrics(pool.consensus[take], pool.judge[take], scale=SCALE, pass_threshold=0)["tpr"])
+        kw = dict(scale=SCALE, producer_model=pool.model[take], producer_family=pool.family[take],
+                  judge_model="gpt-4o", judge_family="openai", resamples=50)
+        eff_weighted.append(weighted_self_preference(pool.consensus[take], pool.judge[take], w, **kw)
+                            ["same_family"]["value"])
+        eff_plain.append(weighted_self_preference(pool.consensus[take], pool.judge[take], np.ones(take.sum()), **kw)
+                         ["same_family"]["value"])
+    assert abs(np.mean(weighted) - full_tnr) < 0.01 < abs(np.mean(plain) - full_tnr)
+    assert abs(np.mean(eff_weighted) - full_effect) < 0.02 < abs(np.mean(eff_plain) - full_effect)
+
+
+def test_bad_weights_are_refused_by_position() -> None:
+    with pytest.raises(ValueError, match="position 1"):
+        weighted_agreement_with_intervals([0, 1], [0, 1], None, [1.0, 0.0], scale=(0, 1), pass_threshold=1)
