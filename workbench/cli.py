@@ -343,7 +343,8 @@ def _run_ui(ws: Workspace, port: int) -> None:
     app = Path(__file__).parent / "ui" / "app.py"
     env = {**os.environ, **ws.environ()}
     click.echo(f"Judge Workbench UI on http://127.0.0.1:{port} (Ctrl-C to stop)")
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.address", "127.0.0.1",
+    # streamlit run, with the pages' libraries imported while the server starts (workbench/ui/serve.py)
+    cmd = [sys.executable, "-m", "workbench.ui.serve", "run", str(app), "--server.address", "127.0.0.1",
            "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     sys.exit(_serve(cmd, env=env, cwd=ws.root))
 
