@@ -57,7 +57,7 @@ EDITS = [
      "claude-sonnet-4-5-20250929"),
     ("promptfoo", "temperature: 0.0", "temperature: 0.7", "grades at temperature 0.7, but the approved judge used 0.0"),
     ("promptfoo", "Cite the steps that decide your score.", "Be generous.", "the grading prompt differs"),
-    ("promptfoo", "hash: ", "hash: 0000", "names rubric hash 0000"),
+    ("promptfoo", "hash: sha256:", "hash: sha256:0000", "names rubric hash 0000"),
     ("inspect", "MODEL = 'anthropic/claude-sonnet-4-5-20250929'", "MODEL = 'anthropic/claude-opus-4-1'",
      "grades with model anthropic/claude-opus-4-1"),
     ("inspect", "TEMPERATURE = 0.0", "TEMPERATURE = 1.0", "grades at temperature 1.0"),
@@ -84,7 +84,7 @@ def test_config_from_another_bundle_is_refused(approved, monkeypatch):
     monkeypatch.chdir(approved.db.parent)
     config = export(approved, "promptfoo")
     data = yaml.safe_load(config.read_text())
-    data["defaultTest"]["metadata"]["workbench"]["bundle_sha256"] = "f" * 64
+    data["defaultTest"]["metadata"]["workbench"]["bundle_sha256"] = "sha256:" + "f" * 64
     other = write(config.with_name("other.promptfoo.yaml"), yaml.safe_dump(data, sort_keys=False))
     r, problems = check(approved, "--judge-config", other)
     assert r.exit_code == 3 and len(problems) == 1 and "was exported from another bundle" in problems[0]

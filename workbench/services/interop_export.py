@@ -86,13 +86,27 @@ class ApprovedJudge:
         return self.bundle_sha256[:32]
 
     def trace(self, target: str, prompt_sha256: str) -> dict[str, Any]:
-        """The evidence an exported judge carries, so a run can be traced to it."""
+        """The evidence an exported judge carries, so a run can be traced to it.
+
+        Hashes are written `sha256:<hex>`: promptfoo redacts a bare 64-character token from results as a
+        likely secret, which would cut the trace exactly where it is needed.
+        """
         return {"exported_by": f"judge-workbench {__version__}", "target": target, "bundle": self.bundle_file,
-                "bundle_sha256": self.bundle_sha256,
-                "rubric": {"name": self.rubric.name, "version": self.rubric_version, "hash": self.rubric_hash},
-                "judge": {"id": self.spec.id, "model": self.spec.model, "config_hash": self.config_hash},
+                "bundle_sha256": tagged(self.bundle_sha256),
+                "rubric": {"name": self.rubric.name, "version": self.rubric_version, "hash": tagged(self.rubric_hash)},
+                "judge": {"id": self.spec.id, "model": self.spec.model, "config_hash": tagged(self.config_hash)},
                 "model_version": self.pinned_version, "model_versions_calibrated": list(self.model_versions),
-                "golden_set": self.golden_set, "prompt_sha256": prompt_sha256}
+                "golden_set": {**self.golden_set, "version_hash": tagged(self.golden_set["version_hash"])},
+                "prompt_sha256": tagged(prompt_sha256)}
+
+
+def tagged(hex_digest: str) -> str:
+    return f"sha256:{hex_digest}"
+
+
+def untagged(value: Any) -> Any:
+    """A hash as the trace wrote it, back to plain hex (anything else as it is)."""
+    return value.removeprefix("sha256:") if isinstance(value, str) else value
 
 
 def tool_model(aj: ApprovedJudge, target: str) -> str:

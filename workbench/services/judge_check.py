@@ -24,7 +24,7 @@ from ..store import Store
 from ..strict_yaml import load_yaml, read_utf8
 from .export import BundleRefused, read_bundle
 from .golden_sets import current_snapshot
-from .interop_export import ApprovedJudge, ExportRefused, promptfoo_prompt_sha256, render
+from .interop_export import ApprovedJudge, ExportRefused, promptfoo_prompt_sha256, render, untagged
 
 
 @dataclass
@@ -134,14 +134,17 @@ def _check_judge(aj: ApprovedJudge, path: Path, res: CheckResult) -> None:
     before = len(res.problems)
     name = path.name
     trace = actual.trace
-    if trace.get("bundle_sha256") != aj.bundle_sha256:
-        res.problems.append(f"{name} was exported from another bundle (sha256 {_short(trace.get('bundle_sha256'))}), "
+    declared = {"bundle": untagged(trace.get("bundle_sha256")),
+                "rubric": untagged((trace.get("rubric") or {}).get("hash")),
+                "golden_set": untagged((trace.get("golden_set") or {}).get("version_hash"))}
+    if declared["bundle"] != aj.bundle_sha256:
+        res.problems.append(f"{name} was exported from another bundle (sha256 {_short(declared['bundle'])}), "
                             f"not from {aj.bundle_file} ({aj.bundle_sha256[:16]}…); export it from this bundle.")
-    if (trace.get("rubric") or {}).get("hash") != aj.rubric_hash:
-        res.problems.append(f"{name} names rubric hash {_short((trace.get('rubric') or {}).get('hash'))}, but the "
+    if declared["rubric"] != aj.rubric_hash:
+        res.problems.append(f"{name} names rubric hash {_short(declared['rubric'])}, but the "
                             f"approved rubric's hash is {aj.rubric_hash[:16]}…; re-export it from the bundle.")
-    if (trace.get("golden_set") or {}).get("version_hash") != aj.golden_set["version_hash"]:
-        res.problems.append(f"{name} names golden-set version {_short((trace.get('golden_set') or {}).get('version_hash'))}"
+    if declared["golden_set"] != aj.golden_set["version_hash"]:
+        res.problems.append(f"{name} names golden-set version {_short(declared['golden_set'])}"
                             f", but the judge was approved on {aj.golden_set['version_hash'][:16]}…; re-export it.")
     if actual.model != expected.model:
         res.problems.append(_model_sentence(aj, name, actual.model, expected.model))
