@@ -158,6 +158,36 @@ def test_reviewer_page_renders_no_judge_data_and_no_producer(demo_db):
     assert trace and not [sql for sql in trace if re.search(r"judg|runs|producer|metadata|reports", sql, re.I)]
 
 
+def test_active_queue_sends_reviewers_nothing_of_the_judge(demo_db):
+    """The same check with the golden set's queue switched to active: the judge's scores decide the order on the
+    server, and still no judge, producer or design data reaches the page or is even read for the reviewer."""
+    from workbench.services import active_queue
+
+    with Store(demo_db) as s:
+        active_queue.set_queue_order(s, "demo", "active", rubric=RUBRIC, judge="gpt4o-self")
+        rv_judges = s.judges_of(s.rubric_row(RUBRIC)["id"])
+        producers = {i.producer.model for i in load_items(s, "demo")}
+        gs = s.golden_set("demo")
+        priority = active_queue.q.priorities(s, gs["id"])
+        free = {r["item_id"] for r in svc.q.queue_candidates(s, gs["id"], RUBRIC, "dora", overlap=gs["overlap"],
+                                                             at="9999")}
+        strata = {r["stratum"] for r in active_queue.q.design_summary(s, gs["id"])}
+    at = open_app("dora", "label", golden_set="demo")
+    trace: list[str] = []
+    at.session_state["_store"].conn.set_trace_callback(trace.append)
+    item = shown_item(at)
+    assert item == min(free, key=priority.get)  # the design's order, not the reviewer's own random one
+    press(at, item, 0)
+    text = rendered_text(at)
+    forbidden = producers | {j["judge_id"] for j in rv_judges} | {j["model"] for j in rv_judges} | strata
+    assert not [w for w in forbidden if w in text]
+    assert "inclusion" not in text and "priority" not in text
+    assert trace and not [sql for sql in trace if re.search(r"judg|runs|producer|metadata|reports", sql, re.I)]
+    with Store(demo_db) as s:
+        recorded = active_queue.q.label_inclusion(s, s.golden_set("demo")["id"], RUBRIC)
+    assert 0 < recorded[(item, "dora")] <= 1
+
+
 def test_reviewer_has_no_control_that_turns_masking_off(fresh_db, tmp_path):
     with Store(fresh_db) as s:
         from tests.conftest import write
