@@ -231,10 +231,11 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     unscored = int(primary.isna().sum())
     scored = primary.dropna().astype(int)
     resolved = cons.resolved
-    ids = [i for i in index.index if i in resolved and i in scored.index]
-    judged_unresolved = [i for i in cons.unresolved if i in scored.index]
+    judged = set(scored.index)  # a set: one membership test an item, not a pandas lookup
+    ids = [i for i in index.index if i in resolved and i in judged]
+    judged_unresolved = [i for i in cons.unresolved if i in judged]
     c = np.array([resolved[i] for i in ids], dtype=int)
-    j = np.array([scored[i] for i in ids], dtype=int)
+    j = scored.reindex(ids).to_numpy(dtype=int)
     sub = index.loc[ids] if ids else index.iloc[:0]
     clusters = sub["task_id"].to_numpy()
 
