@@ -47,7 +47,8 @@ def register(main: click.Group) -> None:
     @click.option("--judge", "-j", "judge_id", required=True, help="Judge to stress.")
     @click.option("--probes", default=None, metavar="LIST",
                   help="Comma-separated probes or kinds (default: all): authorship-self, authorship-family, "
-                       "authorship-other, verbosity, authority-approved, authority-rejected, injection, order.")
+                       "authorship-other, verbosity, authority-approved, authority-rejected, injection, order, "
+                       "pushback.")
     @click.option("--limit", type=int, default=None, help="Perturb only the first N judged items.")
     @click.option("--budget", type=float, default=None, help="Hard stop in USD over all probes.")
     @click.option("--concurrency", default=8, show_default=True, help="Requests in flight at most.")
