@@ -115,8 +115,11 @@ def cell_outliers(scores: Any, *, level: float = 0.95, q: float = OUTLIER_Q,
     ``y_tm - y_t. - y_.m + y_..``. Its standard error is
     ``s * sqrt(1/n_tm - h_tm)`` (``h`` the cell's leverage), with ``s^2`` the
     within-cell variance pooled over every cell (degrees of freedom: scored
-    items minus cells). The test is a two-sided t-test; the p-values of all
-    cells are adjusted together with ``adjustment`` and a cell is flagged
+    items minus cells). The test is a two-sided t-test. Where the variance of
+    scores at the cell's fitted mean is larger than the pooled one (cells in
+    the middle of a bounded scale), that variance takes the place of ``s^2``
+    (:func:`_variance_curve`). The p-values of all cells are adjusted
+    together with ``adjustment`` and a cell is flagged
     when its adjusted p-value is at most ``q``. Flagged cells leave the fit
     one at a time, the most significant first, and are tested against the
     fit of the others (``s * sqrt(1/n_tm + h_tm)``), until no cell in the fit
@@ -227,6 +230,7 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
     x = np.column_stack([np.ones(len(cells)), np.eye(len(rows))[row_codes][:, 1:],
                          np.eye(len(models))[model_codes][:, 1:]])
     crit = float(t_dist.ppf(1 - (1 - level) / 2, dof))
+    spread = _variance_curve(y, cells["_ss"].to_numpy(), n, floor=variance)
     kept = np.ones(len(cells), bool)
     for _ in range(len(cells) // 2 + 1):
         # Forward search (Hadi and Simonoff 1993): a flagged cell leaves the fit and is tested against the fit of
@@ -237,7 +241,7 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
         fitted = x @ (inv @ (xw.T @ y[kept]))
         leverage = np.einsum("ij,jk,ik->i", x, inv, x)
         effect = y - fitted
-        se = np.sqrt(variance * np.clip(np.where(kept, 1 / n - leverage, 1 / n + leverage), 0, None))
+        se = np.sqrt(np.clip(spread(fitted) / n + np.where(kept, -1, 1) * variance * leverage, 0, None))
         with np.errstate(divide="ignore", invalid="ignore"):
             t_stat = np.where(se > 0, effect / se, 0.0)
         p = 2 * t_dist.sf(np.abs(t_stat), dof)
@@ -250,13 +254,32 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
     m_r, row_sum = by_row.transform("size").to_numpy(float), by_row.transform("sum").to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         others = np.where(m_r > 1, (row_sum - y) / (m_r - 1), np.nan)
-    mean_half = crit * np.sqrt(variance / n)
+    mean_half = crit * np.sqrt(spread(y) / n)
     cells = cells.assign(mean_low=y - mean_half, mean_high=y + mean_half, vs_others=y - others, effect=effect,
                          ci_low=effect - crit * se, ci_high=effect + crit * se, p_value=p, p_adjusted=p_adj,
                          flagged=reject)
     cells["direction"] = np.where(reject, np.where(effect > 0, "above", "below"), "")
     out["cells"] = cells.drop(columns="_ss")
     return out
+
+
+def _variance_curve(means: np.ndarray, ss: np.ndarray, n: np.ndarray, *, floor: float):
+    """Within-cell variance as a function of the cell mean, never below ``floor`` (the pooled variance).
+
+    Scores on a bounded scale vary most in the middle (a cell passing half
+    its repeats) and least near its ends; a quadratic in the mean, fitted to
+    the cells' sample variances (weights: their degrees of freedom), gives a
+    cell's variance under the null at its fitted mean. It is never taken
+    below the pooled variance: with a few repeats the normal approximation
+    is poor near the ends of the scale, where the quadratic goes to 0.
+    """
+    many = n >= 2
+    if many.sum() < 3:
+        return lambda mu: np.full(np.shape(mu), floor)
+    w = np.sqrt(n[many] - 1)
+    design = np.column_stack([np.ones(many.sum()), means[many], means[many] ** 2])
+    coef = np.linalg.lstsq(design * w[:, None], ss[many] / (n[many] - 1) * w, rcond=None)[0]
+    return lambda mu: np.maximum(floor, coef[0] + coef[1] * np.asarray(mu) + coef[2] * np.asarray(mu) ** 2)
 
 
 def corrected_rates(passes: Any, *, golden_human_pass: Any, golden_judge_pass: Any,
@@ -308,7 +331,7 @@ def where_to_look(items: Any, outliers: dict[str, pd.DataFrame] | None = None,
     """The cells most worth a human's time, ranked.
 
     A cell earns a reason when: a tier's outlier test flags it, or flags its
-    model on its category (strength: 1 minus the adjusted p-value); the judged tier gave its top score to a
+    model on its category (strength: the size of the effect in scale points); the judged tier gave its top score to a
     repeat the mechanical tier failed; the tiers disagree on pass or fail
     (strength: the share of repeats); a repeat is unscored; or the judge's
     own repeats of an item split. Cells are ranked by their strongest kind
@@ -368,7 +391,7 @@ def where_to_look(items: Any, outliers: dict[str, pd.DataFrame] | None = None,
         for r in cells[cells["flagged"]].itertuples():
             key = (str(r.task_id), str(r.model))
             found.setdefault(key, []).append({
-                "kind": "outlier", "tier": tier, "strength": float(1 - r.p_adjusted),
+                "kind": "outlier", "tier": tier, "strength": float(abs(r.effect)),
                 "text": f"{tier}: {r.direction} the task's other models by {r.effect:+.2f} "
                         f"(adjusted p {r.p_adjusted:.2g})"})
     for tier, cats in (category_flags or {}).items():
@@ -376,7 +399,7 @@ def where_to_look(items: Any, outliers: dict[str, pd.DataFrame] | None = None,
             for task, model in df.loc[(df["category"] == r.category) & (df["model"] == r.model),
                                       ["task_id", "model"]].drop_duplicates().itertuples(index=False):
                 found.setdefault((str(task), str(model)), []).append({
-                    "kind": "outlier", "tier": tier, "strength": float(1 - r.p_adjusted),
+                    "kind": "outlier", "tier": tier, "strength": float(abs(r.effect)),
                     "text": f"{tier}: the model is {r.direction} the other models on category {r.category} by "
                             f"{r.effect:+.2f} (adjusted p {r.p_adjusted:.2g})"})
     rows = []
