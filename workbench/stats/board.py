@@ -54,8 +54,8 @@ ALL = "(all)"
 def _scores(frame: Any, name: str = "scores") -> pd.DataFrame:
     df = check_frame(frame, name=name, columns=SCORE_COLUMNS)[list(SCORE_COLUMNS)].copy()
     df["score"] = pd.to_numeric(df["score"], errors="coerce").astype(float)
-    for col in ("task_id", "category", "model"):
-        df[col] = df[col].astype(str)
+    for col in ("task_id", "category", "model"):  # categorical: grouping on them is what the board does most
+        df[col] = df[col].astype(str).astype("category")
     if df.duplicated(["task_id", "model", "repeat"]).any():
         row = df[df.duplicated(["task_id", "model", "repeat"])].iloc[0]
         raise ValueError(f"{name} holds task {row['task_id']!r}, model {row['model']!r}, repeat {row['repeat']!r} "
@@ -369,24 +369,26 @@ def where_to_look(items: Any, outliers: dict[str, pd.DataFrame] | None = None,
     both = df["mechanical_pass"].notna() & df["judged_pass"].notna()
     df["_disagree"] = both & (df["mechanical_pass"].astype(float) != df["judged_pass"].astype(float))
     df["_top_fail"] = both & df["judged_top"] & (df["mechanical_pass"].astype(float) == 0)
+    keys = ["task_id", "model"]
+    df["task_id"], df["model"] = df["task_id"].astype(str), df["model"].astype(str)
+    df = df.sort_values("repeat", kind="stable")
+    kinds = (("_top_fail", "top_on_mechanical_fail",
+              "the judge gave its top score to {k} of {n} repeats the mechanical tier failed"),
+             ("_disagree", "tiers_disagree", "the tiers disagree on pass/fail in {k} of {n} repeats"),
+             ("unscored", "unscored", "{k} of {n} repeats are unscored"),
+             ("split", "split_verdict", "the judge's repeats split on {k} of {n} repeats"))
+    counts = df.groupby(keys, sort=True)[[col for col, _, _ in kinds]].sum()
+    sizes = df.groupby(keys, sort=True).size()
+    first = df.groupby(keys, sort=True)["item_id"].first().astype(str).to_dict()
+    # open the first repeat that shows the strongest item-level reason
+    for col, _, _ in reversed(kinds):
+        first.update(df[df[col]].groupby(keys, sort=True)["item_id"].first().astype(str).to_dict())
+    categories = dict(zip(df["task_id"], df["category"].astype(str)))
     found: dict[tuple[str, str], list[dict]] = {}
-    first: dict[tuple[str, str], str] = {}
-    categories = dict(zip(df["task_id"].astype(str), df["category"].astype(str)))
-    for (task, model), sub in df.groupby(["task_id", "model"], sort=True):
-        key = (str(task), str(model))
-        reasons = found.setdefault(key, [])
-        first[key] = str(sub.sort_values("repeat")["item_id"].iloc[0])
-        n = len(sub)
-        for col, kind, text in (("_top_fail", "top_on_mechanical_fail",
-                                 "the judge gave its top score to {k} of {n} repeats the mechanical tier failed"),
-                                ("_disagree", "tiers_disagree", "the tiers disagree on pass/fail in {k} of {n} repeats"),
-                                ("unscored", "unscored", "{k} of {n} repeats are unscored"),
-                                ("split", "split_verdict", "the judge's repeats split on {k} of {n} repeats")):
-            k = int(sub[col].sum())
-            if k:
-                if not reasons:  # open the first repeat that shows the strongest item-level reason
-                    first[key] = str(sub[sub[col]].sort_values("repeat")["item_id"].iloc[0])
-                reasons.append({"kind": kind, "strength": k / n, "text": text.format(k=k, n=n)})
+    for key, row in counts.iterrows():
+        n = int(sizes[key])
+        found[key] = [{"kind": kind, "strength": int(row[col]) / n, "text": text.format(k=int(row[col]), n=n)}
+                      for col, kind, text in kinds if row[col]]
     for tier, cells in (outliers or {}).items():
         for r in cells[cells["flagged"]].itertuples():
             key = (str(r.task_id), str(r.model))
