@@ -22,14 +22,12 @@ import pandas as pd
 
 from .. import gate
 from ..errors import ConfigError, NotFound
-from ..judges.runner import provider_traits
 from ..models import Item
 from ..probes import PROBES, Probe, ProbeTarget, get_probes
 from ..stats import jsonable
 from ..stats.probes import probe_effect
 from ..store import Store
 from ..store import probes as probe_store
-from . import judging
 from .calibration import Options, judge_data
 from .golden_sets import consensus, load_items
 
@@ -63,6 +61,8 @@ def _applicable(store: Store, golden_set: str, data: Any, chosen: Sequence[Probe
                 scored: set[str], limit: int | None) -> list[Probe]:
     """The probes that apply to at least one of the items (``order`` needs outputs that list candidates) and
     to the judge (``pushback`` needs a chat model to talk back to): a probe with nothing to do gets no run."""
+    from ..judges.runner import provider_traits  # the judge engine: imported to run probes, not to report them
+
     items = load_items(store, golden_set)
     chat, _ = provider_traits(data.spec)
     return [p for p in chosen if (chat or p.followup is None) and _transform(p, target, scored, limit)(items)]
@@ -84,6 +84,8 @@ def estimate(store: Store, golden_set: str, rubric: str, judge: str, *, probes: 
     target, scored = target_of(data), set(baseline.index)
     rows, total, unknown = [], 0.0, False
     applicable = _applicable(store, golden_set, data, chosen, target, scored, limit)
+    from . import judging
+
     for probe in applicable:
         e = judging.estimate(store, golden_set, rubric, judge, repeats=1, probe=probe.name,
                              transform=_transform(probe, target, scored, limit)).to_dict()
@@ -110,6 +112,8 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, probes: Seque
     target, scored = target_of(data), set(baseline.index)
     runs, spent, stopped = [], 0.0, None
     applicable = _applicable(store, golden_set, data, chosen, target, scored, limit)
+    from . import judging
+
     for probe in applicable:
         left = None if budget_usd is None else budget_usd - spent
         if left is not None and left <= 0:
