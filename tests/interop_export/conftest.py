@@ -9,14 +9,17 @@ and the pair is exported through the gate like any other.
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
 from tests.conftest import DEMO_DIR, DEMO_RUBRIC
+from workbench.cli import main
 from workbench.services.calibration import Options
 from workbench.services.export import export_bundle
 from workbench.services.golden_sets import import_judgments
@@ -64,3 +67,18 @@ def approved(approved_template, tmp_path: Path):
     s = Store(db)
     yield Approved(db, bundle, s)
     s.close()
+
+
+def export_to(approved: Approved, target: str) -> Path:
+    """`workbench export --bundle ... --to TARGET`; the file it wrote."""
+    r = CliRunner().invoke(main, ["export", "--bundle", str(approved.bundle), "--to", target, "--db",
+                                  str(approved.db), "--project", str(approved.db.parent)], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return approved.db.parent / re.search(r"Wrote (\S+) \(", r.stdout).group(1)
+
+
+def run_check(approved: Approved, *args: str, db: Path | None = None):
+    """`workbench check BUNDLE ...`: the result and its FAIL sentences."""
+    r = CliRunner().invoke(main, ["check", str(approved.bundle), "--db", str(db or approved.db), "--project",
+                                  str(approved.db.parent), *map(str, args)], catch_exceptions=False)
+    return r, [line.removeprefix("FAIL: ") for line in r.stderr.splitlines() if line.startswith("FAIL: ")]

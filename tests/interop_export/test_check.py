@@ -3,30 +3,18 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from tests.conftest import DEMO_DIR, write
-from tests.interop_export.conftest import JUDGE
-from workbench.cli import main
+from tests.interop_export.conftest import JUDGE, export_to, run_check
 from workbench.services.golden_sets import import_items, import_labels
 
 
-def check(approved, *args: str, db: Path | None = None):
-    r = CliRunner().invoke(main, ["check", str(approved.bundle), "--db", str(db or approved.db), "--project",
-                                  str(approved.db.parent), *map(str, args)], catch_exceptions=False)
-    return r, [line.removeprefix("FAIL: ") for line in r.stderr.splitlines() if line.startswith("FAIL: ")]
 
 
-def export(approved, target: str) -> Path:
-    r = CliRunner().invoke(main, ["export", "--bundle", str(approved.bundle), "--to", target, "--db",
-                                  str(approved.db), "--project", str(approved.db.parent)], catch_exceptions=False)
-    assert r.exit_code == 0, r.output
-    return Path(re.search(r"Wrote (\S+) \(", r.stdout).group(1))
 
 
 def edited(path: Path, old: str, new: str) -> Path:
@@ -38,10 +26,9 @@ def edited(path: Path, old: str, new: str) -> Path:
 
 
 @pytest.mark.parametrize("target", ["promptfoo", "inspect", "mlflow"])
-def test_untouched_export_passes_and_says_what_it_compared(approved, target, monkeypatch):
-    monkeypatch.chdir(approved.db.parent)
-    config = export(approved, target)
-    r, problems = check(approved, "--judge-config", config)
+def test_untouched_export_passes_and_says_what_it_compared(approved, target):
+    config = export_to(approved, target)
+    r, problems = run_check(approved, "--judge-config", config)
     assert r.exit_code == 0 and problems == []
     assert "golden set 'demo'" in r.stdout and "unchanged since approval" in r.stdout
     assert f"judge config {config.name} ({target})" in r.stdout and "claude-sonnet-4-5-20250929" in r.stdout
@@ -72,28 +59,26 @@ EDITS = [
 
 
 @pytest.mark.parametrize("target,old,new,sentence", EDITS, ids=[f"{e[0]}-{i}" for i, e in enumerate(EDITS)])
-def test_each_change_to_the_judge_is_one_sentence(approved, target, old, new, sentence, monkeypatch):
-    monkeypatch.chdir(approved.db.parent)
-    config = edited(export(approved, target), old, new)
-    r, problems = check(approved, "--judge-config", config)
+def test_each_change_to_the_judge_is_one_sentence(approved, target, old, new, sentence):
+    config = edited(export_to(approved, target), old, new)
+    r, problems = run_check(approved, "--judge-config", config)
     assert r.exit_code == 3
     assert len(problems) == 1 and sentence in problems[0], problems
 
 
-def test_config_from_another_bundle_is_refused(approved, monkeypatch):
-    monkeypatch.chdir(approved.db.parent)
-    config = export(approved, "promptfoo")
+def test_config_from_another_bundle_is_refused(approved):
+    config = export_to(approved, "promptfoo")
     data = yaml.safe_load(config.read_text())
     data["defaultTest"]["metadata"]["workbench"]["bundle_sha256"] = "sha256:" + "f" * 64
     other = write(config.with_name("other.promptfoo.yaml"), yaml.safe_dump(data, sort_keys=False))
-    r, problems = check(approved, "--judge-config", other)
+    r, problems = run_check(approved, "--judge-config", other)
     assert r.exit_code == 3 and len(problems) == 1 and "was exported from another bundle" in problems[0]
 
 
 def test_edited_bundle_is_refused(approved):
     text = approved.bundle.read_text()
     approved.bundle.write_text(text.replace("min_items: 50", "min_items: 5", 1))
-    r, problems = check(approved)
+    r, problems = run_check(approved)
     assert r.exit_code == 3 and len(problems) == 1
     assert "was edited after export: its content no longer matches its sha256" in problems[0]
 
@@ -106,7 +91,7 @@ def test_changed_golden_set_is_refused_with_what_changed(approved, tmp_path):
     labels = write(tmp_path / "labels.jsonl", "".join(json.dumps({"item_id": first, "rater": f"late-{i}", "score": 1})
                                                       + "\n" for i in range(5)))
     import_labels(approved.store, labels, "demo", "demo-patch-quality")
-    r, problems = check(approved)
+    r, problems = run_check(approved)
     assert r.exit_code == 3 and len(problems) == 1
     assert "golden set 'demo' has changed since approval: 1 item added, 1 consensus label of rubric " \
            "'demo-patch-quality' changed (compared version 1" in problems[0]
@@ -114,7 +99,7 @@ def test_changed_golden_set_is_refused_with_what_changed(approved, tmp_path):
 
 
 def test_without_a_database_the_golden_set_is_not_compared_and_that_is_said(approved, tmp_path):
-    r, problems = check(approved, db=tmp_path / "nowhere" / "workbench.db")
+    r, problems = run_check(approved, db=tmp_path / "nowhere" / "workbench.db")
     assert r.exit_code == 0 and problems == []
     assert "golden set 'demo' not compared: there is no workbench database at" in r.stdout
 
@@ -122,14 +107,14 @@ def test_without_a_database_the_golden_set_is_not_compared_and_that_is_said(appr
 def test_a_bundle_from_another_database_is_refused(approved, demo_db_template, tmp_path):
     other = tmp_path / "other.db"
     other.write_bytes(demo_db_template.read_bytes())  # the same demo, where this bundle was never exported
-    r, problems = check(approved, db=other)
+    r, problems = run_check(approved, db=other)
     assert r.exit_code == 3 and len(problems) == 1 and "was not exported from" in problems[0]
 
 
 def test_the_workbench_rubric_and_judge_yaml_are_accepted_as_judge_config(approved, tmp_path):
     rubric = yaml.safe_load(approved.bundle.read_text())["rubric"]["content"]
     same = write(tmp_path / "rubric.yaml", yaml.safe_dump(rubric, sort_keys=False))
-    r, problems = check(approved, "--judge-config", same)
+    r, problems = run_check(approved, "--judge-config", same)
     assert r.exit_code == 0 and problems == [] and "and rubric content as approved" in r.stdout
 
     rubric["instructions"] += " Be generous."
@@ -137,14 +122,14 @@ def test_the_workbench_rubric_and_judge_yaml_are_accepted_as_judge_config(approv
         if judge["id"] == JUDGE:
             judge["temperature"] = 0.5
     changed = write(tmp_path / "rubric-changed.yaml", yaml.safe_dump(rubric, sort_keys=False))
-    r, problems = check(approved, "--judge-config", changed)
+    r, problems = run_check(approved, "--judge-config", changed)
     assert r.exit_code == 3 and len(problems) == 2
     assert "the rubric changed since approval" in problems[0]
     assert f"judge '{JUDGE}' has temperature 0.5, but the approved judge has 0.0" in problems[1]
 
     entry = write(tmp_path / "judge.yaml", f"id: {JUDGE}\nmodel: anthropic/claude-opus-4-1\nmode: single\n"
                                            "temperature: 0.0\nmax_tokens: 800\n")
-    r, problems = check(approved, "--judge-config", entry)
+    r, problems = run_check(approved, "--judge-config", entry)
     assert r.exit_code == 3 and problems == [
         f"judge.yaml: judge '{JUDGE}' has model anthropic/claude-opus-4-1, but the approved judge has "
         "anthropic/claude-sonnet-4-5; set it back or calibrate the change."]

@@ -18,25 +18,18 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from tests.conftest import ROOT
-from workbench.cli import main
+from tests.interop_export.conftest import export_to, run_check
 
 HERE = Path(__file__).parent
 SCHEMA = json.loads((HERE / "data" / "promptfoo-0.123.1-config-schema.json").read_text())
 
 
-def export(approved) -> Path:
-    r = CliRunner().invoke(main, ["export", "--bundle", str(approved.bundle), "--to", "promptfoo", "--db",
-                                  str(approved.db), "--project", str(approved.db.parent)], catch_exceptions=False)
-    assert r.exit_code == 0, r.output
-    return approved.db.parent / re.search(r"Wrote (\S+) \(", r.stdout).group(1)
 
 
-def test_config_is_valid_for_promptfoo(approved, monkeypatch):
-    monkeypatch.chdir(approved.db.parent)
-    config = yaml.safe_load(export(approved).read_text())
+def test_config_is_valid_for_promptfoo(approved):
+    config = yaml.safe_load(export_to(approved, "promptfoo").read_text())
     validator = jsonschema.Draft7Validator(SCHEMA)
     assert list(validator.iter_errors(config)) == []
     # the schema does bite: a config without prompts, or with an assertion that is not a mapping, is refused
@@ -58,13 +51,12 @@ def _promptfoo_modules() -> Path | None:
 
 
 @pytest.mark.slow
-def test_promptfoo_grades_with_the_exported_judge(approved, tmp_path, monkeypatch):
+def test_promptfoo_grades_with_the_exported_judge(approved, tmp_path):
     modules = _promptfoo_modules()
     if modules is None or shutil.which("node") is None:
         pytest.skip("no promptfoo install found (set WORKBENCH_PROMPTFOO_NODE_MODULES to a node_modules holding "
                     "promptfoo); the config was checked against promptfoo's schema instead")
-    monkeypatch.chdir(approved.db.parent)
-    config = export(approved)
+    config = export_to(approved, "promptfoo")
     replies = {"a": json.dumps({"reason": "the final test run fails", "level": -1, "score": 0.0, "pass": False}),
                "b": json.dumps({"reason": "done, tests pass", "level": 0, "score": 0.5, "pass": True}),
                "c": json.dumps({"reason": "regression test added", "level": 1, "score": 1.0, "pass": True})}
@@ -87,6 +79,5 @@ def test_promptfoo_grades_with_the_exported_judge(approved, tmp_path, monkeypatc
     assert messages[0]["role"] == "system" and "Read the trajectory, check the final test run" in messages[0]["content"]
     assert re.search(r"<<<ITEM [0-9a-f]{32}>>>\n## Task given to the AI system\nFix bug \w\n\n## Final output\n"
                      r"patched \(Fix bug \w\)\n<<<END ITEM", messages[1]["content"])
-    r = CliRunner().invoke(main, ["check", str(approved.bundle), "--judge-config", str(config), "--db",
-                                  str(approved.db)], catch_exceptions=False)
-    assert r.exit_code == 0, r.output
+    r, problems = run_check(approved, "--judge-config", config)
+    assert r.exit_code == 0 and problems == []

@@ -13,13 +13,11 @@ import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from workbench.cli import main
+from tests.interop_export.conftest import export_to, run_check
 
 RUN_SCORER = textwrap.dedent("""
     import importlib.util, json, sys
@@ -57,23 +55,14 @@ RUN_SCORER = textwrap.dedent("""
 """)
 
 
-def export(approved, target: str) -> Path:
-    r = CliRunner().invoke(main, ["export", "--bundle", str(approved.bundle), "--to", target, "--db",
-                                  str(approved.db), "--project", str(approved.db.parent)], catch_exceptions=False)
-    assert r.exit_code == 0, r.output
-    return approved.db.parent / re.search(r"Wrote (\S+) \(", r.stdout).group(1)
 
 
-def check(approved, config: Path) -> int:
-    return CliRunner().invoke(main, ["check", str(approved.bundle), "--judge-config", str(config), "--db",
-                                     str(approved.db)], catch_exceptions=False).exit_code
 
 
 @pytest.mark.slow  # a real Inspect eval in a child process (about 15 s of CPU)
-def test_exported_inspect_scorer_grades_with_the_approved_prompt(approved, tmp_path, monkeypatch):
+def test_exported_inspect_scorer_grades_with_the_approved_prompt(approved, tmp_path):
     pytest.importorskip("inspect_ai", reason="pip install 'judge-workbench[inspect]'")
-    monkeypatch.chdir(approved.db.parent)
-    module = export(approved, "inspect")
+    module = export_to(approved, "inspect")
     replies = {
         "a": json.dumps({"rationale": "the final test run fails at step 3", "evidence_steps": [3], "score": -1}),
         "b": json.dumps({"rationale": "done, tests pass", "evidence_steps": [], "score": 0}),
@@ -106,20 +95,19 @@ def test_exported_inspect_scorer_grades_with_the_approved_prompt(approved, tmp_p
         assert re.search(r"<<<ITEM [0-9a-f]{32}>>>\n## Task given to the AI system\nFix bug \w", sent["user"])
         assert sent["temperature"] == 0.0 and sent["max_tokens"] == 800
     # and check vouches for this very file, and for no edit of it
-    assert check(approved, module) == 0
+    assert run_check(approved, "--judge-config", module)[0].exit_code == 0
     edited = module.with_name("edited_scorer.py")
     edited.write_text(module.read_text().replace("TEMPERATURE = 0.0", "TEMPERATURE = 0.9"))
-    assert check(approved, edited) == 3
+    assert run_check(approved, "--judge-config", edited)[0].exit_code == 3
 
 
-def test_exported_mlflow_judge_loads_in_mlflow(approved, monkeypatch):
+def test_exported_mlflow_judge_loads_in_mlflow(approved):
     pytest.importorskip("mlflow.genai", reason="pip install 'judge-workbench[mlflow]'")
     from typing import Literal, get_args
 
     from mlflow.genai.scorers import Scorer
 
-    monkeypatch.chdir(approved.db.parent)
-    path = export(approved, "mlflow")
+    path = export_to(approved, "mlflow")
     data = json.loads(path.read_text())
     judge = Scorer.model_validate(data["mlflow_scorer"])
     assert judge.model == "anthropic:/claude-sonnet-4-5-20250929"
@@ -133,19 +121,28 @@ def test_exported_mlflow_judge_loads_in_mlflow(approved, monkeypatch):
     again = judge.model_dump()["instructions_judge_pydantic_data"]
     assert again["instructions"] == data["mlflow_scorer"]["instructions_judge_pydantic_data"]["instructions"]
     assert again["model"] == data["mlflow_scorer"]["instructions_judge_pydantic_data"]["model"]
-    assert check(approved, path) == 0
+    assert run_check(approved, "--judge-config", path)[0].exit_code == 0
 
 
-def test_agentic_and_python_judges_are_refused_by_name(cli):
-    cli("demo", "--no-ui")
-    r = cli("export", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet", "--to", "promptfoo")
+def test_agentic_and_python_judges_are_refused_by_name(approved):
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+    from workbench.services.interop_export import ApprovedJudge, ExportRefused, render
+
+    r = CliRunner().invoke(main, ["export", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet", "--to",
+                                  "promptfoo", "--resamples", "300", "--db", str(approved.db), "--project",
+                                  str(approved.db.parent)], catch_exceptions=False)
     assert r.exit_code == 1
     assert "Exported" in r.stdout  # the bundle itself is approved and written
     assert "judge 'careful-sonnet' is agentic" in r.stderr and "calibrate a single-mode judge" in r.stderr
+    bundle = yaml.safe_load(approved.bundle.read_text())
+    bundle["judge"]["config"]["model"] = "python/workbench.demo.graders:test_results"
+    with pytest.raises(ExportRefused, match="is a Python grader .* not a model: inspect cannot run it"):
+        render(ApprovedJudge.from_bundle(bundle, approved.bundle.name), "inspect")
 
 
-def test_export_is_deterministic(approved, monkeypatch):
-    monkeypatch.chdir(approved.db.parent)
+def test_export_is_deterministic(approved):
     for target in ("promptfoo", "inspect", "mlflow"):
-        first = export(approved, target).read_bytes()
-        assert export(approved, target).read_bytes() == first
+        first = export_to(approved, target).read_bytes()
+        assert export_to(approved, target).read_bytes() == first
