@@ -499,8 +499,9 @@ def _source_names() -> list[str]:
 
 
 @import_.command("--from", hidden=True, creates_db=True, options_metavar="SOURCE [OPTIONS]")
-@click.option("--from", "source", required=True, type=click.Choice(_source_names()),
-              help="The tool the results come from.")
+@click.option("--from", "source", required=True, metavar="SOURCE",
+              help=f"The tool the results come from: {', '.join(_source_names())} (or an adapter registered with "
+                   "workbench.interop.base.source_adapter).")
 @click.argument("uri", metavar="FILE_OR_URI")
 @click.option("--golden-set", "-g", required=True, help="Golden set to import into (created if new).")
 @click.option("--rubric", "-r", required=True, help="Rubric whose scale the values are mapped onto.")
