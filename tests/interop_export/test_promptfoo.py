@@ -1,9 +1,9 @@
 """The exported promptfoo config: valid against promptfoo's config schema, and graded by promptfoo itself.
 
 The schema check always runs (data/promptfoo-0.123.1-config-schema.json, generated from promptfoo's own zod
-schema: see data/README.md). The round trip runs promptfoo's `evaluate()` (the library: its command line needs
-Node >= 22.22) when a promptfoo install is found, offline, with a scripted system and a scripted grader put in
-place of the exported grader model; without one it is skipped with the reason.
+schema: see data/README.md). The round trip runs `promptfoo eval` from the npm package that .ci/run installs
+(.ci/node, promptfoo 0.121.20, the last release for Node 20) on the exported config, offline: a local Python
+provider as the system and a scripted Python grader in place of the exported grader model.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -43,41 +44,45 @@ def test_config_is_valid_for_promptfoo(approved):
         "id": "anthropic:messages:claude-sonnet-4-5-20250929", "config": {"max_tokens": 800, "temperature": 0.0}}
 
 
-def _promptfoo_modules() -> Path | None:
-    for candidate in (os.environ.get("WORKBENCH_PROMPTFOO_NODE_MODULES"), ROOT / ".ci" / "node" / "node_modules"):
-        if candidate and (Path(candidate) / "promptfoo" / "package.json").exists():
-            return Path(candidate)
-    return None
+PROMPTFOO = Path(os.environ.get("WORKBENCH_PROMPTFOO", ROOT / ".ci" / "node" / "node_modules" / ".bin" / "promptfoo"))
 
 
 @pytest.mark.slow
 def test_promptfoo_grades_with_the_exported_judge(approved, tmp_path):
-    modules = _promptfoo_modules()
-    if modules is None or shutil.which("node") is None:
-        pytest.skip("no promptfoo install found (set WORKBENCH_PROMPTFOO_NODE_MODULES to a node_modules holding "
-                    "promptfoo); the config was checked against promptfoo's schema instead")
-    config = export_to(approved, "promptfoo")
+    if not PROMPTFOO.exists():
+        pytest.skip(f"promptfoo is not installed at {PROMPTFOO} (.ci/run installs it); the config was checked "
+                    "against promptfoo's schema instead")
+    exported = export_to(approved, "promptfoo")
+    # The team's side: their system and tests added, and (offline) a scripted grader in place of the exported model
+    config = yaml.safe_load(exported.read_text())
+    config["providers"] = ["file://system.py"]
+    config["tests"] = [{"vars": {"task": f"Fix bug {t}"}} for t in "abc"]
+    config["defaultTest"]["options"]["provider"] = "file://grader.py"
+    for f in ("system.py", "grader.py"):
+        shutil.copy(HERE / "promptfoo" / f, tmp_path / f)
+    (tmp_path / "promptfooconfig.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     replies = {"a": json.dumps({"reason": "the final test run fails", "level": -1, "score": 0.0, "pass": False}),
                "b": json.dumps({"reason": "done, tests pass", "level": 0, "score": 0.5, "pass": True}),
                "c": json.dumps({"reason": "regression test added", "level": 1, "score": 1.0, "pass": True})}
-    env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
-           "PROMPTFOO_CONFIG_DIR": str(tmp_path / "promptfoo")}
-    out = subprocess.run(["node", str(HERE / "promptfoo_evaluate.mjs"), str(modules), str(config), json.dumps(replies)],
-                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    rows = {r["task"]: r for r in result["rows"]}
+    env = {**os.environ, "HOME": str(tmp_path), "PROMPTFOO_PYTHON": sys.executable, "PROMPTFOO_DISABLE_TELEMETRY": "1",
+           "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_DISABLE_SHARING": "1", "GRADER_REPLIES": json.dumps(replies),
+           "GRADER_SEEN": str(tmp_path / "seen.jsonl")}
+    subprocess.run([str(PROMPTFOO), "eval", "-c", "promptfooconfig.yaml", "-o", "results.json", "--no-cache",
+                    "--no-progress-bar"], cwd=tmp_path, env=env, timeout=300, capture_output=True)  # exit 100: a fail
+    results = json.loads((tmp_path / "results.json").read_text())["results"]["results"]
+    rows = {r["vars"]["task"]: r for r in results}
     assert [(rows[f"Fix bug {t}"]["success"], rows[f"Fix bug {t}"]["score"]) for t in "abc"] == \
         [(False, 0), (True, 0.5), (True, 1)]
-    assert rows["Fix bug a"]["components"][0]["reason"] == "the final test run fails"
+    assert rows["Fix bug a"]["gradingResult"]["componentResults"][0]["reason"] == "the final test run fails"
     sha = yaml.safe_load(approved.bundle.read_text())["sha256"]
-    assert rows["Fix bug a"]["metadata"]["workbench"]["bundle_sha256"] == f"sha256:{sha}"  # kept, not redacted
-    # promptfoo rendered our grading prompt: the approved rubric as system message, the task and the system's
-    # output inside the tagged data block
-    assert len(result["seen"]) == 3
-    messages = json.loads(result["seen"][0])
-    assert messages[0]["role"] == "system" and "Read the trajectory, check the final test run" in messages[0]["content"]
+    trace = rows["Fix bug a"]["testCase"]["metadata"]["workbench"]
+    assert trace["bundle_sha256"] == f"sha256:{sha}"  # on every result, and not redacted as a secret
+    # promptfoo rendered the exported grading prompt: the approved rubric as the system message, the task and
+    # the system's output inside the tagged data block
+    seen = [json.loads(line) for line in (tmp_path / "seen.jsonl").read_text().splitlines()]
+    assert len(seen) == 3
+    assert seen[0][0]["role"] == "system" and "Read the trajectory, check the final test run" in seen[0][0]["content"]
     assert re.search(r"<<<ITEM [0-9a-f]{32}>>>\n## Task given to the AI system\nFix bug \w\n\n## Final output\n"
-                     r"patched \(Fix bug \w\)\n<<<END ITEM", messages[1]["content"])
-    r, problems = run_check(approved, "--judge-config", config)
+                     r"patched \(Fix bug \w\)\n<<<END ITEM", seen[0][1]["content"])
+    r, problems = run_check(approved, "--judge-config", exported)
     assert r.exit_code == 0 and problems == []
