@@ -33,13 +33,14 @@ def test_neyman_inclusion_keeps_every_item_in_play() -> None:
 
 @pytest.mark.slow
 def test_weighted_intervals_cover_the_full_pool_value() -> None:
-    """Active-design samples of 250 items from a 2,000-item pool: the intervals hold the pool's value."""
+    """Active-design samples of 250 items from a 2,000-item pool (10% fails, a planted same-family effect of 0.2):
+    each weighted interval holds the pool's value in at least 93% of 200 samples."""
     pool = demo_pool(n_items=2000, fail_share=0.1, seed=5, self_preference=0.2)
     truth = pool_values(pool)
     pi = active_design(pool, expected_labels=250)
     assert pi.max() / pi.min() > 2  # a design far from uniform
     hits = {k: 0 for k in truth}
-    runs = 120
+    runs = 200
     for seed in range(runs):
         u = np.random.default_rng(1000 + seed).random(pool.size)
         idx = np.argsort(queue_priority(u, pi))[:250]
@@ -47,10 +48,7 @@ def test_weighted_intervals_cover_the_full_pool_value() -> None:
         for k, v in truth.items():
             hits[k] += est[k]["ci_low"] <= v <= est[k]["ci_high"]
     coverage = {k: h / runs for k, h in hits.items()}
-    assert min(coverage[k] for k in ("krippendorff_alpha_ordinal", "tpr", "same_family")) >= 0.93, coverage
-    # TNR (about 25 consensus fails per sample) falls short of 0.93 (measured 0.92, README): held at 0.90 so that
-    # a worse interval shows, and reported as not yet meeting the target
-    assert coverage["tnr"] >= 0.90, coverage
+    assert min(coverage.values()) >= 0.93, coverage
 
 
 @pytest.mark.slow

@@ -15,8 +15,9 @@ value.
 Intervals come from the cluster bootstrap of the weighted per-cluster sums
 (task clusters resampled with replacement, each carrying its items' weights);
 proportions (exact agreement, TPR, TNR) get a Wilson interval on their
-effective number of items, ``p (1 - p) / var_bootstrap``, so their width never
-collapses to zero. Equal weights give the unweighted point estimates.
+effective number of items, ``p (1 - p) / var``, read at Hesterberg's expanded
+level for their count of items (a few heavy items swing a weighted ratio), so
+their width never collapses to zero. Equal weights give the unweighted point estimates.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ import pandas as pd
 from ._common import (NO_ITEMS, check_bootstrap_options, check_pass_threshold, check_same_length, check_scale,
                       cluster_codes, score_codes)
 from .agreement import METRIC_NAMES, stacked_metrics
+from .bootstrap import expanded_level
 from .proportion import PROPORTION_DENOMINATORS, proportion_interval
 
 #: How the weighted intervals are made (part of a report's cache key).
-INTERVAL = "weighted-cluster-bootstrap-percentile; proportions wilson on effective n"
+INTERVAL = "weighted-cluster-bootstrap-percentile; proportions wilson on effective n at the expanded level"
 
 
 def check_weights(weights: Any, n_items: int) -> np.ndarray:
@@ -162,8 +164,11 @@ def weighted_agreement_with_intervals(
             standard_errors[name] = float(np.std(s, ddof=1))
             if name in PROPORTION_DENOMINATORS:
                 n = denominators[PROPORTION_DENOMINATORS[name]]
+                # read at Hesterberg's expanded level for the items behind it: with unequal weights a
+                # handful of heavy items swings the ratio, and the plain level under-covers (README)
                 low, high = proportion_interval(point[name], _effective_n(point[name], standard_errors[name], n,
-                                                                           w, c, passing, name), level=level)
+                                                                           w, c, j, passing, name),
+                                                level=expanded_level(level, max(n, 2)))
             else:
                 low, high = (float(x) for x in np.quantile(s, [lo_q, hi_q]))
             metrics[name].update(ci_low=low, ci_high=high)
@@ -187,16 +192,24 @@ def weighted_agreement_with_intervals(
     }
 
 
-def _effective_n(p: float, se: float, n: int, w: np.ndarray, c: np.ndarray, passing: np.ndarray, name: str) -> float:
-    """Items a proportion is worth: from its bootstrap variance, else (p of 0 or 1) Kish's n of its denominator."""
+def _effective_n(p: float, se: float, n: int, w: np.ndarray, c: np.ndarray, j: np.ndarray, passing: np.ndarray,
+                 name: str) -> float:
+    """Items a proportion is worth: ``p (1 - p) / var``, the larger of the bootstrap variance and the linearised
+    one with its ``m / (m - 1)`` correction (the bootstrap runs narrow over a handful of consensus fails); Kish's
+    n of its denominator when ``p`` is 0 or 1."""
     if name == "tpr":
-        w = w[passing[c]]
+        rows, hit = passing[c], passing[j]
     elif name == "tnr":
-        w = w[~passing[c]]
-    kish = kish_effective_n(w)
-    if se > 0 and 0 < p < 1:  # never worth more than Kish's count: unequal weights cost precision
-        return float(np.clip(p * (1 - p) / se**2, 1.0, max(1.0, min(kish, n))))
-    return max(1.0, min(kish, float(n)))
+        rows, hit = ~passing[c], ~passing[j]
+    else:
+        rows, hit = np.ones(len(c), bool), c == j
+    wd, yd = w[rows], hit[rows].astype(np.float64)
+    kish, m = kish_effective_n(wd), len(wd)
+    if not (0 < p < 1) or m < 2:
+        return max(1.0, min(kish, float(n)))
+    linear = float((wd**2 * (yd - p) ** 2).sum() / wd.sum() ** 2 * m / (m - 1))
+    var = max(se**2 if se > 0 else 0.0, linear)
+    return float(np.clip(p * (1 - p) / var, 1.0, max(1.0, min(kish, n)))) if var > 0 else max(1.0, min(kish, n))
 
 
 def weighted_self_preference(
