@@ -113,7 +113,7 @@ class ScriptedJudge(_Endpoint):
         if example_excerpt(item) in system:  # a graded example: memorised
             shown = system.split(example_excerpt(item), 1)[1]
             return int(re.search(r"Score: ([+-]?\d+)", shown).group(1))
-        truth, h = self.truth[item.id], _h(item.id)
+        truth, h = self.truth.get(item.id, 0), _h(item.id)  # unresolved items: as a competent pass
         score = truth
         if FIX_PHRASE not in system and ((truth == -1 and h % 2 == 0) or (truth == 0 and h % 3 == 0)):
             score = truth + 1  # lenient

@@ -62,35 +62,6 @@ def test_split_is_stratified_seeded_and_recorded_with_the_golden_set_version(dem
     assert other != parts
 
 
-def test_fix_for_the_lenient_judge_is_proposed_and_accepted(demo_store):
-    judge, optimizer = endpoints(demo_store, fix_leniency)
-    summary = run(demo_store, judge, optimizer)
-    (rnd,) = summary.rounds
-    held = rnd["results"]["held_out"]
-    assert rnd["status"] == "proposed", rnd["reason"]
-    assert held["delta"]["ci_low"] > 0
-    before, after = (held[w]["metrics"]["krippendorff_alpha_ordinal"]["value"] for w in ("parent", "child"))
-    assert after > before + 0.1
-    assert held["child"]["metrics"]["mean_signed_error"]["value"] < held["parent"]["metrics"]["mean_signed_error"]["value"]
-    assert not any(ch["worse"] for ch in held["checks"])
-    changed = held["changed"]  # the items that changed verdict: mostly to the consensus
-    assert sum(ch["child"] == ch["consensus"] for ch in changed) > 2 * sum(ch["parent"] == ch["consensus"] for ch in changed)
-    lineage = db.lineage(demo_store, rnd["child_rubric_id"])
-    assert FIX_PHRASE in lineage["diff"] and lineage["diff"].startswith("--- parent")
-
-    with pytest.raises(Exception, match="not a lead"):
-        svc.accept_round(demo_store, rnd["id"], lead="somebody")
-    before_version = get_rubric(demo_store, RUBRIC).version
-    rv = svc.accept_round(demo_store, rnd["id"], lead="lead")
-    assert rv.name == RUBRIC and rv.version == before_version + 1
-    assert FIX_PHRASE in rv.rubric.scale.levels[0].description
-    assert [j.id for j in rv.rubric.judges] == [j.id for j in get_rubric(demo_store, RUBRIC, before_version).rubric.judges]
-    assert svc.card_note(demo_store, RUBRIC, rv.version).startswith("This rubric version was refined")
-    assert svc.card_note(demo_store, RUBRIC, before_version) is None
-    with pytest.raises(Conflict):
-        svc.accept_round(demo_store, rnd["id"], lead="lead")
-
-
 def test_memorising_optimizer_gains_on_development_and_is_rejected_on_held_out(demo_store):
     judge, optimizer = endpoints(demo_store, memorise(8))
     summary = run(demo_store, judge, optimizer, max_examples=8)
@@ -103,25 +74,24 @@ def test_memorising_optimizer_gains_on_development_and_is_rejected_on_held_out(d
     assert "Held-out" in rnd["reason"] and "does not lie above 0" in rnd["reason"]
     examples = {e["item_id"] for e in rnd["edit"]["examples"]}
     assert examples and not examples & held_out_ids(summary)
+    assert_no_held_out_item_reached(demo_store, optimizer, summary)
     with pytest.raises(Conflict):
         svc.accept_round(demo_store, rnd["id"], lead="lead")
 
 
-@pytest.mark.parametrize("policy", [in_turn(fix_leniency, memorise(8)), memorise(8)], ids=["fix", "memorise"])
-def test_the_optimizer_never_receives_a_held_out_item(demo_store, policy):
-    judge, optimizer = endpoints(demo_store, policy)
-    summary = run(demo_store, judge, optimizer, rounds=2, max_examples=8)
+def assert_no_held_out_item_reached(store, optimizer, summary) -> None:
+    """Checked on every request the optimizer was sent: no held-out id, and no held-out item's excerpt (one a
+    development item does not share word for word)."""
     held = held_out_ids(summary)
-    items = {i.id: i for i in load_items(demo_store, GS)}
+    items = {i.id: i for i in load_items(store, GS)}
     dev_excerpts = {svc.example_excerpt(items[i]) for i in summary.split["items"]["development"]}
-    assert len(optimizer.bodies) == 2
-    for body in optimizer.bodies:  # every request it was sent
+    assert optimizer.bodies
+    for body in optimizer.bodies:
         text = "\n".join(m["content"] for m in body["messages"])
         assert not [i for i in held if i in text]
-        leaked = [i for i in held if svc.example_excerpt(items[i]) not in dev_excerpts
-                  and svc.example_excerpt(items[i]) in text]
-        assert not leaked
-    n_resolved = len(consensus(demo_store, GS, RUBRIC).resolved)
+        assert not [i for i in held if svc.example_excerpt(items[i]) not in dev_excerpts
+                    and svc.example_excerpt(items[i]) in text]
+    n_resolved = len(consensus(store, GS, RUBRIC).resolved)
     assert len(held) + len(summary.split["items"]["development"]) == n_resolved
 
 
@@ -147,6 +117,8 @@ def test_budget_stops_the_session_and_is_never_exceeded(demo_store):
     assert resumed.stopped is None and [r["status"] for r in resumed.rounds] == ["proposed", "rejected"]
     assert judge.spent_usd + optimizer.spent_usd <= 1.0
     assert len(judge.keys) == len(set(judge.keys)), "the resumed session sent a finished request again"
+    assert len(optimizer.bodies) == 2
+    assert_no_held_out_item_reached(demo_store, optimizer, resumed)
     assert resumed.spent_usd == pytest.approx(judge.spent_usd + optimizer.spent_usd)
 
 
@@ -175,3 +147,49 @@ def test_an_edit_that_changes_nothing_is_not_judged(demo_store):
     assert second["reason"] == "No edit: it leaves the rubric as it is." and second["child_rubric_id"] is None
     n = len(summary.split["items"]["development"]) + len(summary.split["items"]["held_out"])
     assert judge.answered == 2 * n
+
+
+def test_fix_for_the_lenient_judge_is_confirmed_accepted_and_exported_through_the_gate(demo_store, tmp_path):
+    """Done when: the judge fails on leniency; a round within budget proposes a fix the held-out part confirms;
+    a lead accepts it; judged and calibrated on the whole golden set, it passes the gate and is exported."""
+    from workbench.services import judging
+    from workbench.services.calibration import calibrate
+    from workbench.services.export import export_bundle
+    from workbench.services.report_card import write_card
+    from workbench.workspace import Workspace
+
+    ws = Workspace.resolve(str(tmp_path), demo_store.path)
+    assert not calibrate(demo_store, GS, RUBRIC, JUDGE, workspace=ws)["verdict"]["calibrated"]
+    judge, optimizer = endpoints(demo_store, fix_leniency)
+    summary = run(demo_store, judge, optimizer, budget_usd=0.5, workspace=ws)
+    (rnd,) = summary.rounds
+    held = rnd["results"]["held_out"]
+    assert rnd["status"] == "proposed", rnd["reason"]
+    assert held["delta"]["ci_low"] > 0
+    before, after = (held[w]["metrics"]["krippendorff_alpha_ordinal"]["value"] for w in ("parent", "child"))
+    assert after > before + 0.1
+    assert held["child"]["metrics"]["mean_signed_error"]["value"] < held["parent"]["metrics"]["mean_signed_error"]["value"]
+    assert not any(ch["worse"] for ch in held["checks"])
+    changed = held["changed"]  # the items that changed verdict: mostly to the consensus
+    assert sum(ch["child"] == ch["consensus"] for ch in changed) > 2 * sum(ch["parent"] == ch["consensus"] for ch in changed)
+    lineage = db.lineage(demo_store, rnd["child_rubric_id"])
+    assert FIX_PHRASE in lineage["diff"] and lineage["diff"].startswith("--- parent")
+
+    with pytest.raises(Exception, match="not a lead"):
+        svc.accept_round(demo_store, rnd["id"], lead="somebody")
+    before_version = get_rubric(demo_store, RUBRIC).version
+    rv = svc.accept_round(demo_store, rnd["id"], lead="lead")
+    assert rv.name == RUBRIC and rv.version == before_version + 1
+    assert FIX_PHRASE in rv.rubric.scale.levels[0].description
+    assert [j.id for j in rv.rubric.judges] == [j.id for j in get_rubric(demo_store, RUBRIC, before_version).rubric.judges]
+    assert svc.card_note(demo_store, RUBRIC, rv.version).startswith("This rubric version was refined")
+    assert svc.card_note(demo_store, RUBRIC, before_version) is None
+    with pytest.raises(Conflict):
+        svc.accept_round(demo_store, rnd["id"], lead="lead")
+
+    judging.run(demo_store, GS, RUBRIC, JUDGE, provider_options=judge.options())  # the whole golden set
+    report = calibrate(demo_store, GS, RUBRIC, JUDGE, workspace=ws)
+    assert report["rubric"]["version"] == rv.version and report["verdict"]["calibrated"]
+    assert export_bundle(demo_store, GS, RUBRIC, JUDGE, workspace=ws).path.exists()
+    card = write_card(demo_store, GS, RUBRIC, JUDGE, fmt="md", workspace=ws).read_text()
+    assert "## Refinement" in card and "development items" in card and "held-out items decided" in card

@@ -22,6 +22,7 @@ from ..workspace import Workspace
 from ..workspace import current as current_workspace
 from .calibration import Options, calibrate, noise_floor_sentence
 from .export import write_atomic
+from .refine import card_note
 
 
 
@@ -115,6 +116,8 @@ def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: s
     images = [(name, _png(chart)) for name, chart in card_charts(r)]
     title = f"Calibration card: {judge} on {r['rubric']['name']} v{r['rubric']['version']}"
     sections = card_sections(r)
+    if note := card_note(store, r["rubric"]["name"], r["rubric"]["version"]):  # accepted from the refinement loop
+        sections.insert(1, ("Refinement", [note]))
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "md":
         folder = out.with_name(out.stem + "_files")
