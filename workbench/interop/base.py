@@ -240,6 +240,27 @@ def read_json(source: str, uri: str) -> Any:
                           fix=f"give the JSON file {source} wrote") from None
 
 
+def export_files(source: str, uri: str, pattern: str, fix: str) -> tuple[Path | None, list[Path]]:
+    """An export given as one file, or as a folder of saved API responses: (the folder or None, the rating files)."""
+    path = Path(uri)
+    if not path.is_dir():
+        return None, [path]
+    files = sorted(path.glob(pattern))
+    if not files:
+        raise SourceError(source, None, f"the folder {uri} holds no {pattern}", fix=fix)
+    return path, files
+
+
+def response_rows(source: str, f: Path, *, records_ok: bool = False) -> list:
+    """The rows of a saved API response (its ``data`` list), or of a list of records when ``records_ok``."""
+    body = read_json(source, str(f))
+    rows = body.get("data") if isinstance(body, dict) else (body if records_ok else None)
+    if not isinstance(rows, list):
+        raise SourceError(f"{source} {f.name}", None, f"is not a {source} API response (no 'data' list)"
+                          + (" nor a list of records" if records_ok else ""), fix="save the response body as it came")
+    return rows
+
+
 # --------------------------------------------------------------------------- the built-in adapters
 
 @source_adapter("inspect", title="Inspect AI", pip="judge-workbench[inspect]",

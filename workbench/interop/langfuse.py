@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from .base import SourceError, SourceItem, SourceJudgment, SourceLabel, SourceRecord, Skipped, read_json, text_of
+from .base import (SourceError, SourceItem, SourceJudgment, SourceLabel, SourceRecord, Skipped, export_files,
+                   response_rows, text_of)
 
 SOURCE = "langfuse"
 NOT_RATINGS = ("TEXT", "CORRECTION")
@@ -32,32 +32,15 @@ class LangfuseAdapter:
     source = SOURCE
 
     def read(self, uri: str, **_options: Any) -> Iterator[SourceRecord]:
-        path = Path(uri)
-        if path.is_dir():
-            scores = sorted(path.glob("scores*.json"))
-            if not scores:
-                raise SourceError(SOURCE, None, f"the folder {uri} holds no scores*.json",
-                                  fix="save each page of GET /api/public/v3/scores as scores-1.json, scores-2.json, ...")
-            for f in sorted(path.glob("traces*.json")):
-                for n, trace in enumerate(_data(f), start=1):
-                    yield SourceItem(n, _item(trace, f.name, n, observation=False), origin=f.name)
-            for f in sorted(path.glob("observations*.json")):
-                for n, obs in enumerate(_data(f), start=1):
-                    yield SourceItem(n, _item(obs, f.name, n, observation=True), origin=f.name)
-        else:
-            scores = [path]
+        folder, scores = export_files(SOURCE, uri, "scores*.json", fix="save each page of GET /api/public/v3/scores "
+                                                                       "as scores-1.json, scores-2.json, ...")
+        for pattern, observation in (("traces*.json", False), ("observations*.json", True)):
+            for f in sorted(folder.glob(pattern)) if folder else ():
+                for n, entity in enumerate(response_rows(SOURCE, f), start=1):
+                    yield SourceItem(n, _item(entity, f.name, n, observation=observation), origin=f.name)
         for f in scores:
-            for n, score in enumerate(_data(f), start=1):
-                yield _score(n, score, f.name if path.is_dir() else None)
-
-
-def _data(f: Path) -> list:
-    page = read_json(SOURCE, str(f))
-    data = page.get("data") if isinstance(page, dict) else None
-    if not isinstance(data, list):
-        raise SourceError(f"{SOURCE} {f.name}", None, "is not a Langfuse API response (no 'data' list)",
-                          fix="save the response body as it came")
-    return data
+            for n, score in enumerate(response_rows(SOURCE, f), start=1):
+                yield _score(n, score, f.name if folder else None)
 
 
 def _text(value: Any) -> str | None:

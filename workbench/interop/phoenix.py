@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from .base import (SourceError, SourceItem, SourceJudgment, SourceLabel, SourceRecord, Skipped, producer_of,
-                   read_json)
+from .base import (SourceError, SourceItem, SourceJudgment, SourceLabel, SourceRecord, Skipped, export_files,
+                   producer_of, response_rows)
 
 SOURCE = "phoenix"
 
@@ -33,30 +32,15 @@ class PhoenixAdapter:
     source = SOURCE
 
     def read(self, uri: str, **_options: Any) -> Iterator[SourceRecord]:
-        path = Path(uri)
-        if path.is_dir():
-            annotations = sorted(path.glob("span_annotations*.json"))
-            if not annotations:
-                raise SourceError(SOURCE, None, f"the folder {uri} holds no span_annotations*.json",
-                                  fix="save each response of GET /v1/projects/{project}/span_annotations there")
-            for f in sorted(path.glob("spans*.json")):
-                for n, span in enumerate(_rows(f), start=1):
-                    yield SourceItem(n, _item(span, f.name, n), origin=f.name)
-        else:
-            annotations = [path]
+        folder, annotations = export_files(SOURCE, uri, "span_annotations*.json",
+                                           fix="save each response of GET /v1/projects/{project}/span_annotations "
+                                               "there")
+        for f in sorted(folder.glob("spans*.json")) if folder else ():
+            for n, span in enumerate(response_rows(SOURCE, f), start=1):
+                yield SourceItem(n, _item(span, f.name, n), origin=f.name)
         for f in annotations:
-            origin = f.name if path.is_dir() else None
-            for n, annotation in enumerate(_rows(f), start=1):
-                yield _annotation(n, annotation, origin)
-
-
-def _rows(f: Path) -> list:
-    body = read_json(SOURCE, str(f))
-    rows = body.get("data") if isinstance(body, dict) else body
-    if not isinstance(rows, list):
-        raise SourceError(f"{SOURCE} {f.name}", None, "is neither a Phoenix API response nor a list of records",
-                          fix="save the response body as it came, or the dataframe with orient='records'")
-    return rows
+            for n, annotation in enumerate(response_rows(SOURCE, f, records_ok=True), start=1):
+                yield _annotation(n, annotation, f.name if folder else None)
 
 
 def _attribute(attributes: dict, key: str) -> Any:
