@@ -68,6 +68,15 @@ def test_everything_lands_once_and_again_adds_nothing(scripted, store, tmp_path)
     assert again.rubric_version == first.rubric_version == 2  # the judge was declared once, by version 2
 
 
+def test_graders_of_one_model_name_from_two_providers_stay_two_judges(scripted, store, tmp_path):
+    add_qa_rubric(store, tmp_path, MAPS)
+    scripted += _items(1) + [SourceJudgment(1, "i1", judge="ok", name="ok", value=True, model="openai/gpt-4o"),
+                             SourceJudgment(1, "i1", judge="ok", name="ok", value=True, model="azure/gpt-4o")]
+    res = import_from(store, "scripted", "x", "g", "qa")
+    assert sorted((j.judge_id, j.model) for j in res.judges) == [
+        ("scripted.ok@azure-gpt-4o", "imported/scripted/gpt-4o"), ("scripted.ok@openai-gpt-4o", "imported/scripted/gpt-4o")]
+
+
 def test_a_bad_record_after_the_items_leaves_nothing_behind(scripted, store, tmp_path):
     add_qa_rubric(store, tmp_path, MAPS)
     scripted += _items(2) + [SourceJudgment(7, "i9", judge="ok", name="ok", value=True)]

@@ -90,63 +90,14 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
             else ImportMaps.parse(rv.rubric.import_maps, scale, f"rubric '{rv.name}' import_maps"))
     adapter_entry(source)  # an unknown source is refused before its library is looked for
     result = InteropResult(source, str(uri), rubric=rv.name)
-
-    items: dict[str, tuple[SourceItem, Item]] = {}
-    labels: dict[tuple[str, str], tuple[SourceLabel, int]] = {}
-    judgments: dict[tuple[str, str | None], list[tuple[SourceJudgment, int | None, str | None]]] = defaultdict(list)
-    seen_repeat: dict[tuple, int] = {}
-    for rec in get_adapter(source).read(str(uri)):
-        result.records += 1
-        if progress and result.records % PROGRESS_EVERY == 0:
-            progress(result.records)
-        if isinstance(rec, Skipped):
-            result.skipped[rec.reason] += 1
-        elif isinstance(rec, SourceItem):
-            item = _item(source, rec)
-            prior = items.get(item.id)
-            if prior is not None and prior[1].content_hash != item.content_hash:
-                raise SourceError(_where(source, rec), rec.record, f"item '{item.id}' appears again with other content (first "
-                                  f"in record {prior[0].record})", field="id", fix="give each item its own id")
-            items.setdefault(item.id, (rec, item))
-        elif isinstance(rec, SourceLabel):
-            score = maps.score(_where(source, rec), rec.record, rec.field, rec.name, rec.value)
-            if score is UNSCORED:
-                result.skipped["label mapped to unscored"] += 1
-                continue
-            _name(_where(source, rec), rec.record, rec.rater, "rater name", "rater")
-            key = (rec.item_id, rec.rater)
-            if key in labels:
-                raise SourceError(_where(source, rec), rec.record, f"rater '{rec.rater}' labels item '{rec.item_id}' twice (also "
-                                  f"record {labels[key][0].record})", field="rater", fix="keep one label per item and rater")
-            labels[key] = (rec, score)
-        elif isinstance(rec, SourceJudgment):
-            if rec.value is None:
-                score, reason = None, rec.unscored_reason or "the source gives no score"
-            else:
-                mapped = maps.score(_where(source, rec), rec.record, rec.field, rec.name, rec.value)
-                score, reason = ((None, f"the import map sends {rec.value!r} to unscored") if mapped is UNSCORED
-                                 else (mapped, None))
-            key = (rec.judge, rec.model, rec.item_id, rec.repeat)
-            if key in seen_repeat:
-                raise SourceError(_where(source, rec), rec.record, f"judge '{rec.judge}' grades item '{rec.item_id}' repeat "
-                                  f"{rec.repeat} twice (also record {seen_repeat[key]})", field=rec.field,
-                                  fix="keep one verdict per item and repeat")
-            seen_repeat[key] = rec.record
-            judgments[(rec.judge, rec.model)].append((rec, score, reason))
-    if progress:
-        progress(result.records)
-    if not (items or labels or judgments):
-        raise SourceError(source, None, f"{uri} holds nothing to import ({result.records} records read"
-                          + (f", {sum(result.skipped.values())} skipped" if result.skipped else "") + ")",
-                          fix="check that the file or URI is the tool's results export")
-
-    specs = _judge_specs(source, rv, judgments)
+    read = _read(source, uri, maps, result, progress)
+    specs = _judge_specs(source, rv, read.judgments)
     new = [s for s in specs.values() if s.id not in {j.id for j in rv.rubric.judges}]
-    result.items_read, result.labels_read = len(items), len(labels)
-    result.raters = sorted({r for _, r in labels})
+    result.items_read, result.labels_read = len(read.items), len(read.labels)
+    result.raters = sorted({r for _, r in read.labels})
     with store.transaction():
-        if items:
-            result.items_added = _land_items(store, source, items, golden_set)
+        if read.items:
+            result.items_added = _land_items(store, source, read.items, golden_set)
         target = rv
         if new:  # a judge the rubric does not declare: declared by a new rubric version (same content otherwise)
             target = register_rubric(store, dataclasses.replace(rv.rubric, judges=rv.rubric.judges + tuple(new)))
@@ -156,15 +107,78 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
         except NotFound:  # verdicts without their items, into a new golden set: each is refused by its record
             gs_id = None
         index = {r["item_id"]: r for r in store.item_index(gs_id)} if gs_id is not None else {}
-        if labels:
-            result.labels_added = _land_labels(store, source, target, labels, index, golden_set)
-        for (judge, model), rows in judgments.items():
-            spec = specs[(judge, model)]
+        if read.labels:
+            result.labels_added = _land_labels(store, source, target, read.labels, index, golden_set)
+        for key, rows in read.judgments.items():
+            spec = specs[key]
             ji = JudgeImport(spec.id, spec.model, declared=spec not in new, read=len(rows),
                              unscored=sum(s is None for _, s, _ in rows))
             ji.added, ji.run = _land_judgments(store, source, target, spec, rows, index, gs_id, golden_set, uri)
             result.judges.append(ji)
     return result
+
+
+@dataclass
+class _Read:
+    """A source's records, validated and mapped onto the scale, before anything is written."""
+
+    items: dict[str, tuple[SourceItem, Item]] = field(default_factory=dict)
+    labels: dict[tuple[str, str], tuple[SourceLabel, int]] = field(default_factory=dict)
+    # (tool's judge name, grader model) -> [(record, score or None, unscored reason)]
+    judgments: dict[tuple[str, str | None], list[tuple[SourceJudgment, int | None, str | None]]] = field(
+        default_factory=lambda: defaultdict(list))
+
+
+def _read(source: str, uri: str, maps: ImportMaps, result: InteropResult, progress: Progress | None) -> _Read:
+    read = _Read()
+    seen_repeat: dict[tuple, int] = {}
+    for rec in get_adapter(source).read(str(uri)):
+        result.records += 1
+        if progress and result.records % PROGRESS_EVERY == 0:
+            progress(result.records)
+        if isinstance(rec, Skipped):
+            result.skipped[rec.reason] += 1
+            continue
+        where = _where(source, rec)
+        if isinstance(rec, SourceItem):
+            item = _item(source, rec)
+            prior = read.items.get(item.id)
+            if prior is not None and prior[1].content_hash != item.content_hash:
+                raise SourceError(where, rec.record, f"item '{item.id}' appears again with other content (first in "
+                                  f"record {prior[0].record})", field="id", fix="give each item its own id")
+            read.items.setdefault(item.id, (rec, item))
+        elif isinstance(rec, SourceLabel):
+            score = maps.score(where, rec.record, rec.field, rec.name, rec.value)
+            if score is UNSCORED:
+                result.skipped["label mapped to unscored"] += 1
+                continue
+            _name(where, rec.record, rec.rater, "rater name", "rater")
+            if (prior_label := read.labels.get((rec.item_id, rec.rater))) is not None:
+                raise SourceError(where, rec.record, f"rater '{rec.rater}' labels item '{rec.item_id}' twice (also "
+                                  f"record {prior_label[0].record})", field="rater",
+                                  fix="keep one label per item and rater")
+            read.labels[(rec.item_id, rec.rater)] = (rec, score)
+        elif isinstance(rec, SourceJudgment):
+            if rec.value is None:
+                score, reason = None, rec.unscored_reason or "the source gives no score"
+            else:
+                mapped = maps.score(where, rec.record, rec.field, rec.name, rec.value)
+                score, reason = ((None, f"the import map sends {rec.value!r} to unscored") if mapped is UNSCORED
+                                 else (mapped, None))
+            key = (rec.judge, rec.model, rec.item_id, rec.repeat)
+            if key in seen_repeat:
+                raise SourceError(where, rec.record, f"judge '{rec.judge}' grades item '{rec.item_id}' repeat "
+                                  f"{rec.repeat} twice (also record {seen_repeat[key]})", field=rec.field,
+                                  fix="keep one verdict per item and repeat")
+            seen_repeat[key] = rec.record
+            read.judgments[(rec.judge, rec.model)].append((rec, score, reason))
+    if progress:
+        progress(result.records)
+    if not (read.items or read.labels or read.judgments):
+        raise SourceError(source, None, f"{uri} holds nothing to import ({result.records} records read"
+                          + (f", {sum(result.skipped.values())} skipped" if result.skipped else "") + ")",
+                          fix="check that the file or URI is the tool's results export")
+    return read
 
 
 def _where(source: str, rec: SourceItem | SourceLabel | SourceJudgment) -> str:
@@ -203,15 +217,22 @@ def _land_items(store: Store, source: str, items: dict[str, tuple[SourceItem, It
 
 def _judge_specs(source: str, rv: RubricVersion,
                  judgments: dict[tuple[str, str | None], list]) -> dict[tuple[str, str | None], JudgeSpec]:
-    """One judge per (tool's judge name, grader model); a judge the rubric already declares is used as declared."""
+    """One judge per (tool's judge name, grader model); a judge the rubric already declares is used as declared.
+
+    The id is `<source>.<judge>@<bare model>`; two graders of one bare model from different providers keep
+    their provider in the id, so they stay two judges.
+    """
     declared = {j.id: j for j in rv.rubric.judges}
+    bare_ids = Counter()
+    for judge, model in judgments:
+        bare_ids[(judge, split_model(model)[1])] += 1
     specs = {}
     for judge, model in judgments:
         provider, bare = split_model(model)
-        judge_id = _slug(f"{source}.{_slug(judge)}" + (f"@{_slug(bare)}" if bare else ""))
-        family = model_family(provider)
+        shown = (f"{provider}-{bare}" if bare_ids[(judge, bare)] > 1 and provider else bare)
+        judge_id = _slug(f"{source}.{_slug(judge)}" + (f"@{_slug(shown)}" if shown else ""))
         specs[(judge, model)] = declared.get(judge_id) or JudgeSpec(
-            id=judge_id, model=f"imported/{source}/{bare or 'unknown'}", family=family)
+            id=judge_id, model=f"imported/{source}/{bare or 'unknown'}", family=model_family(provider))
     return specs
 
 
@@ -237,8 +258,8 @@ def _land_labels(store: Store, source: str, rv: RubricVersion, labels: dict, ind
 def _item_row(source: str, rec: SourceLabel | SourceJudgment, item_id: str, index: dict, golden_set: str) -> dict:
     item = index.get(item_id)
     if item is None:
-        raise SourceError(_where(source, rec), rec.record, f"refers to item '{item_id}', which is neither in this import nor in "
-                          f"golden set '{golden_set}'", field="item_id",
+        raise SourceError(_where(source, rec), rec.record, f"refers to item '{item_id}', which is neither in this "
+                          f"import nor in golden set '{golden_set}'", field="item_id",
                           fix="import the items first, or include the traces/samples in the export")
     return item
 
