@@ -20,7 +20,8 @@ ANSWER = Item(id="a1", task_id="t1", category="bug-fix", input="Fix the off-by-o
               producer=Producer("claude-sonnet-4", "anthropic"), reference="0", metadata={"source": "x"})
 TRAJECTORY = Item(id="a2", input="Add a retry.", trajectory=[
     {"role": "user", "content": "Add a retry."},
-    {"role": "assistant", "content": "Running the tests.", "tool_calls": [{"name": "bash", "arguments": {"cmd": "pytest"}}]},
+    {"role": "assistant", "content": "Running the tests.",
+     "tool_calls": [{"name": "bash", "arguments": {"cmd": "pytest"}}]},
     {"role": "tool", "name": "bash", "content": "3 passed"},
     {"role": "assistant", "content": "Done: retry added, tests pass."}])
 CANDIDATES = Item(id="a3", input="Which patch is better?",
@@ -29,12 +30,14 @@ ITEMS = [ANSWER, TRAJECTORY, CANDIDATES]
 KEPT = ("id", "task_id", "category", "input", "producer", "reference", "metadata")
 
 
+def applied(probe):
+    """(original, perturbed) for each example item the probe applies to."""
+    return [(item, p) for item in ITEMS if (p := probe.apply(item, TARGET)) is not None]
+
+
 @pytest.mark.parametrize("probe", PROBES, ids=lambda p: p.name)
 def test_a_probe_is_deterministic_and_keeps_the_items_identity(probe):
-    for item in ITEMS:
-        first = probe.apply(item, TARGET)
-        if first is None:
-            continue
+    for item, first in applied(probe):
         again = probe.apply(dataclasses.replace(item), TARGET)
         assert again == first and again.content_hash == first.content_hash
         if probe.followup is None:  # pushback changes the conversation, not the item
@@ -85,10 +88,7 @@ def test_order_reverses_listed_candidates_and_applies_to_nothing_else():
 
 @pytest.mark.parametrize("probe", PROBES, ids=lambda p: p.name)
 def test_the_perturbed_text_is_fenced_like_any_item(probe):
-    for item in ITEMS:
-        perturbed = probe.apply(item, TARGET)
-        if perturbed is None:
-            continue
+    for _, perturbed in applied(probe):
         tag = "0123456789abcdef0123456789abcdef"
         message = user_message(perturbed, SPEC, tag)
         # the first line names both delimiters; the block opens on a line of its own

@@ -9,19 +9,18 @@ runs, and an interrupted probe run resumes without re-sending.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import write
+from tests.conftest import Cli, write
 from tests.judges.loopback_server import LoopbackServer
 from workbench.gate import FAILED, WARNING, Policy, evaluate
+from workbench.services import golden_sets as gs
 from workbench.services import judging
 from workbench.services import probes as probe_service
 from workbench.services.calibration import Options, calibrate
+from workbench.services.rubrics import add_rubric
 from workbench.store import Store
 
 N = 30
@@ -40,11 +39,6 @@ REQUESTS = N * (1 + len(APPLICABLE)) + N // 2
 OPTIONS = Options(resamples=400)
 
 
-def _cli(db: Path, *args: object, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench.cli", "--db", str(db), *map(str, args)], check=check,
-                          capture_output=True, text=True, timeout=180, env={**os.environ, **(env or {})})
-
-
 @pytest.fixture(scope="module")
 def golden_template(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("probe-golden")
@@ -55,9 +49,11 @@ def golden_template(tmp_path_factory) -> Path:
                                 "producer": {"model": "m", "family": "openai"}}) + "\n" for n in range(N))
     labels = "".join(json.dumps({"item_id": f"i{n}", "rater": r, "score": n % 2 - 1}) + "\n"
                      for n in range(N) for r in ("ana", "ben"))
-    _cli(db, "rubric", "add", write(tmp / "r.yaml", RUBRIC))
-    _cli(db, "import", "items", write(tmp / "items.jsonl", items), "-g", "g")
-    _cli(db, "import", "labels", write(tmp / "labels.jsonl", labels), "-g", "g", "-r", "loop-rubric")
+    with Store(db) as store:
+        add_rubric(store, write(tmp / "r.yaml", RUBRIC))
+        gs.import_items(store, write(tmp / "items.jsonl", items), "g")
+        gs.import_labels(store, write(tmp / "labels.jsonl", labels), "g", "loop-rubric")
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return db
 
 
@@ -134,23 +130,22 @@ def test_an_interrupted_probe_run_resumes_without_sending_anything_twice(golden)
                                             ("probe:injection", "injection", N)]
 
 
-def test_the_probe_command_estimates_first_then_runs_and_reports(golden):
+def test_the_probe_command_estimates_first_then_runs_and_reports(golden, monkeypatch):
+    cli = Cli(golden)
+    probe = ("probe", "-g", "g", "-r", "loop-rubric", "-j", "loop")
     with LoopbackServer(model=MODEL, judge_mode="susceptible") as server:
-        env = server.env()
-        _cli(golden, "judge", "run", "-g", "g", "-r", "loop-rubric", "-j", "loop", env=env)
-        dry = _cli(golden, "probe", "-g", "g", "-r", "loop-rubric", "-j", "loop", "--probes", "verbosity,order",
-                   "--limit", "10", "--dry-run", env=env)
+        for name, value in server.env().items():
+            monkeypatch.setenv(name, value)
+        assert cli("judge", "run", "-g", "g", "-r", "loop-rubric", "-j", "loop").exit_code == 0
+        dry = cli(*probe, "--probes", "verbosity,order", "--limit", "10", "--dry-run")
         assert "verbosity              10 of    10 judgments to run" in dry.stdout
         assert "Not applicable to these items (nothing to perturb): order." in dry.stdout
         assert server.requests == N  # the dry run sent nothing
-        out = _cli(golden, "probe", "-g", "g", "-r", "loop-rubric", "-j", "loop", "--probes", "verbosity",
-                   "--limit", "10", env=env)
+        out = cli(*probe, "--probes", "verbosity", "--limit", "10")
         assert "Run probe:verbosity: 10 judgments recorded (0 unscored), 0 already done, 0 failed" in out.stdout
         assert "RAISES scores" in out.stdout
-        report = json.loads(_cli(golden, "probe", "-g", "g", "-r", "loop-rubric", "-j", "loop", "--probes",
-                                 "verbosity", "--limit", "10", "--json", env=env).stdout)
+        report = json.loads(cli(*probe, "--probes", "verbosity", "--limit", "10", "--json").stdout)
         assert report["runs"][0]["n_skipped"] == 10 and server.requests == N + 10
         assert report["report"]["probes"][0]["mean_shift"]["value"] == 1.0
-        bad = _cli(golden, "probe", "-g", "g", "-r", "loop-rubric", "-j", "loop", "--probes", "length", env=env,
-                   check=False)
-        assert bad.returncode == 1 and "unknown probe 'length'" in bad.stderr and "Traceback" not in bad.stderr
+        bad = cli(*probe, "--probes", "length")
+        assert bad.exit_code == 1 and "unknown probe 'length'" in bad.stderr and "Traceback" not in bad.output

@@ -96,7 +96,8 @@ def estimate(store: Store, golden_set: str, rubric: str, judge: str, *, probes: 
         unknown |= e["cost_usd"] is None and e["n_to_run"] > 0
         total += e["cost_usd"] or 0.0
     return {"judge": judge, "model": data.spec.model, "baseline_run": data.run["name"], "probes": rows,
-            "not_applicable": [p.name for p in chosen if p not in applicable], "n_to_run": sum(r["n_to_run"] for r in rows), "cost_usd": None if unknown else total,
+            "not_applicable": [p.name for p in chosen if p not in applicable],
+            "n_to_run": sum(r["n_to_run"] for r in rows), "cost_usd": None if unknown else total,
             "max_cost_usd": None if unknown else sum(r["max_cost_usd"] or 0.0 for r in rows)}
 
 
@@ -132,7 +133,8 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, probes: Seque
             stopped = summary["stopped"]
             break
     return {"judge": judge, "model": data.spec.model, "baseline_run": data.run["name"], "runs": runs,
-            "not_applicable": [p.name for p in chosen if p not in applicable], "spent_usd": spent, "stopped": stopped,
+            "not_applicable": [p.name for p in chosen if p not in applicable], "spent_usd": spent,
+            "stopped": stopped,
             "report": report(store, golden_set, rubric, judge, data=data)}
 
 

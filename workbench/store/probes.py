@@ -36,7 +36,8 @@ def ensure_probe_run(store: Store, judge_pk: int, golden_set_id: int, probe: str
         run_id = store.conn.execute(
             "INSERT INTO runs (judge_pk, golden_set_id, source, name, status, params, started_at, probe) "
             "VALUES (?, ?, 'run', ?, 'running', ?, ?, ?)",
-            (judge_pk, golden_set_id, name, json.dumps({"model": model, "probe": probe}, sort_keys=True), now(), probe)).lastrowid
+            (judge_pk, golden_set_id, name, json.dumps({"model": model, "probe": probe}, sort_keys=True), now(),
+             probe)).lastrowid
         return run_id, name
 
 
