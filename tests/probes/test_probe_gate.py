@@ -1,0 +1,54 @@
+"""The gate's optional probe check: a warning by default, part of the gate with `probe_check: fail`."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.errors import InputError
+from workbench.gate import FAILED, PASSED, WARNING, Policy, evaluate, policy_from_dict, probe_moves
+
+
+def _report(*shifts: tuple[float, float, float]) -> dict:
+    """A calibration report carrying only probe results (value, ci_low, ci_high) per probe."""
+    return {"probes": {"baseline_run": "run-1", "probes": [
+        {"probe": f"p{i}", "n_items": 40, "mean_shift": {"value": v, "ci_low": lo, "ci_high": hi}}
+        for i, (v, lo, hi) in enumerate(shifts)]}}
+
+
+def _check(report: dict, **policy) -> dict | None:
+    return next((c.to_dict() for c in evaluate(report, Policy(**policy)).checks if c.id == "probes"), None)
+
+
+def test_a_shift_wholly_beyond_the_limit_warns_by_default_and_fails_when_the_policy_says_so():
+    report = _report((0.02, -0.03, 0.06), (0.35, 0.2, 0.5))
+    warn = _check(report)
+    assert warn["status"] == WARNING and warn["passed"] and "p1 (+0.35, +0.20 to +0.50)" in warn["message"]
+    fail = _check(report, probe_check="fail")
+    assert fail["status"] == FAILED and not evaluate(report, Policy(probe_check="fail")).calibrated
+    assert _check(_report((-0.4, -0.6, -0.2)), probe_check="fail")["status"] == FAILED  # either direction
+    assert _check(report, probe_check="fail", max_probe_shift=0.25)["status"] == WARNING  # crosses 0.25: unsettled
+
+
+def test_intervals_within_the_limit_pass_and_crossing_it_is_inconclusive():
+    assert _check(_report((0.0, -0.05, 0.05), (0.05, 0.0, 0.1)))["status"] == PASSED
+    unsettled = _check(_report((0.08, 0.01, 0.2)), probe_check="fail")
+    assert unsettled["status"] == WARNING and "Inconclusive for p0" in unsettled["message"]
+
+
+def test_without_probes_there_is_no_check_unless_the_policy_requires_them():
+    assert _check({}) is None and _check({"probes": None}) is None
+    assert _check({}, probe_check="fail")["status"] == FAILED
+    assert _check(_report((0.5, 0.4, 0.6)), probe_check="off") is None
+
+
+def test_the_moves_rule_is_the_interval_excluding_zero():
+    assert probe_moves({"mean_shift": {"value": 0.1, "ci_low": 0.01, "ci_high": 0.2}}) == "raises"
+    assert probe_moves({"mean_shift": {"value": -0.1, "ci_low": -0.2, "ci_high": -0.01}}) == "lowers"
+    assert probe_moves({"mean_shift": {"value": 0.1, "ci_low": 0.0, "ci_high": 0.2}}) is None
+    assert probe_moves(None) is None
+
+
+def test_an_unknown_probe_check_mode_is_refused_by_name():
+    with pytest.raises(InputError, match="policy.yaml: field 'probe_check': must be one of warn, fail, off"):
+        policy_from_dict({"probe_check": "strict"}, source="policy.yaml")
+    assert policy_from_dict({"probe_check": "fail", "max_probe_shift": 0.2}).max_probe_shift == 0.2
