@@ -114,9 +114,11 @@ def tool_model(aj: ApprovedJudge, target: str) -> str:
     name = parse_model(aj.spec.model)
     prefix = TOOL_PREFIX[target].get(name.provider)
     if prefix is None:
-        raise ExportRefused(f"judge '{aj.spec.id}' uses {aj.spec.model}, which {target} cannot call as this "
-                            f"workbench does; export it to " + " or ".join(t for t in TARGETS
-                                                                             if name.provider in TOOL_PREFIX[t]) + ".")
+        others = [t for t in TARGETS if name.provider in TOOL_PREFIX[t]]
+        raise ExportRefused(f"judge '{aj.spec.id}' uses {aj.spec.model}, which {target} cannot call as this workbench "
+                            "does; " + (f"export it to {' or '.join(others)} instead." if others else
+                                        f"only judges of {', '.join(p + '/' for p in TOOL_PREFIX['inspect'])} models "
+                                        "can be exported."))
     return prefix.format(service=name.service) + (aj.pinned_version or name.model)
 
 
@@ -254,10 +256,7 @@ def mlflow_instructions(aj: ApprovedJudge) -> str:
 
 def mlflow_judge(aj: ApprovedJudge) -> dict[str, Any]:
     """The judge in MLflow's serialized-scorer layout (what `Scorer.model_validate` reads)."""
-    name = parse_model(aj.spec.model)
-    if name.provider not in TOOL_PREFIX["mlflow"]:
-        raise ExportRefused(f"judge '{aj.spec.id}' uses {aj.spec.model}; MLflow's make_judge names models as "
-                            "<provider>:/<model> for first-party APIs only, so export it to promptfoo or inspect.")
+    model = tool_model(aj, "mlflow")  # refuses what make_judge cannot name (an OpenAI-compatible server)
     params: dict[str, Any] = {"max_tokens": aj.spec.max_tokens or DEFAULT_MAX_TOKENS}
     if aj.spec.temperature is not None:
         params["temperature"] = aj.spec.temperature
@@ -272,7 +271,7 @@ def mlflow_judge(aj: ApprovedJudge) -> dict[str, Any]:
         "builtin_scorer_class": None, "builtin_scorer_pydantic_data": None, "call_source": None,
         "call_signature": None, "original_func_name": None,
         "instructions_judge_pydantic_data": {
-            "instructions": mlflow_instructions(aj), "model": tool_model(aj, "mlflow"),
+            "instructions": mlflow_instructions(aj), "model": model,
             "feedback_value_type": {"enum": values, "title": "Result", "type": "integer"},
             "inference_params": params,
         },
