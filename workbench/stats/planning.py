@@ -119,18 +119,7 @@ def items_for_proportion_bound(p: float, bound: float, *, deff: float = 1.0, lev
         low, high = proportion_interval(p, n, level=level, deff=deff)
         return low > bound if p > bound else high < bound
 
-    if not clear(limit):
-        return None
-    lo, hi = 1, 1
-    while not clear(hi):
-        lo, hi = hi, hi * 2
-    while lo < hi:  # the smallest n that clears
-        mid = (lo + hi) // 2
-        if clear(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return hi
+    return _smallest_n(clear, limit)
 
 
 def items_for_proportion_width(p: float, width: float, *, deff: float = 1.0, level: float = 0.95,
@@ -144,16 +133,23 @@ def items_for_proportion_width(p: float, width: float, *, deff: float = 1.0, lev
         low, high = proportion_interval(p, n, level=level, deff=deff)
         return high - low <= width
 
-    if not 0 <= p <= 1 or not narrow(limit):
+    return _smallest_n(narrow, limit) if 0 <= p <= 1 else None
+
+
+def _smallest_n(holds, limit: int) -> int | None:
+    """The smallest n in [1, limit] for which the monotone ``holds(n)`` is true (None: not even at ``limit``)."""
+    if not holds(limit):
         return None
-    lo, hi = 1, limit
+    lo, hi = 1, 1
+    while not holds(hi):
+        lo, hi = hi, min(hi * 2, limit)
     while lo < hi:
         mid = (lo + hi) // 2
-        if narrow(mid):
+        if holds(mid):
             hi = mid
         else:
             lo = mid + 1
-    return lo
+    return hi
 
 
 # -- the active queue's allocation ------------------------------------------------
