@@ -86,3 +86,24 @@ def test_promptfoo_grades_with_the_exported_judge(approved, tmp_path):
                      r"patched \(Fix bug \w\)\n<<<END ITEM", seen[0][1]["content"])
     r, problems = run_check(approved, "--judge-config", exported)
     assert r.exit_code == 0 and problems == []
+
+
+def test_an_openai_compatible_judge_names_its_variables_never_their_values(approved, monkeypatch):
+    from workbench.services.interop_export import ApprovedJudge, ExportRefused, render
+
+    monkeypatch.setenv("LOCAL_API_KEY", "sk-do-not-leak-0123456789abcdef")
+    monkeypatch.setenv("LOCAL_BASE_URL", "http://10.0.0.7:8000/v1")
+    bundle = yaml.safe_load(approved.bundle.read_text())
+    bundle["judge"]["config"]["model"] = "openai-api/local/llama-3-8b"
+    bundle["calibration"]["run"]["model_versions"] = ["llama-3-8b"]
+    aj = ApprovedJudge.from_bundle(bundle, approved.bundle.name)
+    text = render(aj, "promptfoo")
+    provider = yaml.safe_load(text)["defaultTest"]["options"]["provider"]
+    assert provider["id"] == "openai:chat:llama-3-8b"
+    assert provider["config"]["apiBaseUrl"] == "{{ env.LOCAL_BASE_URL }}"
+    assert provider["config"]["apiKeyEnvar"] == "LOCAL_API_KEY"
+    assert "MODEL = 'openai-api/local/llama-3-8b'" in render(aj, "inspect")
+    for out in (text, render(aj, "inspect")):
+        assert "sk-do-not-leak" not in out and "10.0.0.7" not in out
+    with pytest.raises(ExportRefused, match="export it to promptfoo or inspect instead"):
+        render(aj, "mlflow")

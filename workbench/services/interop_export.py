@@ -203,8 +203,10 @@ def promptfoo_judge_parts(aj: ApprovedJudge) -> dict[str, Any]:
         provider["config"]["temperature"] = aj.spec.temperature
     name = parse_model(aj.spec.model)
     if name.provider == "openai-api":  # the same server and key variables the workbench reads
-        service = name.service.upper().replace("-", "_")
-        provider["config"].update(apiBaseUrl=f"{{{{ env.{service}_BASE_URL }}}}", apiKeyEnvar=f"{service}_API_KEY")
+        from ..judges.openai_provider import service_env  # no SDK import: the provider imports it when created
+
+        base_url, api_key = service_env(name.service)
+        provider["config"].update(apiBaseUrl=f"{{{{ env.{base_url} }}}}", apiKeyEnvar=api_key)
     assertion = {"type": "llm-rubric", "metric": aj.rubric.name, "value": rubric_text,
                  "threshold": _normalized(aj.rubric, aj.rubric.pass_threshold)}
     return {"assertion": assertion, "provider": provider, "rubricPrompt": rubric_prompt}
