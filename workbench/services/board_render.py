@@ -178,20 +178,21 @@ def _family_md(f: dict[str, Any]) -> list[str]:
 
 
 CSS = """
-body { font: 13px/1.35 system-ui, sans-serif; margin: 16px; color: #1d2330; }
-table { border-collapse: collapse; width: 100%; table-layout: fixed; margin: 6px 0 18px; }
-th, td { border: 1px solid #d5d9e0; padding: 3px 5px; vertical-align: top; overflow-wrap: anywhere; }
-th { background: #f2f4f7; text-align: left; }
-td.task { font-family: ui-monospace, monospace; width: 9em; }
-.tier { display: block; white-space: normal; }
-.above { background: #e3f4e4; } .below { background: #fbe4e1; }
-.marked { color: #8a4b00; } .note { color: #555; max-width: 70em; }
-h2 { margin-top: 24px; } ol li { margin-bottom: 3px; }
-.board-wrap { max-width: 100%; }
+.board-wrap { font: 13px/1.35 system-ui, sans-serif; color: #1d2330; max-width: 100%; }
+.board-wrap table { border-collapse: collapse; width: 100%; table-layout: fixed; margin: 6px 0 18px; }
+.board-wrap th, .board-wrap td { border: 1px solid #d5d9e0; padding: 3px 5px; vertical-align: top;
+  overflow-wrap: anywhere; }
+.board-wrap th { background: #f2f4f7; text-align: left; }
+.board-wrap .task { font-family: ui-monospace, monospace; width: 9em; }
+.board-wrap .tier { display: block; white-space: normal; }
+.board-wrap .above { background: #e3f4e4; } .board-wrap .below { background: #fbe4e1; }
+.board-wrap .marked { color: #8a4b00; } .board-wrap .note { color: #555; max-width: 70em; }
+.board-wrap h2 { margin-top: 24px; } .board-wrap ol li { margin-bottom: 3px; }
 """
+PAGE_CSS = "body { margin: 16px; }"
 
 
-def render_html(report: dict[str, Any], *, standalone: bool = True) -> str:
+def render_html(report: dict[str, Any]) -> str:
     e = html.escape
     marked = _marked(report)
     models = [m["model"] for m in report["models"]]
@@ -231,10 +232,8 @@ def render_html(report: dict[str, Any], *, standalone: bool = True) -> str:
                          + "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows)
                          + "</table>")
     body = "\n".join(parts)
-    if not standalone:
-        return f"<style>{CSS}</style><div class='board-wrap'>{body}</div>"
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>Board {e(report['board'])}</title>"
-            f"<style>{CSS}</style></head><body><div class='board-wrap'>{body}</div></body></html>\n")
+            f"<style>{PAGE_CSS}{CSS}</style></head><body><div class='board-wrap'>{body}</div></body></html>\n")
 
 
 def board_grid_html(report: dict[str, Any]) -> str:

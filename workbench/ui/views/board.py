@@ -16,7 +16,7 @@ import streamlit as st
 
 from workbench.errors import WorkbenchError
 from workbench.services import board as svc
-from workbench.services.board_render import board_grid_html, category_flags
+from workbench.services.board_render import CSS, board_grid_html, category_flags
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, prose, run_action, score_text, show_flash
 from workbench.ui.lead import show_table
@@ -68,7 +68,8 @@ def render() -> None:
     st.caption("M: mechanical tier, passes of the repeats; J: judged tier, mean score and its +1s. ▲ ▼ an outlier "
                "against the task's other models (adjusted p-value at most "
                f"{rep['settings']['q']}); † the judged tier's judge shares the model's family.")
-    st.html(board_grid_html(rep))
+    st.html(f"<style>{CSS}</style>")  # a style-only block is page CSS; inside the grid's block it would be dropped
+    st.html(f"<div class='board-wrap'>{board_grid_html(rep)}</div>")
     _rates(rep)
     _family(rep)
 
