@@ -47,6 +47,7 @@ class GradingJudge:
     max_tokens: int | None
     prompt_sha256: str | None  # of the prompt text found in the file
     trace: dict  # the evidence the file says it carries ({} for the workbench's own YAML)
+    source: Any = None  # the workbench's own YAML: the rubric's text, or the judge entry
 
 
 def check_bundle(bundle_path: str | Path, *, judge_config: str | Path | None = None, store: Store | None = None,
@@ -204,9 +205,9 @@ def read_judge_config(path: Path, aj: ApprovedJudge) -> GradingJudge:
     if isinstance(data, dict) and ("defaultTest" in data or "prompts" in data or "tests" in data):
         return _parse("promptfoo", text, path.name, aj)
     if isinstance(data, dict) and "judges" in data:
-        return GradingJudge("rubric", None, None, None, None, {"text": text})
+        return GradingJudge("rubric", None, None, None, None, {}, source=text)
     if isinstance(data, dict) and "model" in data:
-        return GradingJudge("judge", None, None, None, None, {"data": data})
+        return GradingJudge("judge", None, None, None, None, {}, source=data)
     raise ExportRefused(f"{path.name} is not a judge config the check knows: give a file written by "
                         "'workbench export --to promptfoo|inspect|mlflow', a rubric YAML, or a judge entry "
                         "(id, model, temperature, ...).")
@@ -278,7 +279,7 @@ def _compare_own(aj: ApprovedJudge, path: Path, actual: GradingJudge, res: Check
     before = len(res.problems)
     if actual.kind == "rubric":
         try:
-            rubric = parse_rubric(actual.trace["text"], file=name)
+            rubric = parse_rubric(actual.source, file=name)
         except InputError as e:
             res.problems.append(str(e))
             return
@@ -292,7 +293,7 @@ def _compare_own(aj: ApprovedJudge, path: Path, actual: GradingJudge, res: Check
             res.problems.append(f"{name} declares no judge '{aj.spec.id}', the approved judge; add it back.")
             return
     else:
-        data = {k: v for k, v in actual.trace["data"].items() if k in JUDGE_KEYS}
+        data = {k: v for k, v in actual.source.items() if k in JUDGE_KEYS}
         data.setdefault("id", aj.spec.id)
         try:
             spec = rubric_from_dict({"name": aj.rubric.name, "judges": [data]}).judges[0]
