@@ -151,7 +151,12 @@ def board_compare(ctx: Ctx, before: str, after: str, pairs: tuple[str, ...], as_
 @pass_ctx
 @clean_errors
 def board_list(ctx: Ctx) -> None:
-    """The boards of this database."""
+    """The boards of this database.
+
+    \b
+    Example:
+      workbench board list
+    """
     from workbench.services import board as svc
 
     rows = svc.list_boards(ctx.store)
