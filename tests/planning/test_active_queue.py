@@ -108,3 +108,23 @@ def test_random_order_is_unchanged_and_refuses_bad_orders(store: Store) -> None:
     _label_random = labeling.next_item(store, "pool", RUBRIC, "ana")
     labeling.submit_label(store, "pool", RUBRIC, _label_random.item_id, "ana", 0)
     assert active_queue.q.label_inclusion(store, store.golden_set("pool")["id"], RUBRIC) == {}
+
+
+def test_labels_from_before_the_switch_count_as_a_first_phase(store: Store) -> None:
+    """Ten items labeled in random order, then the active queue: every labeled item's probability is
+    f0 + (1 - f0) min(1, s * rate), with f0 the share labeled before the switch and s the queue's threshold."""
+    for _ in range(10):
+        item = labeling.next_item(store, "pool", RUBRIC, "ana")
+        labeling.submit_label(store, "pool", RUBRIC, item.item_id, "ana", 0)
+    active_queue.set_queue_order(store, "pool", "active", rubric=RUBRIC, judge="careful-sonnet", expected_labels=40)
+    gs = store.golden_set("pool")
+    n_items = len(store.item_pks(gs["id"]))
+    assert active_queue.q.design(store, gs["id"])["labeled_before"] == pytest.approx(10 / n_items)
+    served = _label_some(store, 5)
+    rates = active_queue.q.design_rates(store, gs["id"])
+    priority = active_queue.q.priorities(store, gs["id"])
+    s = max(priority[i] for i in served)
+    pi = active_queue.item_inclusion(store, gs, RUBRIC)
+    f0 = 10 / n_items
+    for item_id in set(served) | {r["item_id"] for r in store.labels(gs["id"], RUBRIC)}:
+        assert pi[item_id] == pytest.approx(f0 + (1 - f0) * min(1.0, s * rates[item_id]))

@@ -72,3 +72,23 @@ def test_weights_undo_a_planted_oversampling() -> None:
 def test_bad_weights_are_refused_by_position() -> None:
     with pytest.raises(ValueError, match="position 1"):
         weighted_agreement_with_intervals([0, 1], [0, 1], None, [1.0, 0.0], scale=(0, 1), pass_threshold=1)
+
+
+def test_two_phase_inclusion_matches_the_frequency_of_inclusion() -> None:
+    """A random pilot, then the queue's u / rate order up to a threshold: each item's share of samples that hold it
+    is the formula's probability."""
+    from workbench.stats.label_simulation import two_phase_inclusion
+
+    rng = np.random.default_rng(0)
+    n, pilot, threshold = 40, 8, 1.5
+    rate = rng.uniform(0.05, 0.6, n)
+    counts = np.zeros(n)
+    draws = 20_000
+    for _ in range(draws):
+        first = rng.permutation(n)[:pilot]
+        u = rng.random(n)
+        included = u / rate <= threshold
+        included[first] = True
+        counts += included
+    expected = two_phase_inclusion(pilot / n, rate, threshold)
+    assert np.abs(counts / draws - expected).max() < 0.015

@@ -113,8 +113,9 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
     for r in rows:
         r["item_pk"] = pks[r.pop("item_id")]
     with store.transaction():
-        q.save_design(store, gs["id"], rubric_name=rv.name, judge_id=judge, expected_labels=expected, checks=checks,
-                      created_by=lead, rows=rows)
+        q.save_design(store, gs["id"], rubric_name=rv.name, judge_id=judge, expected_labels=expected,
+                      labeled_before=q.labeled_share(store, gs["id"], rv.name), checks=checks, created_by=lead,
+                      rows=rows)
     return queue_setting(store, golden_set)
 
 
@@ -145,18 +146,30 @@ def record_served(store: Store, gs: dict, item_pk: int, rubric_name: str, rater:
 def item_inclusion(store: Store, gs: dict, rubric_name: str) -> dict[str, float]:
     """item_id -> inclusion probability, when any label of the set came from the active queue (else empty).
 
-    Items labeled in random order before the switch count with the design's uniform rate ``expected / N``.
+    With the design in this database the probability is exact for two phases: a share ``f0`` of the items was
+    labeled (in random order) before the switch, and the queue has since served items up to the priority
+    ``s``, so ``pi = f0 + (1 - f0) min(1, s * rate)`` with ``rate`` the probability each label recorded
+    (:func:`workbench.stats.label_simulation.two_phase_inclusion`). Labels imported without the design keep
+    the probabilities they recorded, which a ratio estimator needs only up to a common factor.
     """
+    from ..stats.label_simulation import two_phase_inclusion
+
     by_label = q.label_inclusion(store, gs["id"], rubric_name)
     if not by_label:
         return {}
-    out: dict[str, float] = {}
+    recorded: dict[str, float] = {}
     for (item_id, _), p in by_label.items():
-        out[item_id] = min(p, out.get(item_id, 1.0))
+        recorded[item_id] = min(p, recorded.get(item_id, 1.0))
     d = q.design(store, gs["id"])
-    n = len(store.item_pks(gs["id"]))
-    uniform = min(1.0, (d["expected_labels"] if d else n) / max(n, 1))
-    return {**{i: uniform for i in store.item_pks(gs["id"])}, **out}
+    s = q.served_threshold(store, gs["id"], rubric_name) if d and d["rubric_name"] == rubric_name else None
+    if s is None:  # no design here (the labels were imported): what they recorded
+        fallback = max(recorded.values())
+        return {i: recorded.get(i, fallback) for i in store.item_pks(gs["id"])}
+    design_rate = q.design_rates(store, gs["id"])
+    ids = list(store.item_pks(gs["id"]))
+    rate = np.array([recorded.get(i) or design_rate.get(i) or 1.0 for i in ids])
+    pi = two_phase_inclusion(float(d["labeled_before"]), rate, float(s))
+    return dict(zip(ids, pi.tolist()))
 
 
 def weighted_estimates(ids: list[str], c: np.ndarray, j: np.ndarray, sub, inclusion: dict[str, float], *,

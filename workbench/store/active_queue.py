@@ -30,7 +30,7 @@ def set_random(store: Store, golden_set_id: int) -> None:
 
 
 def save_design(store: Store, golden_set_id: int, *, rubric_name: str, judge_id: str, expected_labels: float,
-                checks: list[str], created_by: str | None, rows: Iterable[dict]) -> None:
+                labeled_before: float, checks: list[str], created_by: str | None, rows: Iterable[dict]) -> None:
     """Replace the set's design (``rows``: item_pk, stratum, probability, priority) and switch it to active."""
     store.conn.execute("DELETE FROM active_inclusion WHERE golden_set_id = ?", (golden_set_id,))
     store.conn.executemany(
@@ -38,19 +38,47 @@ def save_design(store: Store, golden_set_id: int, *, rubric_name: str, judge_id:
         "VALUES (:item_pk, :gs, :stratum, :probability, :priority)",
         [{**r, "gs": golden_set_id} for r in rows])
     store.conn.execute(
-        """INSERT INTO active_designs (golden_set_id, rubric_name, judge_id, expected_labels, checks, created_by,
-                                      created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+        """INSERT INTO active_designs (golden_set_id, rubric_name, judge_id, expected_labels, labeled_before, checks,
+                                      created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (golden_set_id) DO UPDATE SET rubric_name = excluded.rubric_name, judge_id = excluded.judge_id,
-               expected_labels = excluded.expected_labels, checks = excluded.checks, created_by = excluded.created_by,
-               created_at = excluded.created_at""",
-        (golden_set_id, rubric_name, judge_id, expected_labels, json.dumps(checks), created_by, now()))
+               expected_labels = excluded.expected_labels, labeled_before = excluded.labeled_before,
+               checks = excluded.checks, created_by = excluded.created_by, created_at = excluded.created_at""",
+        (golden_set_id, rubric_name, judge_id, expected_labels, labeled_before, json.dumps(checks), created_by,
+         now()))
     store.conn.execute("UPDATE golden_sets SET queue_order = 'active' WHERE id = ?", (golden_set_id,))
+
+
+def served_threshold(store: Store, golden_set_id: int, rubric_name: str) -> float | None:
+    """The largest queue priority among items whose labels the active queue served (None: none yet)."""
+    row = store._one("""
+        SELECT max(a.priority) AS s FROM active_inclusion a
+        WHERE a.golden_set_id = ? AND EXISTS (SELECT 1 FROM labels l WHERE l.item_pk = a.item_pk
+                                              AND l.rubric_name = ? AND l.inclusion_probability IS NOT NULL)""",
+                     (golden_set_id, rubric_name))
+    return row["s"] if row else None
+
+
+def labeled_share(store: Store, golden_set_id: int, rubric_name: str) -> float:
+    """Share of the set's items with at least one label under the rubric."""
+    row = store._one("""
+        SELECT (SELECT count(DISTINCT l.item_pk) FROM labels l JOIN items i ON i.pk = l.item_pk
+                WHERE i.golden_set_id = :gs AND l.rubric_name = :r) * 1.0
+               / max(1, (SELECT count(*) FROM items WHERE golden_set_id = :gs)) AS share""",
+                     {"gs": golden_set_id, "r": rubric_name})
+    return float(row["share"])
 
 
 def priorities(store: Store, golden_set_id: int) -> dict[str, float]:
     """item_id -> queue priority (lowest first) under the set's design."""
     return {r[0]: r[1] for r in store.conn.execute(
         "SELECT i.item_id, a.priority FROM active_inclusion a JOIN items i ON i.pk = a.item_pk "
+        "WHERE a.golden_set_id = ?", (golden_set_id,))}
+
+
+def design_rates(store: Store, golden_set_id: int) -> dict[str, float]:
+    """item_id -> the design's inclusion probability (rate) of every item."""
+    return {r[0]: r[1] for r in store.conn.execute(
+        "SELECT i.item_id, a.probability FROM active_inclusion a JOIN items i ON i.pk = a.item_pk "
         "WHERE a.golden_set_id = ?", (golden_set_id,))}
 
 

@@ -465,6 +465,7 @@ CREATE TABLE active_designs (
     rubric_name TEXT NOT NULL,
     judge_id TEXT NOT NULL,
     expected_labels REAL NOT NULL CHECK (expected_labels > 0),
+    labeled_before REAL NOT NULL DEFAULT 0 CHECK (labeled_before >= 0 AND labeled_before <= 1),
     checks TEXT NOT NULL CHECK (json_valid(checks)),
     created_by TEXT,
     created_at TEXT NOT NULL
