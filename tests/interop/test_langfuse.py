@@ -5,11 +5,15 @@
   details, subject and annotation groups, and meta.cursor on every page but the last);
 - traces.json: GET /api/public/traces (Traces: data of TraceWithDetails, meta of page, limit, totalItems,
   totalPages), https://api.reference.langfuse.com/#tag/trace/GET/api/public/traces;
-- observations.json: GET /api/public/v2/observations, https://api.reference.langfuse.com/#tag/observationsv2.
+- observations.json: GET /api/public/v2/observations?fields=core,basic,io,model (input and output as the raw strings
+  v2 returns), https://api.reference.langfuse.com/#tag/observationsv2; the SDK test's mock server answers with these
+  shapes, and the SDK's own models validate them.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import shutil
 from pathlib import Path
 
@@ -17,7 +21,7 @@ import pytest
 
 from tests.conftest import write
 from tests.interop.conftest import add_qa_rubric, calibrated
-from workbench.errors import InputError
+from workbench.errors import ConfigError, InputError
 from workbench.services.interop import import_from
 
 FIXTURES = Path(__file__).with_name("fixtures") / "langfuse"
@@ -62,8 +66,6 @@ def test_scores_alone_attach_to_traces_imported_before(store, tmp_path):
 
 
 def test_a_score_without_its_subject_says_which_fields_to_request(store, tmp_path):
-    import json
-
     add_qa_rubric(store, tmp_path, MAPS)
     folder = tmp_path / "export"
     shutil.copytree(FIXTURES, folder)
@@ -74,3 +76,71 @@ def test_a_score_without_its_subject_says_which_fields_to_request(store, tmp_pat
                                          r"subject; request the scores with fields=details,subject,annotation\.$"):
         import_from(store, "langfuse", str(folder), "qa", "qa")
     assert store.golden_sets() == []
+
+
+def _langfuse_api(requests: list):
+    """Langfuse's public API over a mock transport: the fixtures' pages and traces, as the server sends them."""
+    import httpx
+
+    pages = {None: json.loads((FIXTURES / "scores-1.json").read_text()),
+             "eyJsYXN0VGltZXN0YW1wIjoiMjAyNi0wNi0xNlQwOTowNjowMFoiLCJsYXN0SWQiOiJzY29yZS02In0":
+                 json.loads((FIXTURES / "scores-2.json").read_text())}
+    # Observations API v2 with fields=core,basic,io,model: each trace's root observation (its input and output as
+    # the raw strings v2 returns), and the generation of trace-1 that a score is attached to
+    observations = {t["id"]: [{
+        "id": f"root-{t['id']}", "traceId": t["id"], "startTime": t["timestamp"], "endTime": t["timestamp"],
+        "projectId": "7a88fb47-b4e2-43b8-a06c-a5ce950dc53a", "parentObservationId": None, "type": "SPAN",
+        "name": t["name"], "level": "DEFAULT", "statusMessage": None, "version": None, "environment": "default",
+        "bookmarked": False, "public": False, "userId": t["userId"], "sessionId": t["sessionId"],
+        "isRootObservation": True, "input": t["input"] if isinstance(t["input"], str) else json.dumps(t["input"]),
+        "output": t["output"], "model": None, "internalModelId": None, "modelParameters": None}]
+        for t in json.loads((FIXTURES / "traces.json").read_text())["data"]}
+    generation = json.loads((FIXTURES / "observations.json").read_text())["data"][0]
+    observations["trace-1"].append({**generation, "parentObservationId": "root-trace-1"})
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        if request.headers.get("authorization") != "Basic " + base64.b64encode(b"pk-lf-test:sk-lf-test").decode():
+            return httpx.Response(401, json={"message": "Invalid credentials"})
+        path = request.url.path
+        if path == "/api/public/v3/scores":
+            assert request.url.params["fields"] == "details,subject,annotation"
+            return httpx.Response(200, json=pages[request.url.params.get("cursor")])
+        if path == "/api/public/v2/observations":
+            assert request.url.params["fields"] == "core,basic,io,model"
+            return httpx.Response(200, json={"data": observations[request.url.params["traceId"]],
+                                             "meta": {"cursor": None}})
+        return httpx.Response(404, json={"message": "not found"})
+
+    return httpx.Client(transport=httpx.MockTransport(handle))
+
+
+def test_scores_pulled_with_the_sdk_import_as_the_saved_responses_do(store, tmp_path, monkeypatch):
+    pytest.importorskip("langfuse", reason="pip install 'judge-workbench[langfuse]'")
+    add_qa_rubric(store, tmp_path, MAPS)
+    requests: list = []
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-test")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-test")
+    res = import_from(store, "langfuse", "https://langfuse.test", "qa", "qa",
+                      adapter_options={"http_client": _langfuse_api(requests)})
+    assert res.items_read == 7 and res.labels_read == 9  # six traces, the scored generation; every annotation
+    assert {j.judge_id: j.read for j in res.judges} == {"langfuse.correctness": 6, "langfuse.user-feedback-api": 1,
+                                                        "langfuse.groundedness": 1}
+    assert [r.url.path for r in requests][:2] == ["/api/public/v3/scores"] * 2  # both pages, by the cursor
+    report = calibrated(store, "qa", "langfuse.correctness", tmp_path)
+    assert report["metrics"]["exact_agreement"]["value"] == pytest.approx(5 / 6)  # as from the saved responses
+
+
+def test_wrong_keys_are_refused_without_showing_them(store, tmp_path, monkeypatch):
+    pytest.importorskip("langfuse", reason="pip install 'judge-workbench[langfuse]'")
+    add_qa_rubric(store, tmp_path, MAPS)
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-test")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-WRONG-secret")
+    with pytest.raises(InputError) as e:
+        import_from(store, "langfuse", "https://langfuse.test", "qa", "qa",
+                    adapter_options={"http_client": _langfuse_api([])})
+    assert str(e.value).startswith("langfuse: https://langfuse.test answered 401: ")
+    assert "WRONG" not in str(e.value)
+    monkeypatch.delenv("LANGFUSE_SECRET_KEY")
+    with pytest.raises(ConfigError, match="needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"):
+        import_from(store, "langfuse", "https://langfuse.test", "qa", "qa")

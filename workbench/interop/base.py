@@ -153,11 +153,14 @@ def adapter_entry(name: str) -> AdapterEntry:
     return entry
 
 
-def get_adapter(name: str) -> Adapter:
-    """The adapter of a source; ConfigError with the ``pip install`` when its library is missing."""
+def get_adapter(name: str, **options: Any) -> Adapter:
+    """The adapter of a source; ConfigError with the ``pip install`` when its library is missing.
+
+    ``options`` go to the adapter as they are (e.g. Langfuse's ``http_client``, as tests pass one).
+    """
     entry = adapter_entry(name)
     try:
-        return entry.load()()
+        return entry.load()(**options)
     except LibraryMissing:
         raise entry.library_missing() from None
 
@@ -291,7 +294,7 @@ def _mlflow() -> type:
     return MlflowAdapter
 
 
-@source_adapter("langfuse", title="Langfuse",
+@source_adapter("langfuse", title="Langfuse", pip="judge-workbench[langfuse]",
                 what="scores (v3 scores API JSON) with their traces or observations")
 def _langfuse() -> type:
     from .langfuse import LangfuseAdapter

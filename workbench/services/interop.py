@@ -23,7 +23,7 @@ from typing import Callable
 from ..errors import InputError, NotFound
 from ..formats import Record, parse_item, write_jsonl
 from ..hashing import sha256_hex
-from ..interop.base import (SourceError, SourceItem, SourceJudgment, SourceLabel, Skipped, adapter_entry,
+from ..interop.base import (Adapter, SourceError, SourceItem, SourceJudgment, SourceLabel, Skipped, adapter_entry,
                             get_adapter, model_family, split_model)
 from ..interop.mapping import UNSCORED, ImportMaps
 from ..models import Item, JudgeSpec
@@ -81,8 +81,11 @@ class InteropResult:
 
 
 def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: str, *, map_file: str | None = None,
-                progress: Progress | None = None) -> InteropResult:
-    """Import a tool's results into a golden set under a rubric; all of it or nothing."""
+                progress: Progress | None = None, adapter_options: dict | None = None) -> InteropResult:
+    """Import a tool's results into a golden set under a rubric; all of it or nothing.
+
+    ``adapter_options`` go to the adapter (e.g. an ``http_client`` for an adapter that pulls over HTTP).
+    """
     golden_set = check_name(golden_set, "golden set name")
     rv = get_rubric(store, rubric)
     scale = rv.rubric.scale
@@ -90,7 +93,7 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
             else ImportMaps.parse(rv.rubric.import_maps, scale, f"rubric '{rv.name}' import_maps"))
     adapter_entry(source)  # an unknown source is refused before its library is looked for
     result = InteropResult(source, str(uri), rubric=rv.name)
-    read = _read(source, uri, maps, result, progress)
+    read = _read(source, get_adapter(source, **(adapter_options or {})), uri, maps, result, progress)
     specs = _judge_specs(source, rv, read.judgments)
     new = [s for s in specs.values() if s.id not in {j.id for j in rv.rubric.judges}]
     result.items_read, result.labels_read = len(read.items), len(read.labels)
@@ -129,10 +132,11 @@ class _Read:
         default_factory=lambda: defaultdict(list))
 
 
-def _read(source: str, uri: str, maps: ImportMaps, result: InteropResult, progress: Progress | None) -> _Read:
+def _read(source: str, adapter: Adapter, uri: str, maps: ImportMaps, result: InteropResult,
+          progress: Progress | None) -> _Read:
     read = _Read()
     seen_repeat: dict[tuple, int] = {}
-    for rec in get_adapter(source).read(str(uri)):
+    for rec in adapter.read(str(uri)):
         result.records += 1
         if progress and result.records % PROGRESS_EVERY == 0:
             progress(result.records)
