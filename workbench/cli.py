@@ -1142,22 +1142,25 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="File to write (default: reports/calibration-<rubric>-v<version>-<judge>.<format> in the project; "
                    ".eee.json for eee).")
+@click.option("--organization", default="unspecified", show_default=True,
+              help="eee only: the organization that provides the result (source_organization_name).")
 @_calibration_options
 @pass_ctx
 @clean_errors
-def report(ctx: Ctx, golden_set: str, rubric: str, judge: str, fmt: str, out: str | None, **opts: Any) -> None:
+def report(ctx: Ctx, golden_set: str, rubric: str, judge: str, fmt: str, out: str | None, organization: str,
+           **opts: Any) -> None:
     """Write a shareable calibration card (Markdown or HTML), or the result in the Every Eval Ever schema.
 
     \b
     Example:
       workbench report --golden-set demo --rubric demo-patch-quality --judge gpt4o-self --format html
-      workbench report -g demo -r demo-patch-quality -j careful-sonnet --format eee
+      workbench report -g demo -r demo-patch-quality -j careful-sonnet --format eee --organization "Acme evals"
     """
     if fmt == "eee":
         from .services.eee import write_eee
 
         path = write_eee(ctx.store, golden_set, rubric, judge, out=out, options=_options(**opts),
-                         workspace=ctx.workspace)
+                         workspace=ctx.workspace, organization=organization)
         click.echo(f"Wrote {_shown(path)} (Every Eval Ever schema, validated)")
         return
     from .services.report_card import write_card

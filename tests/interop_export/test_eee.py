@@ -25,7 +25,7 @@ RESAMPLES = 300
 @pytest.fixture
 def record(approved) -> tuple[dict, dict]:
     r = CliRunner().invoke(main, ["report", "-g", "demo", "-r", "demo-patch-quality", "-j", JUDGE, "--format", "eee",
-                                  "--resamples", str(RESAMPLES), "--db", str(approved.db), "--project",
+                                  "--resamples", str(RESAMPLES), "--organization", "Acme evals", "--db", str(approved.db), "--project",
                                   str(approved.db.parent)], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     path = approved.db.parent / "reports" / f"calibration-demo-patch-quality-v2-{JUDGE}.eee.json"
@@ -82,6 +82,7 @@ def test_record_names_the_judge_its_prompt_and_its_evidence(record):
         report["golden_set"]["version_hash"]
     assert exact["generation_config"]["generation_args"] == {"temperature": 0.0, "max_tokens": 800}
     assert eee["source_metadata"]["additional_details"]["calibrated"] == "yes"
+    assert eee["source_metadata"]["source_organization_name"] == "Acme evals"
 
 
 def test_an_invalid_record_is_refused_by_field(record):
