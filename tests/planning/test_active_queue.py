@@ -7,6 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from workbench.demo.generator import DATA_DIR
@@ -59,7 +60,7 @@ def test_active_queue_serves_by_design_and_records_inclusion(store: Store, tmp_p
     assert len(recorded) == 12
     pks = store.item_pks(gs["id"])
     for (item_id, _), p in recorded.items():
-        assert p == pytest.approx(active_queue.q.inclusion_probability(store, pks[item_id]))
+        assert p == pytest.approx(active_queue.q.inclusion_probability(store, gs["id"], pks[item_id])[1])
 
     # the blind item a reviewer receives carries nothing of the judge or the design
     item = labeling.next_item(store, "pool", RUBRIC, "chloe")
@@ -91,7 +92,7 @@ def test_calibration_report_names_the_design_and_weights(store: Store) -> None:
     rows = [r for r in demo_labels if r["item_id"] in set(chosen)]
     for r in rows:
         labeling.save_label(store, "pool", RUBRIC, r["item_id"], r["rater"], r["score"])
-        active_queue.record_served(store, gs, pks[r["item_id"]], RUBRIC, r["rater"])
+        active_queue.record_served(store, gs, pks[r["item_id"]], RUBRIC, r["rater"])  # as if the queue served it
     report = calibrate(store, "pool", RUBRIC, "careful-sonnet", Options(resamples=300))
     assert report["sampling_design"]["design"] == "active"
     assert report["sampling_design"]["kish_effective_n"] < report["n_items"]
@@ -110,21 +111,29 @@ def test_random_order_is_unchanged_and_refuses_bad_orders(store: Store) -> None:
     assert active_queue.q.label_inclusion(store, store.golden_set("pool")["id"], RUBRIC) == {}
 
 
-def test_labels_from_before_the_switch_count_as_a_first_phase(store: Store) -> None:
-    """Ten items labeled in random order, then the active queue: every labeled item's probability is
-    f0 + (1 - f0) min(1, s * rate), with f0 the share labeled before the switch and s the queue's threshold."""
+def test_labels_from_before_the_switch_and_a_replan_are_phases(store: Store) -> None:
+    """Ten items labeled in random order, then the active queue, then a lead's re-plan: every item's probability
+    is 1 - (1 - f0) prod_p (1 - min(1, s_p rate_p)), f0 the share labeled before the switch, s_p the largest
+    priority each phase served."""
     for _ in range(10):
         item = labeling.next_item(store, "pool", RUBRIC, "ana")
         labeling.submit_label(store, "pool", RUBRIC, item.item_id, "ana", 0)
     active_queue.set_queue_order(store, "pool", "active", rubric=RUBRIC, judge="careful-sonnet", expected_labels=40)
     gs = store.golden_set("pool")
     n_items = len(store.item_pks(gs["id"]))
-    assert active_queue.q.design(store, gs["id"])["labeled_before"] == pytest.approx(10 / n_items)
-    served = _label_some(store, 5)
-    rates = active_queue.q.design_rates(store, gs["id"])
-    priority = active_queue.q.priorities(store, gs["id"])
-    s = max(priority[i] for i in served)
-    pi = active_queue.item_inclusion(store, gs, RUBRIC)
     f0 = 10 / n_items
-    for item_id in set(served) | {r["item_id"] for r in store.labels(gs["id"], RUBRIC)}:
-        assert pi[item_id] == pytest.approx(f0 + (1 - f0) * min(1.0, s * rates[item_id]))
+    assert active_queue.q.design(store, gs["id"])["labeled_before"] == pytest.approx(f0)
+    phases = []
+    for expected in (40, 60):
+        if phases:  # the re-plan: same rubric and judge, a new phase
+            active_queue.set_queue_order(store, "pool", "active", rubric=RUBRIC, judge="careful-sonnet",
+                                         expected_labels=expected)
+        rates = active_queue.q.design_rates(store, gs["id"])
+        priority = active_queue.q.priorities(store, gs["id"])
+        served = _label_some(store, 4)
+        phases.append((rates, max(priority[i] for i in served)))
+    assert active_queue.q.design(store, gs["id"])["phase"] == 2
+    pi = active_queue.item_inclusion(store, gs, RUBRIC)
+    for item_id in {r["item_id"] for r in store.labels(gs["id"], RUBRIC)}:
+        missed = (1 - f0) * np.prod([1 - min(1.0, s * rates[item_id]) for rates, s in phases])
+        assert pi[item_id] == pytest.approx(1 - missed)

@@ -74,21 +74,21 @@ def test_bad_weights_are_refused_by_position() -> None:
         weighted_agreement_with_intervals([0, 1], [0, 1], None, [1.0, 0.0], scale=(0, 1), pass_threshold=1)
 
 
-def test_two_phase_inclusion_matches_the_frequency_of_inclusion() -> None:
-    """A random pilot, then the queue's u / rate order up to a threshold: each item's share of samples that hold it
-    is the formula's probability."""
-    from workbench.stats.label_simulation import two_phase_inclusion
+def test_phased_inclusion_matches_the_frequency_of_inclusion() -> None:
+    """Labels in random order first, then two design phases, each served in its own v / rate order up to its
+    threshold: each item's share of the samples that hold it is the formula's probability."""
+    from workbench.stats.label_simulation import phased_inclusion
 
     rng = np.random.default_rng(0)
-    n, pilot, threshold = 40, 8, 1.5
-    rate = rng.uniform(0.05, 0.6, n)
+    n, first, thresholds = 40, 8, (1.5, 0.8)
+    rates = [rng.uniform(0.05, 0.6, n), rng.uniform(0.05, 0.9, n)]
     counts = np.zeros(n)
     draws = 20_000
     for _ in range(draws):
-        first = rng.permutation(n)[:pilot]
-        u = rng.random(n)
-        included = u / rate <= threshold
-        included[first] = True
+        included = np.zeros(n, dtype=bool)
+        included[rng.permutation(n)[:first]] = True
+        for rate, s in zip(rates, thresholds):
+            included |= rng.random(n) / rate <= s
         counts += included
-    expected = two_phase_inclusion(pilot / n, rate, threshold)
+    expected = phased_inclusion(first / n, list(zip(rates, thresholds)))
     assert np.abs(counts / draws - expected).max() < 0.015

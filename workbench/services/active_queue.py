@@ -45,9 +45,9 @@ class QueueSetting:
         return {"golden_set": self.golden_set, "order": self.order, "design": self.design, "strata": self.strata}
 
 
-def unit_number(golden_set: str, item_id: str) -> float:
-    """The item's fixed uniform number in (0, 1): the same for every reviewer and every re-plan."""
-    digest = hashlib.sha256(f"active\n{golden_set}\n{item_id}".encode()).digest()
+def unit_number(golden_set: str, item_id: str, phase: int = 1) -> float:
+    """The item's uniform number in (0, 1) in a design phase: the same for every reviewer, fresh for each phase."""
+    digest = hashlib.sha256(f"active\n{golden_set}\n{item_id}\n{phase}".encode()).digest()
     return (int.from_bytes(digest[:8], "big") + 0.5) / 2**64
 
 
@@ -106,16 +106,19 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
               for s, f, r in zip(judged, same, index)]
     expected = float(min(len(index), expected_labels or max(len(index) / 4, 1)))
     pi = sp.neyman_inclusion(strata, dev, expected_labels=expected, floor=FLOOR)
-    rows = [{"item_pk": r["pk"] if "pk" in r else None, "item_id": r["item_id"], "stratum": h,
-             "probability": float(p), "priority": float(unit_number(golden_set, r["item_id"]) / p)}
-            for r, h, p in zip(index, strata, pi)]
+    earlier = q.design(store, gs["id"])
+    # the same rubric and judge again: a re-plan, a new phase; else a fresh design whose first phase is what
+    # was labeled before it
+    replan = bool(earlier and earlier["rubric_name"] == rv.name and earlier["judge_id"] == judge)
+    phase = earlier["phase"] + 1 if replan else 1
     pks = store.item_pks(gs["id"])
-    for r in rows:
-        r["item_pk"] = pks[r.pop("item_id")]
+    rows = [{"item_pk": pks[r["item_id"]], "stratum": h, "probability": float(p),
+             "priority": float(unit_number(golden_set, r["item_id"], phase) / p)}
+            for r, h, p in zip(index, strata, pi)]
     with store.transaction():
-        q.save_design(store, gs["id"], rubric_name=rv.name, judge_id=judge, expected_labels=expected,
-                      labeled_before=q.labeled_share(store, gs["id"], rv.name), checks=checks, created_by=lead,
-                      rows=rows)
+        q.save_design(store, gs["id"], phase=phase, rubric_name=rv.name, judge_id=judge, expected_labels=expected,
+                      labeled_before=earlier["labeled_before"] if replan else q.labeled_share(store, gs["id"], rv.name),
+                      checks=checks, created_by=lead, rows=rows)
     return queue_setting(store, golden_set)
 
 
@@ -135,10 +138,12 @@ def record_served(store: Store, gs: dict, item_pk: int, rubric_name: str, rater:
     """Record the item's inclusion probability on the label just saved, if the set's queue is active."""
     if q.queue_order(store, gs["id"]) != "active":
         return
-    p = q.inclusion_probability(store, item_pk)
-    if p is not None:
+    current = q.inclusion_probability(store, gs["id"], item_pk)
+    if current is not None:
+        phase, p = current
         q.record_inclusion(store, [{"item_pk": item_pk, "rater": rater, "rubric_name": rubric_name,
                                     "inclusion_probability": p}])
+        q.record_served(store, item_pk, rubric_name, phase)
 
 
 # -- estimates that describe the whole golden set -------------------------------------
@@ -146,29 +151,29 @@ def record_served(store: Store, gs: dict, item_pk: int, rubric_name: str, rater:
 def item_inclusion(store: Store, gs: dict, rubric_name: str) -> dict[str, float]:
     """item_id -> inclusion probability, when any label of the set came from the active queue (else empty).
 
-    With the design in this database the probability is exact for two phases: a share ``f0`` of the items was
-    labeled (in random order) before the switch, and the queue has since served items up to the priority
-    ``s``, so ``pi = f0 + (1 - f0) min(1, s * rate)`` with ``rate`` the probability each label recorded
-    (:func:`workbench.stats.label_simulation.two_phase_inclusion`). Labels imported without the design keep
-    the probabilities they recorded, which a ratio estimator needs only up to a common factor.
+    With the design in this database the probability is exact for its phases: a share ``f0`` of the items
+    was labeled (in random order) before the queue went active, and each design phase served its items up to
+    the priority ``s_p``, so ``pi = 1 - (1 - f0) prod_p (1 - min(1, s_p rate_p))``
+    (:func:`workbench.stats.label_simulation.phased_inclusion`). Labels imported without the design keep the
+    probabilities they recorded, which a ratio estimator needs only up to a common factor.
     """
-    from ..stats.label_simulation import two_phase_inclusion
+    from ..stats.label_simulation import phased_inclusion
 
     by_label = q.label_inclusion(store, gs["id"], rubric_name)
     if not by_label:
         return {}
-    recorded: dict[str, float] = {}
-    for (item_id, _), p in by_label.items():
-        recorded[item_id] = min(p, recorded.get(item_id, 1.0))
-    d = q.design(store, gs["id"])
-    s = q.served_threshold(store, gs["id"], rubric_name) if d and d["rubric_name"] == rubric_name else None
-    if s is None:  # no design here (the labels were imported): what they recorded
-        fallback = max(recorded.values())
-        return {i: recorded.get(i, fallback) for i in store.item_pks(gs["id"])}
-    design_rate = q.design_rates(store, gs["id"])
     ids = list(store.item_pks(gs["id"]))
-    rate = np.array([recorded.get(i) or design_rate.get(i) or 1.0 for i in ids])
-    pi = two_phase_inclusion(float(d["labeled_before"]), rate, float(s))
+    d = q.design(store, gs["id"])
+    thresholds = q.served_thresholds(store, gs["id"], rubric_name) if d and d["rubric_name"] == rubric_name else {}
+    if not thresholds:  # no design here (the labels were imported): what they recorded
+        recorded: dict[str, float] = {}
+        for (item_id, _), p in by_label.items():
+            recorded[item_id] = min(p, recorded.get(item_id, 1.0))
+        fallback = max(recorded.values())
+        return {i: recorded.get(i, fallback) for i in ids}
+    rates = q.phase_rates(store, gs["id"])
+    phases = [(np.array([rates[p].get(i, 1.0) for i in ids]), s) for p, s in sorted(thresholds.items())]
+    pi = phased_inclusion(float(d["labeled_before"]), phases)
     return dict(zip(ids, pi.tolist()))
 
 

@@ -151,70 +151,74 @@ def active_design(pool: Pool, *, expected_labels: float, floor: float = 0.25,
 
 
 def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: int = 200,
-             rule: GateRule = GateRule(), expected_labels: float | None = None, record_at: tuple[int, ...] = (),
-             truth: bool | None = None, max_labels: int | None = None, pilot: int = 0) -> Campaign:
+             rule: GateRule = GateRule(), expected_labels: float | None = None, truth: bool | None = None,
+             max_labels: int | None = None, replan: bool = True) -> Campaign:
     """Label the pool in ``order`` ("random" or "active") until the gate is decided; the labels it took.
 
-    A campaign not decided by ``max_labels`` counts as labeling the whole pool (and reaching its decision).
-    With ``pilot``, active order first labels that many items in random order, then plans its design from
-    them toward the checks still undecided (two phases; see :func:`two_phase_inclusion`).
+    Active order serves ``v / pi`` lowest first under a Neyman design; with ``replan`` (what a lead does with
+    ``golden-set queue --order active`` again) a new phase with fresh uniforms starts whenever the set of
+    undecided checks changes, and every labeled item is weighted by :func:`phased_inclusion`. A campaign not
+    decided by ``max_labels`` counts as labeling the whole pool (and reaching its decision).
     """
+    if order not in ("random", "active"):
+        raise ValueError(f"order must be 'random' or 'active', got {order!r}")
     rng = np.random.default_rng(seed)
     n = pool.size
-    u = rng.random(n)
-    if order == "random":
-        sequence, pi = np.argsort(u), np.ones(n)
-    elif order == "active" and pilot:
-        first = np.argsort(u)[:pilot]
-        est = estimates(pool, first, np.ones(pilot), resamples=resamples, seed=seed)
-        open_ = tuple(k for k, v in check_states(est, rule).items() if v is None) or CHECK_TARGETS
-        open_ += tuple(name for name, count in (("find_fails", est["n_neg"]), ("find_passes", est["n_pos"]))
-                       if count < rule.min_class_items)
-        pi1 = active_design(pool, expected_labels=expected_labels or n / 4, labeled=first, checks=open_)
-        v = rng.random(n)
-        rest = np.setdiff1d(np.arange(n), first)
-        priority = v / pi1
-        sequence = np.concatenate([first, rest[np.argsort(priority[rest])]])
-        pi = None
-    elif order == "active":
-        pi = active_design(pool, expected_labels=expected_labels or n / 4)
-        sequence = np.argsort(queue_priority(u, pi))
-    else:
-        raise ValueError(f"order must be 'random' or 'active', got {order!r}")
     truth = pool_decision(pool, rule) if truth is None else truth
-    last = min(n, max_labels or n)
-    points = sorted({*range(max(step, rule.min_items), last, step), *record_at})
+    expected = expected_labels or n / 4
+    rate = np.ones(n) if order == "random" else active_design(pool, expected_labels=expected)
+    v = rng.random(n)
+    included = np.zeros(n, dtype=bool)
+    sequence: list[int] = []
+    phases: list[tuple[np.ndarray, float]] = []
+    threshold, open_before = 0.0, None
     result = Campaign(order, n, None)
-    for k in points:
-        idx = sequence[:k]
-        if pi is None:  # two phases: the probabilities depend on how far the second phase has gone
-            served = sequence[pilot:k]
-            p = two_phase_inclusion(pilot / n, pi1, float(priority[served].max()) if len(served) else 0.0)
-            weights = 1.0 / p[idx]
-        else:
-            weights = 1.0 / pi[idx]
+    last = min(n, max_labels or n)
+    while len(sequence) < last:
+        want = min(last, max(rule.min_items, len(sequence) + step))
+        free = np.flatnonzero(~included)
+        priority = v[free] / rate[free]
+        take = free[np.argsort(priority)][: want - len(sequence)]
+        included[take] = True
+        sequence.extend(take.tolist())
+        threshold = max(threshold, float((v[take] / rate[take]).max()))
+        idx = np.array(sequence)
+        weights = 1.0 / phased_inclusion(0.0, phases + [(rate, threshold)])[idx]
         est = estimates(pool, idx, weights, resamples=resamples, seed=seed)
-        if k in record_at:
-            result.checkpoints.append({"labels": k, **est})
         decision = decide(est, rule)
-        if decision is not None and result.decision is None:
-            result.labels, result.decision = k, decision
-            if not record_at or k >= max(record_at):
-                break
+        if decision is not None:
+            result.labels, result.decision = len(sequence), decision
+            break
+        states = check_states(est, rule)
+        open_now = tuple(name for name, state in states.items() if state is None)
+        if order == "active" and replan and open_before is not None and open_now != open_before:
+            phases.append((rate, threshold))
+            counts = tuple(name for name, c in (("find_fails", est["n_neg"]), ("find_passes", est["n_pos"]))
+                           if c < rule.min_class_items)
+            rate = active_design(pool, expected_labels=expected, labeled=idx, checks=(open_now or CHECK_TARGETS) + counts)
+            v, threshold = rng.random(n), 0.0
+        open_before = open_now
     if result.decision is None:
         result.decision = truth  # labeling everything gives the pool's own decision
     result.correct = result.decision == truth
     return result
 
 
-def two_phase_inclusion(pilot_share: float, rate: np.ndarray, threshold: float) -> np.ndarray:
-    """Inclusion probability of every item after a uniform pilot and a second phase served in ``v / rate`` order.
+def phased_inclusion(first_share: float, phases: list[tuple[np.ndarray, float]]) -> np.ndarray:
+    """Inclusion probability of every item after a uniform first phase and design phases served in ``v / rate``.
 
-    An item is in the pilot with probability ``f0`` (the pilot's share of the pool) and, outside it, in the
-    second phase when its uniform ``v`` is at most ``threshold * rate`` (the threshold being the largest
-    ``v / rate`` served so far): ``pi = f0 + (1 - f0) min(1, threshold * rate)``.
+    An item is in the first phase (labels in random order, before the queue went active) with probability
+    ``f0``; in design phase ``p``, with its own uniforms ``v``, when ``v <= s_p * rate_p`` (``s_p`` the largest
+    ``v / rate_p`` that phase served). The phases are independent draws, so
+    ``pi = 1 - (1 - f0) * prod_p (1 - min(1, s_p * rate_p))``.
+
+    >>> phased_inclusion(0.1, [(np.array([0.2, 0.8]), 1.0)]).round(2).tolist()
+    [0.28, 0.82]
     """
-    return pilot_share + (1 - pilot_share) * np.minimum(1.0, threshold * np.asarray(rate, dtype=np.float64))
+    missed = np.full(len(phases[0][0]) if phases else 0, 1.0 - first_share)
+    for rate, threshold in phases:
+        missed = missed * (1.0 - np.minimum(1.0, threshold * np.asarray(rate, dtype=np.float64)))
+    return 1.0 - missed
 
 
 def summarize(runs: list[Campaign]) -> dict[str, float]:

@@ -1,8 +1,9 @@
-"""Queries of the active labeling queue: the golden set's queue order, its design, and labels' inclusion probabilities.
+"""Queries of the active labeling queue: the golden set's queue order, its design's phases, and labels'
+inclusion probabilities.
 
-Functions over a ``Store`` (they share its connection and transactions). The
-design is one inclusion probability and one queue priority per item; a label
-served by the active queue records its item's probability.
+Functions over a ``Store`` (they share its connection and transactions). A design phase is one inclusion
+probability and one queue priority per item; a lead's re-plan adds a phase and keeps the earlier ones. A label
+served by the active queue records its item's probability, and the phase that first served the item is kept.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ def queue_order(store: Store, golden_set_id: int) -> str:
 
 
 def design(store: Store, golden_set_id: int) -> dict | None:
+    """The current design: phase, rubric_name, judge_id, expected_labels, labeled_before, checks, created_by/at."""
     row = store._one("SELECT * FROM active_designs WHERE golden_set_id = ?", (golden_set_id,))
     if row:
         row["checks"] = json.loads(row["checks"])
@@ -29,33 +31,66 @@ def set_random(store: Store, golden_set_id: int) -> None:
     store.conn.execute("UPDATE golden_sets SET queue_order = 'random' WHERE id = ?", (golden_set_id,))
 
 
-def save_design(store: Store, golden_set_id: int, *, rubric_name: str, judge_id: str, expected_labels: float,
-                labeled_before: float, checks: list[str], created_by: str | None, rows: Iterable[dict]) -> None:
-    """Replace the set's design (``rows``: item_pk, stratum, probability, priority) and switch it to active."""
-    store.conn.execute("DELETE FROM active_inclusion WHERE golden_set_id = ?", (golden_set_id,))
+def save_design(store: Store, golden_set_id: int, *, phase: int, rubric_name: str, judge_id: str,
+                expected_labels: float, labeled_before: float, checks: list[str], created_by: str | None,
+                rows: Iterable[dict]) -> None:
+    """Add design phase ``phase`` (``rows``: item_pk, stratum, probability, priority) and switch the set to active.
+
+    Phase 1 replaces whatever an earlier design for another rubric or judge left behind.
+    """
+    if phase == 1:
+        store.conn.execute("DELETE FROM active_inclusion WHERE golden_set_id = ?", (golden_set_id,))
+        store.conn.execute("DELETE FROM active_served WHERE item_pk IN (SELECT pk FROM items WHERE golden_set_id = ?)",
+                           (golden_set_id,))
     store.conn.executemany(
-        "INSERT INTO active_inclusion (item_pk, golden_set_id, stratum, probability, priority) "
-        "VALUES (:item_pk, :gs, :stratum, :probability, :priority)",
-        [{**r, "gs": golden_set_id} for r in rows])
+        "INSERT INTO active_inclusion (item_pk, phase, golden_set_id, stratum, probability, priority) "
+        "VALUES (:item_pk, :phase, :gs, :stratum, :probability, :priority)",
+        [{**r, "gs": golden_set_id, "phase": phase} for r in rows])
     store.conn.execute(
-        """INSERT INTO active_designs (golden_set_id, rubric_name, judge_id, expected_labels, labeled_before, checks,
-                                      created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (golden_set_id) DO UPDATE SET rubric_name = excluded.rubric_name, judge_id = excluded.judge_id,
-               expected_labels = excluded.expected_labels, labeled_before = excluded.labeled_before,
-               checks = excluded.checks, created_by = excluded.created_by, created_at = excluded.created_at""",
-        (golden_set_id, rubric_name, judge_id, expected_labels, labeled_before, json.dumps(checks), created_by,
-         now()))
+        """INSERT INTO active_designs (golden_set_id, phase, rubric_name, judge_id, expected_labels, labeled_before,
+                                      checks, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (golden_set_id) DO UPDATE SET phase = excluded.phase, rubric_name = excluded.rubric_name,
+               judge_id = excluded.judge_id, expected_labels = excluded.expected_labels,
+               labeled_before = excluded.labeled_before, checks = excluded.checks, created_by = excluded.created_by,
+               created_at = excluded.created_at""",
+        (golden_set_id, phase, rubric_name, judge_id, expected_labels, labeled_before, json.dumps(checks),
+         created_by, now()))
     store.conn.execute("UPDATE golden_sets SET queue_order = 'active' WHERE id = ?", (golden_set_id,))
 
 
-def served_threshold(store: Store, golden_set_id: int, rubric_name: str) -> float | None:
-    """The largest queue priority among items whose labels the active queue served (None: none yet)."""
-    row = store._one("""
-        SELECT max(a.priority) AS s FROM active_inclusion a
-        WHERE a.golden_set_id = ? AND EXISTS (SELECT 1 FROM labels l WHERE l.item_pk = a.item_pk
-                                              AND l.rubric_name = ? AND l.inclusion_probability IS NOT NULL)""",
-                     (golden_set_id, rubric_name))
-    return row["s"] if row else None
+def _current_phase(store: Store, golden_set_id: int) -> int:
+    row = store._one("SELECT phase FROM active_designs WHERE golden_set_id = ?", (golden_set_id,))
+    return row["phase"] if row else 0
+
+
+def priorities(store: Store, golden_set_id: int) -> dict[str, float]:
+    """item_id -> queue priority (lowest first) in the current phase."""
+    return {r[0]: r[1] for r in store.conn.execute(
+        "SELECT i.item_id, a.priority FROM active_inclusion a JOIN items i ON i.pk = a.item_pk "
+        "WHERE a.golden_set_id = ? AND a.phase = ?", (golden_set_id, _current_phase(store, golden_set_id)))}
+
+
+def phase_rates(store: Store, golden_set_id: int) -> dict[int, dict[str, float]]:
+    """phase -> item_id -> that phase's inclusion probability (rate)."""
+    out: dict[int, dict[str, float]] = {}
+    for phase, item_id, p in store.conn.execute(
+            "SELECT a.phase, i.item_id, a.probability FROM active_inclusion a JOIN items i ON i.pk = a.item_pk "
+            "WHERE a.golden_set_id = ?", (golden_set_id,)):
+        out.setdefault(phase, {})[item_id] = p
+    return out
+
+
+def design_rates(store: Store, golden_set_id: int) -> dict[str, float]:
+    """item_id -> the current phase's inclusion probability (rate) of every item."""
+    return phase_rates(store, golden_set_id).get(_current_phase(store, golden_set_id), {})
+
+
+def served_thresholds(store: Store, golden_set_id: int, rubric_name: str) -> dict[int, float]:
+    """phase -> the largest queue priority (of that phase) among the items that phase served."""
+    return {r[0]: r[1] for r in store.conn.execute("""
+        SELECT s.phase, max(a.priority) FROM active_served s
+        JOIN active_inclusion a ON a.item_pk = s.item_pk AND a.phase = s.phase
+        WHERE a.golden_set_id = ? AND s.rubric_name = ? GROUP BY s.phase""", (golden_set_id, rubric_name))}
 
 
 def labeled_share(store: Store, golden_set_id: int, rubric_name: str) -> float:
@@ -68,31 +103,20 @@ def labeled_share(store: Store, golden_set_id: int, rubric_name: str) -> float:
     return float(row["share"])
 
 
-def priorities(store: Store, golden_set_id: int) -> dict[str, float]:
-    """item_id -> queue priority (lowest first) under the set's design."""
-    return {r[0]: r[1] for r in store.conn.execute(
-        "SELECT i.item_id, a.priority FROM active_inclusion a JOIN items i ON i.pk = a.item_pk "
-        "WHERE a.golden_set_id = ?", (golden_set_id,))}
-
-
-def design_rates(store: Store, golden_set_id: int) -> dict[str, float]:
-    """item_id -> the design's inclusion probability (rate) of every item."""
-    return {r[0]: r[1] for r in store.conn.execute(
-        "SELECT i.item_id, a.probability FROM active_inclusion a JOIN items i ON i.pk = a.item_pk "
-        "WHERE a.golden_set_id = ?", (golden_set_id,))}
-
-
-def inclusion_probability(store: Store, item_pk: int) -> float | None:
-    row = store._one("SELECT probability FROM active_inclusion WHERE item_pk = ?", (item_pk,))
-    return row["probability"] if row else None
+def inclusion_probability(store: Store, golden_set_id: int, item_pk: int) -> tuple[int, float] | None:
+    """(current phase, the item's inclusion probability in it), or None."""
+    phase = _current_phase(store, golden_set_id)
+    row = store._one("SELECT probability FROM active_inclusion WHERE item_pk = ? AND phase = ?", (item_pk, phase))
+    return (phase, row["probability"]) if row else None
 
 
 def design_summary(store: Store, golden_set_id: int) -> list[dict]:
-    """Per stratum: items, mean inclusion probability, labeled items."""
+    """Per stratum of the current phase: items, mean inclusion probability, labeled items."""
     return store._all("""
         SELECT a.stratum, count(*) AS n_items, avg(a.probability) AS probability,
                sum(EXISTS (SELECT 1 FROM labels l WHERE l.item_pk = a.item_pk)) AS n_labeled
-        FROM active_inclusion a WHERE a.golden_set_id = ? GROUP BY a.stratum ORDER BY a.stratum""", (golden_set_id,))
+        FROM active_inclusion a WHERE a.golden_set_id = ? AND a.phase = ?
+        GROUP BY a.stratum ORDER BY a.stratum""", (golden_set_id, _current_phase(store, golden_set_id)))
 
 
 def record_inclusion(store: Store, rows: Iterable[dict]) -> None:
@@ -103,6 +127,12 @@ def record_inclusion(store: Store, rows: Iterable[dict]) -> None:
     store.conn.executemany(
         "UPDATE labels SET inclusion_probability = :inclusion_probability "
         "WHERE item_pk = :item_pk AND rater = :rater AND rubric_name = :rubric_name", list(rows))
+
+
+def record_served(store: Store, item_pk: int, rubric_name: str, phase: int) -> None:
+    """The phase that first served the item (its later labels, under the overlap, do not change it)."""
+    store.conn.execute("INSERT OR IGNORE INTO active_served (item_pk, rubric_name, phase) VALUES (?, ?, ?)",
+                       (item_pk, rubric_name, phase))
 
 
 def label_inclusion(store: Store, golden_set_id: int, rubric_name: str) -> dict[tuple[str, str], float]:

@@ -453,7 +453,8 @@ def m005_active_queue(conn: sqlite3.Connection) -> None:
     """The labeling queue's order, a lead's per-golden-set choice: 'random' (each reviewer's own random order) or
     'active' (a stratified design with Neyman inclusion probabilities, one per item, from the judge's scores).
     Each label served by the active queue records its item's inclusion probability, for inverse-probability
-    weights in calibration."""
+    weights in calibration. A lead's re-plan starts a new phase of the design; each phase keeps its
+    probabilities and queue priorities, and which phase first served each item is kept."""
     _script(conn, """
 ALTER TABLE golden_sets ADD COLUMN queue_order TEXT NOT NULL DEFAULT 'random'
     CHECK (queue_order IN ('random', 'active'));
@@ -462,6 +463,7 @@ ALTER TABLE labels ADD COLUMN inclusion_probability REAL
 
 CREATE TABLE active_designs (
     golden_set_id INTEGER PRIMARY KEY REFERENCES golden_sets(id),
+    phase INTEGER NOT NULL DEFAULT 1 CHECK (phase >= 1),
     rubric_name TEXT NOT NULL,
     judge_id TEXT NOT NULL,
     expected_labels REAL NOT NULL CHECK (expected_labels > 0),
@@ -472,13 +474,22 @@ CREATE TABLE active_designs (
 ) STRICT;
 
 CREATE TABLE active_inclusion (
-    item_pk INTEGER PRIMARY KEY REFERENCES items(pk),
+    item_pk INTEGER NOT NULL REFERENCES items(pk),
+    phase INTEGER NOT NULL CHECK (phase >= 1),
     golden_set_id INTEGER NOT NULL REFERENCES golden_sets(id),
     stratum TEXT NOT NULL,
     probability REAL NOT NULL CHECK (probability > 0 AND probability <= 1),
-    priority REAL NOT NULL CHECK (priority >= 0)
+    priority REAL NOT NULL CHECK (priority >= 0),
+    PRIMARY KEY (item_pk, phase)
 ) STRICT;
-CREATE INDEX active_inclusion_set ON active_inclusion(golden_set_id, priority);
+CREATE INDEX active_inclusion_set ON active_inclusion(golden_set_id, phase, priority);
+
+CREATE TABLE active_served (
+    item_pk INTEGER NOT NULL REFERENCES items(pk),
+    rubric_name TEXT NOT NULL,
+    phase INTEGER NOT NULL CHECK (phase >= 1),
+    PRIMARY KEY (item_pk, rubric_name)
+) STRICT;
 """)
 
 
