@@ -16,10 +16,10 @@ MODELS = [("claude-a", "anthropic"), ("gpt-b", "openai"), ("gemini-c", "google")
 
 
 def small_runs(*, worse_model: str = "gpt-b") -> list[dict]:
-    """3 models x 8 tasks in 2 categories x 2 repeats; gpt-b fails every task of category 'sql'."""
+    """3 models x 8 tasks in 3 categories x 2 repeats; gpt-b fails every task of category 'sql' (t1, t4, t7)."""
     rows = []
     for t in range(8):
-        category = "sql" if t % 2 else "web"
+        category = ("web", "sql", "ui")[t % 3]
         for model, family in MODELS:
             for r in range(2):
                 fails = model == worse_model and category == "sql"
@@ -93,3 +93,36 @@ def test_bad_run_files_name_the_line_and_field(workspace, tmp_path):
     with Store(workspace["db"]) as s, pytest.raises(InputError, match="run.jsonl line 1: field 'task_id': is missing"):
         svc.grade_board(s, "b1", [path], [workspace["mech"]])
         assert s.conn.execute("SELECT count(*) FROM board_items").fetchone()[0] == 0
+
+
+def test_two_boards_compared_per_category(workspace, loopback, tmp_path):
+    before = write_runs(tmp_path / "before", small_runs())
+    after = write_runs(tmp_path / "after", small_runs(worse_model="nobody"))  # gpt-b now passes its sql tasks
+    with Store(workspace["db"]) as s:
+        svc.grade_board(s, "wk48", before, [workspace["mech"], workspace["loop"]], env=loopback.env())
+        svc.grade_board(s, "wk49", after, [workspace["mech"], workspace["loop"]], env=loopback.env())
+        assert sum(loopback.answered.values()) == 48 + 6  # only gpt-b's changed sql runs were graded again
+        result = svc.compare_boards(s, "wk48", "wk49")
+    mech = next(t for t in result["tiers"] if t["tier"] == "mechanical" and t["value"] == "pass")
+    rows = {(r["model"], r["category"]): r for r in mech["rows"]}
+    assert rows[("gpt-b", "sql")]["verdict"] == "gained" and rows[("gpt-b", "sql")]["change"] == 1
+    assert {r["verdict"] for k, r in rows.items() if k[0] != "gpt-b"} == {"no clear change"}
+    assert {m["task_id"] for m in mech["moved"]} == {"t1", "t4", "t7"}
+
+
+def test_unscored_and_conflicting_items_are_on_where_to_look(workspace, loopback, tmp_path):
+    rows = small_runs()
+    odd = next(r for r in rows if r["id"] == "gemini-c-t2-r1")
+    odd.update(input=odd["input"].replace("EXPECT-SCORE 0", "EXPECT-SCORE 5"))  # the judge answers off the scale
+    flip = next(r for r in rows if r["id"] == "claude-a-t4-r0")
+    flip["trajectory"][2]["content"] = "1 failed, 11 passed"  # the tests fail, yet the judge gives it +1
+    flip.update(input=flip["input"].replace("EXPECT-SCORE 0", "EXPECT-SCORE 1"))
+    with Store(workspace["db"]) as s:
+        svc.grade_board(s, "b1", write_runs(tmp_path / "runs", rows), [workspace["mech"], workspace["loop"]],
+                        env=loopback.env())
+        look = {(w["task_id"], w["model"]): w for w in svc.board_report(s, "b1", resamples=200).to_dict()
+                ["where_to_look"]}
+    assert [r["kind"] for r in look[("t2", "gemini-c")]["reasons"]] == ["unscored"], look[("t2", "gemini-c")]["reasons"]
+    assert look[("t2", "gemini-c")]["item_id"] == "gemini-c-t2-r1"
+    assert [r["kind"] for r in look[("t4", "claude-a")]["reasons"]][:2] == ["top_on_mechanical_fail", "tiers_disagree"]
+    assert look[("t4", "claude-a")]["item_id"] == "claude-a-t4-r0"

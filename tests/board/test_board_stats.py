@@ -45,10 +45,12 @@ def test_the_contrast_and_its_variance_match_a_two_way_anova():
 
 
 def test_outlier_flags_need_variation_and_say_why():
-    df = pd.DataFrame({"task_id": ["a", "a", "b", "b"], "category": "c", "model": ["m", "n", "m", "n"],
-                       "repeat": 0, "score": [0, -1, 0, 0]})
+    df = pd.DataFrame({"task_id": list("aaabbbccc"), "category": "c", "model": list("mnomnomno"),
+                       "repeat": 0, "score": [0, -1, 0, 0, 0, 0, 0, 0, 0]})
     out = sb.cell_outliers(df)
     assert not out["cells"]["flagged"].any() and "no cell has two repeats that differ" in out["reason"]
+    two = sb.category_outliers(df.assign(category=["x", "y", "x"] * 3))
+    assert not two["cells"]["flagged"].any() and "at least three categories" in two["reason"]
 
 
 def test_mover_interval_reduces_to_the_difference_when_the_effect_is_exact():

@@ -118,7 +118,8 @@ def cell_outliers(scores: Any, *, level: float = 0.95, q: float = OUTLIER_Q,
     items minus cells). The test is a two-sided t-test. Where the variance of
     scores at the cell's fitted mean is larger than the pooled one (cells in
     the middle of a bounded scale), that variance takes the place of ``s^2``
-    (:func:`_variance_curve`). The p-values of all cells are adjusted
+    (:func:`_variance_curve`, read at the mean the other cells predict for
+    it). The p-values of all cells are adjusted
     together with ``adjustment`` and a cell is flagged
     when its adjusted p-value is at most ``q``. Flagged cells leave the fit
     one at a time, the most significant first, and are tested against the
@@ -209,8 +210,9 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
     cells["direction"] = ""
     if cells.empty:
         out["reason"] = "no item of this tier is scored"
-    elif cells[row].nunique() < 2 or cells["model"].nunique() < 2:
-        out["reason"] = f"outliers need at least two {'categories' if row == 'category' else 'tasks'} and two models"
+    elif cells[row].nunique() < 3 or cells["model"].nunique() < 3:
+        out["reason"] = (f"outliers need at least three {'categories' if row == 'category' else 'tasks'} and three "
+                         "models: with two, a cell's departure is its neighbour's mirror image")
     elif dof < 1 or not cells["_ss"].sum() > 0:
         out["reason"] = (f"no cell has two {unit}s that differ, so there is no variation to test against; "
                          f"grade more {unit}s")
@@ -230,7 +232,8 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
     x = np.column_stack([np.ones(len(cells)), np.eye(len(rows))[row_codes][:, 1:],
                          np.eye(len(models))[model_codes][:, 1:]])
     crit = float(t_dist.ppf(1 - (1 - level) / 2, dof))
-    spread = _variance_curve(y, cells["_ss"].to_numpy(), n, floor=variance)
+    spread = _variance_curve(y, cells["_ss"].to_numpy(), n, floor=variance,
+                             bounds=(float(df["score"].min()), float(df["score"].max())))
     kept = np.ones(len(cells), bool)
     for _ in range(len(cells) // 2 + 1):
         # Forward search (Hadi and Simonoff 1993): a flagged cell leaves the fit and is tested against the fit of
@@ -241,15 +244,26 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
         fitted = x @ (inv @ (xw.T @ y[kept]))
         leverage = np.einsum("ij,jk,ik->i", x, inv, x)
         effect = y - fitted
-        se = np.sqrt(np.clip(spread(fitted) / n + np.where(kept, -1, 1) * variance * leverage, 0, None))
+        # the null's variance is read at the cell's mean as the other cells predict it (a cell in the fit pulls
+        # its own fitted value towards itself: the deletion formula takes that back out)
         with np.errstate(divide="ignore", invalid="ignore"):
-            t_stat = np.where(se > 0, effect / se, 0.0)
+            predicted = np.where(kept, y - effect / np.clip(1 - n * leverage, 1e-9, None), fitted)
+        se = np.sqrt(np.clip(spread(predicted) / n + np.where(kept, -1, 1) * variance * leverage, 0, None))
+        # a cell the fit reproduces whatever it holds (its row or its model has no other cell) cannot be tested
+        testable = (se > 0) & ~(kept & (1 - n * leverage < 1e-9))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_stat = np.where(testable, effect / se, 0.0)
         p = 2 * t_dist.sf(np.abs(t_stat), dof)
         reject, p_adj, _, _ = multipletests(p, alpha=q, method=adjustment)
-        newly = reject & kept
+        # a cell leaves the fit only if its row and its model keep two other cells, which then predict it
+        row_kept = np.bincount(row_codes, weights=kept, minlength=len(rows))[row_codes]
+        model_kept = np.bincount(model_codes, weights=kept, minlength=len(models))[model_codes]
+        newly = reject & kept & (row_kept >= 3) & (model_kept >= 3)
         if not newly.any():
             break
-        kept[np.flatnonzero(newly)[np.argmin(p[newly])]] = False
+        # the most significant first; between equals, the cell farthest from the typical cell
+        order = np.lexsort((-np.abs(y - np.median(y)), p))
+        kept[next(i for i in order if newly[i])] = False
     by_row = cells.groupby(row)["mean_score"]
     m_r, row_sum = by_row.transform("size").to_numpy(float), by_row.transform("sum").to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -263,23 +277,35 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
     return out
 
 
-def _variance_curve(means: np.ndarray, ss: np.ndarray, n: np.ndarray, *, floor: float):
+def _variance_curve(means: np.ndarray, ss: np.ndarray, n: np.ndarray, *, floor: float,
+                    bounds: tuple[float, float]):
     """Within-cell variance as a function of the cell mean, never below ``floor`` (the pooled variance).
 
     Scores on a bounded scale vary most in the middle (a cell passing half
     its repeats) and least near its ends; a quadratic in the mean, fitted to
     the cells' sample variances (weights: their degrees of freedom), gives a
-    cell's variance under the null at its fitted mean. It is never taken
+    cell's variance under the null at its predicted mean. It is kept under
+    the largest variance a mean allows between the scores' bounds
+    ``(mu - low) * (high - mu)`` (Bhatia and Davis 2000), and never taken
     below the pooled variance: with a few repeats the normal approximation
-    is poor near the ends of the scale, where the quadratic goes to 0.
+    is poor near the ends of the scale, where the quadratic goes to 0. With
+    fewer than ten cells of two or more repeats, or fewer than three
+    distinct cell means, the curve cannot be fitted and the pooled variance
+    is used.
     """
     many = n >= 2
-    if many.sum() < 3:
+    low, high = bounds
+    if many.sum() < 10 or np.unique(np.round(means[many], 9)).size < 3:
         return lambda mu: np.full(np.shape(mu), floor)
     w = np.sqrt(n[many] - 1)
     design = np.column_stack([np.ones(many.sum()), means[many], means[many] ** 2])
     coef = np.linalg.lstsq(design * w[:, None], ss[many] / (n[many] - 1) * w, rcond=None)[0]
-    return lambda mu: np.maximum(floor, coef[0] + coef[1] * np.asarray(mu) + coef[2] * np.asarray(mu) ** 2)
+
+    def curve(mu: Any) -> np.ndarray:
+        mu = np.clip(np.asarray(mu, dtype=float), low, high)
+        return np.maximum(floor, np.minimum(coef[0] + coef[1] * mu + coef[2] * mu**2, (mu - low) * (high - mu)))
+
+    return curve
 
 
 def corrected_rates(passes: Any, *, golden_human_pass: Any, golden_judge_pass: Any,
