@@ -49,7 +49,7 @@ def test_outlier_flags_need_variation_and_say_why():
                        "repeat": 0, "score": [0, -1, 0, 0, 0, 0, 0, 0, 0]})
     out = sb.cell_outliers(df)
     assert not out["cells"]["flagged"].any() and "no cell has two repeats that differ" in out["reason"]
-    two = sb.category_outliers(df.assign(category=["x", "y", "x"] * 3))
+    two = sb.category_outliers(df.assign(category=["x"] * 3 + ["y"] * 3 + ["x"] * 3))
     assert not two["cells"]["flagged"].any() and "at least three categories" in two["reason"]
 
 
