@@ -41,11 +41,12 @@ from ..judges.pricing import estimate_cost
 from ..judges.prompting import estimate_input_tokens
 from ..judges.runner import estimate_run
 from ..judges.types import BudgetExceeded
-from ..models import Item, Rubric, parse_model
+from ..models import Item, JudgeSpec, Rubric, parse_model
 from ..rubrics import rubric_from_dict
 from ..stats import jsonable, paired_bootstrap_delta
 from ..stats.refine import paired_gain, stratified_split
 from ..store import Store
+from ..store import leases
 from ..store import refine as db
 from ..workspace import Workspace
 from . import judging
@@ -268,8 +269,8 @@ def _disagreements(c: _Ctx, rv: RubricVersion) -> list[opt.Disagreement]:
         truth = cons.resolved.get(item_id)
         if truth is None or score == truth:
             continue
-        if c.parts.get(item_id) != "development":
-            raise AssertionError(f"held-out item {item_id} reached the optimizer's input")  # a bug, never data
+        if c.parts.get(item_id) != "development":  # the parent was judged on this part only: a bug, never data
+            raise RuntimeError(f"held-out item {item_id} reached the optimizer's input; nothing was sent")
         j = judgments[item_id]
         steps = c.items[item_id].trajectory or []
         cited = tuple((n, str(steps[n].get("content") or "")[:EXCERPT_PART]) for n in j["evidence_steps"]
@@ -287,7 +288,7 @@ def _findings(report: dict[str, Any]) -> str:
     return "\n".join(f"- {m}" for m in failing) or "- The gate passes on the development items."
 
 
-def few_shot_edit(c: _Ctx, parent: RubricVersion, k: int) -> opt.RubricEdit | None:
+def _few_shot_edit(c: _Ctx, parent: RubricVersion, k: int) -> opt.RubricEdit | None:
     """Up to k examples from labeled development items: the disagreements, then the boundary cases.
 
     Disagreements are taken largest first, alternating between consensus labels; boundary cases are
@@ -348,7 +349,7 @@ def _propose(c: _Ctx, rnd: dict, parent: RubricVersion) -> opt.RubricEdit | str 
                               tuple((x["id"], x["description"]) for x in e["criteria"]), e["instructions"],
                               tuple(opt.ExampleRef(x["item_id"], x["score"], x["rationale"]) for x in e["examples"]))
     if s["strategy"] == "few-shot":
-        edit = few_shot_edit(c, parent, s["max_examples"])
+        edit = _few_shot_edit(c, parent, s["max_examples"])
         if edit is None:
             return "no development item is left to use as an example"
         db.save_edit(c.store, rnd["id"], edit.to_dict(), cost_usd=0.0, tokens_in=0, tokens_out=0)
@@ -356,8 +357,8 @@ def _propose(c: _Ctx, rnd: dict, parent: RubricVersion) -> opt.RubricEdit | str 
     disagreements = _disagreements(c, parent)
     if not disagreements:
         return "the judge agrees with the consensus on every development item; there is nothing to learn from"
-    held = c.ids("held_out")
-    assert not held & {d.item_id for d in disagreements}, "a held-out item reached the optimizer's input"
+    if c.ids("held_out") & {d.item_id for d in disagreements}:  # checked again here, right before sending
+        raise RuntimeError("a held-out item reached the optimizer's input; nothing was sent")
     request = opt.edit_request(parent.rubric.content(), _findings(_report(c, parent, "development")), disagreements,
                                max_examples=s["max_examples"])
     c.progress(f"asking {s['optimizer']} for an edit from {len(disagreements)} development disagreements")
@@ -414,7 +415,7 @@ def _decide(c: _Ctx, parent: RubricVersion, child: RubricVersion) -> tuple[str, 
     return "rejected", results, "Held-out: " + "; ".join(why) + "."
 
 
-def _run_round(c: _Ctx, rnd: dict, r0: RubricVersion) -> str | None:
+def _run_round(c: _Ctx, rnd: dict) -> str | None:
     """Take a round as far as it goes; 'budget' when the budget stopped it (it resumes next time)."""
     store = c.store
     parent = get_rubric_by_id(store, rnd["parent_rubric_id"])
@@ -506,6 +507,24 @@ def refine(store: Store, golden_set: str, rubric: str, judge: str, *, strategy: 
     session, parts = _session(store, golden_set, base, judge, strategy=strategy, optimizer=optimizer,
                               max_examples=max_examples, budget_usd=budget_usd, seed=seed,
                               held_out_fraction=held_out_fraction, new_session=new_session)
+    holder, ours = leases.acquire(store, f"refine:{session['id']}")
+    if not ours:
+        raise Conflict(f"refinement session {session['id']} is already running ({holder.describe()}); wait for it, "
+                       f"since a session whose heartbeat stops for {leases.LEASE_STALE_S:.0f} s is taken over")
+    with leases.LeaseKeeper(store.path, holder):
+        try:
+            return _run_session(store, golden_set, base, judge, spec, session, parts, rounds=rounds,
+                                resamples=resamples, seed=seed, workspace=workspace,
+                                provider_options=provider_options, optimizer_options=optimizer_options,
+                                concurrency=concurrency, progress=progress)
+        finally:
+            leases.release(store, holder)
+
+
+def _run_session(store: Store, golden_set: str, base: RubricVersion, judge: str, spec: JudgeSpec, session: dict,
+                 parts: dict[str, str], *, rounds: int, resamples: int, seed: int, workspace: Workspace | None,
+                 provider_options: dict[str, Any] | None, optimizer_options: dict[str, Any] | None,
+                 concurrency: int, progress: Callable[[str], None] | None) -> SessionSummary:
     messages: list[str] = []
 
     def say(msg: str) -> None:
@@ -527,7 +546,7 @@ def refine(store: Store, golden_set: str, rubric: str, judge: str, *, strategy: 
             if len([r for r in done if r["status"] != "failed"]) >= rounds or len(done) >= 2 * rounds:
                 break
             pending = db.insert_round(store, session["id"], len(done) + 1, _parent_of(c, done, r0).id)
-        stopped = _run_round(c, pending, r0)
+        stopped = _run_round(c, pending)
     if stopped:
         say(f"Stopped: the budget of ${session['budget_usd']:.2f} would be passed by the next request; run again "
             "with a larger --budget to resume.")
@@ -537,7 +556,7 @@ def refine(store: Store, golden_set: str, rubric: str, judge: str, *, strategy: 
 
 def estimate(store: Store, golden_set: str, rubric: str, judge: str, *, strategy: str = "optimizer",
              optimizer: str | None = None, rounds: int = 3, held_out_fraction: float = 0.5, seed: int = 0,
-             max_examples: int = 4, **_: Any) -> dict[str, Any]:
+             max_examples: int = 4) -> dict[str, Any]:
     """The --dry-run: requests, tokens and cost of the rounds still to run. Writes nothing.
 
     Each round judges every split item with its child (the parent's copy once, at the start) and, with the
