@@ -137,3 +137,29 @@ def test_labels_from_before_the_switch_and_a_replan_are_phases(store: Store) -> 
     for item_id in {r["item_id"] for r in store.labels(gs["id"], RUBRIC)}:
         missed = (1 - f0) * np.prod([1 - min(1.0, s * rates[item_id]) for rates, s in phases])
         assert pi[item_id] == pytest.approx(1 - missed)
+
+
+def test_calibration_page_says_the_plan_and_offers_a_replan(tmp_path, monkeypatch) -> None:
+    """The Calibration page: the plan in words beside the verdict, and a re-plan button when the active queue
+    serves checks that are no longer the undecided ones."""
+    from tests.ui.conftest import lead_page, choose_judge, rendered_text
+    from workbench.services.demo import seed_demo
+
+    path = tmp_path / "demo.db"
+    with Store(path) as s:
+        seed_demo(s)
+        gs = s.golden_set("demo")
+        active_queue.set_queue_order(s, "demo", "active", rubric=RUBRIC, judge="careful-sonnet")
+        # pretend the design was made when every check was open
+        s.conn.execute("UPDATE active_designs SET checks = ? WHERE golden_set_id = ?",
+                       (json.dumps(["agreement", "tpr", "tnr", "self_preference"]), gs["id"]))
+        s.conn.commit()
+    monkeypatch.setenv("WORKBENCH_DB", str(path))
+    at = choose_judge(lead_page("calibration"), "careful-sonnet")
+    text = rendered_text(at)
+    assert "Labels to a decision." in text and "same-family" in text
+    assert "Re-plan it to serve them" in text
+    at.button(key="replan:demo:careful-sonnet").click().run(timeout=60)
+    with Store(path) as s:
+        d = active_queue.q.design(s, s.golden_set("demo")["id"])
+    assert d["phase"] == 2 and d["checks"] == ["self_preference"]

@@ -53,6 +53,7 @@ class Plan:
     budget: int | None = None
     budget_widths: dict[str, float | None] = field(default_factory=dict)
     assumptions: list[str] = field(default_factory=list)
+    queue_advice: str | None = None  # the active queue serves other checks than those now undecided
 
     @property
     def undecided(self) -> list[CheckPlan]:
@@ -193,6 +194,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     if budget is not None:
         result.budget = int(budget)
         result.budget_widths = _budget_widths(report, int(budget / per_item), fail_share)
+    result.queue_advice = _queue_advice(store, gs, rv.name, judge, result)
     result.assumptions = [
         f"Each item needs {overlap} labels for a consensus (the golden set's overlap), and {resolved_share:.0%} of "
         "labeled items reach one, so labels = items x {:.2f}.".format(per_item),
@@ -269,3 +271,19 @@ def undecided_checks(p: Plan) -> list[str]:
     out = [t for t, keys in (("agreement", {"agreement", "evidence"}), ("tpr", {"tpr"}), ("tnr", {"tnr"}),
                              ("self_preference", {"same_family", "same_model"})) if names & keys]
     return out or list(sp.CHECK_TARGETS)
+
+
+def _queue_advice(store: Store, gs: dict, rubric: str, judge: str, p: Plan) -> str | None:
+    """A re-plan suggestion when the active queue of this rubric and judge serves checks that are now decided."""
+    from ..store import active_queue as q
+
+    d = q.design(store, gs["id"])
+    if q.queue_order(store, gs["id"]) != "active" or not d or (d["rubric_name"], d["judge_id"]) != (rubric, judge):
+        return None
+    now = undecided_checks(p) if p.undecided else []
+    if not now or set(now) == set(d["checks"]):
+        return None
+    return (f"The active queue serves {', '.join(d['checks'])}; the undecided checks are now {', '.join(now)}. "
+            f"Re-plan it to serve them: workbench golden-set queue {gs['name']} --order active --rubric {rubric} "
+            f"--judge {judge}.")
+
