@@ -193,3 +193,16 @@ def test_fix_for_the_lenient_judge_is_confirmed_accepted_and_exported_through_th
     assert export_bundle(demo_store, GS, RUBRIC, JUDGE, workspace=ws).path.exists()
     card = write_card(demo_store, GS, RUBRIC, JUDGE, fmt="md", workspace=ws).read_text()
     assert "## Refinement" in card and "development items" in card and "held-out items decided" in card
+
+
+def test_a_session_runs_in_one_process_at_a_time(demo_store):
+    from workbench.store import leases
+    judge, _ = endpoints(demo_store, fix_leniency)
+    session, _ = svc._session(demo_store, GS, get_rubric(demo_store, RUBRIC), JUDGE, strategy="few-shot",
+                              optimizer=None, max_examples=2, budget_usd=None, seed=0, held_out_fraction=0.5,
+                              new_session=False)
+    holder, ours = leases.acquire(demo_store, f"refine:{session['id']}")  # another process, as far as refine knows
+    assert ours
+    with pytest.raises(Conflict, match=f"session {session['id']} is already running"):
+        svc.refine(demo_store, GS, RUBRIC, JUDGE, strategy="few-shot", max_examples=2, provider_options=judge.options())
+    assert judge.answered == 0
