@@ -25,6 +25,10 @@ METRIC_LABEL = {"krippendorff_alpha_ordinal": "Krippendorff's alpha", "exact_agr
                 "mean_signed_error": "mean signed error", "tpr": "TPR", "tnr": "TNR"}
 
 
+def _signed(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:+.3f}"
+
+
 def _side_by_side(results: dict) -> pd.DataFrame:
     rows = []
     for metric, label in METRIC_LABEL.items():
@@ -58,7 +62,7 @@ def _round(r: dict, lead: str) -> None:
             for part, name in (("development", "Development"), ("held_out", "Held-out")):
                 d = res[part]["delta"]
                 st.markdown(f"**{name}** ({res[part]['n_paired']} items): {code_span(metric)} changes by "
-                            f"{d['value']:+.3f} (95% interval {d['ci_low']:+.3f} to {d['ci_high']:+.3f})"
+                            f"{_signed(d['value'])} (95% interval {_signed(d['ci_low'])} to {_signed(d['ci_high'])})"
                             + (" — the held-out part decides." if part == "held_out" else "."))
             show_table(_side_by_side(res), {c: NUMBER for c in ("development parent", "development child",
                                                                 "held-out parent", "held-out child")},
