@@ -111,7 +111,9 @@ def main() -> int:
         for path, title, link_text in pages:
             db = tmp / f"{path}.db"
             shutil.copy(template, db)
+            started = time.perf_counter()
             server = start_ui(db, tmp / f"{path}.log")
+            start_s = time.perf_counter() - started  # `workbench ui` until it answers: its imports are paid here
             try:
                 url = f"{server.url}/{path}?rater=lead"
                 context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -124,21 +126,22 @@ def main() -> int:
                 context.close()
             finally:
                 stop_ui(server.proc)
-            results[path] = (first, warm, tab)
+            results[path] = (first, warm, tab, start_s)
             if not args.rows_only:
-                print(f"{path}: first {first:.2f} s, warm {', '.join(f'{w:.2f}' for w in warm)}, "
-                      f"new tab {', '.join(f'{w:.2f}' for w in tab)}", file=sys.stderr)
+                print(f"{path}: server start {start_s:.2f} s, first {first:.2f} s, warm "
+                      f"{', '.join(f'{w:.2f}' for w in warm)}, new tab {', '.join(f'{w:.2f}' for w in tab)}",
+                      file=sys.stderr)
         browser.close()
     if not args.rows_only:
         print("| benchmark | result | target |\n|---|---|---|")
     ok = True
-    for path, (first, warm, tab) in results.items():
+    for path, (first, warm, tab, start_s) in results.items():
         med, worst = statistics.median(warm), max(warm)
         ok &= first <= FIRST_S and worst <= WARM_S
         when = "reports not yet computed" if args.cold else "right after `workbench demo`"
         print(f"| lead page `{path}`, Chromium at 1400 px ({when}): first load; warm from the sidebar, median (worst of "
-              f"{len(warm)}); new tab, median | {first:.1f} s; {med:.2f} s ({worst:.2f} s); {statistics.median(tab):.1f} s "
-              f"| < {FIRST_S:.0f} s; < {WARM_S:.0f} s |")
+              f"{len(warm)}); new tab, median; server start before it | {first:.1f} s; {med:.2f} s ({worst:.2f} s); "
+              f"{statistics.median(tab):.1f} s; {start_s:.1f} s | < {FIRST_S:.0f} s; < {WARM_S:.0f} s |")
     return 0 if ok else 1
 
 
