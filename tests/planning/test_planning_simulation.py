@@ -53,16 +53,16 @@ def test_weighted_intervals_cover_the_full_pool_value() -> None:
 
 @pytest.mark.slow
 def test_active_order_reaches_the_pools_decision_with_fewer_labels() -> None:
-    """10% fails, 1,000 items: active order needs fewer labels than random, with no more wrong decisions.
-
-    The issue's target of 30% fewer is NOT reached by this design on these pools (README, "Fewer labels to a
-    verdict": 3-15% on synthetic pools); this test holds the part that is true, so a regression shows.
-    """
+    """10% fails, 1,000 items: the first 50 labels in random order, then the active queue re-planned as checks
+    are decided, reaches the whole pool's decision with at least 20% fewer labels than random order and no more
+    wrong decisions (measured: 30%, README "Fewer labels to a verdict"; the issue's 30% is not reached on every
+    pool, which the README's table shows)."""
     pool = demo_pool(n_items=1000, fail_share=0.1, seed=11)
     truth = pool_decision(pool)
-    random_runs = summarize([campaign(pool, "random", seed=s, truth=truth, max_labels=800) for s in range(10)])
-    active_runs = summarize([campaign(pool, "active", seed=s, truth=truth, max_labels=800) for s in range(10)])
-    assert active_runs["mean_labels"] < random_runs["mean_labels"]
+    random_runs = summarize([campaign(pool, "random", seed=s, truth=truth, max_labels=800) for s in range(12)])
+    active_runs = summarize([campaign(pool, "active", seed=s, truth=truth, max_labels=800, warmup=True)
+                             for s in range(12)])
+    assert active_runs["mean_labels"] <= 0.8 * random_runs["mean_labels"], (active_runs, random_runs)
     assert active_runs["wrong_rate"] <= random_runs["wrong_rate"]
 
 

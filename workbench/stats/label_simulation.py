@@ -152,12 +152,14 @@ def active_design(pool: Pool, *, expected_labels: float, floor: float = 0.25,
 
 def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: int = 200,
              rule: GateRule = GateRule(), expected_labels: float | None = None, truth: bool | None = None,
-             max_labels: int | None = None, replan: bool = True) -> Campaign:
+             max_labels: int | None = None, replan: bool = True, warmup: bool = False) -> Campaign:
     """Label the pool in ``order`` ("random" or "active") until the gate is decided; the labels it took.
 
     Active order serves ``v / pi`` lowest first under a Neyman design; with ``replan`` (what a lead does with
     ``golden-set queue --order active`` again) a new phase with fresh uniforms starts whenever the set of
-    undecided checks changes, and every labeled item is weighted by :func:`phased_inclusion`. A campaign not
+    undecided checks changes, and every labeled item is weighted by :func:`phased_inclusion`. With ``warmup``
+    the first labels (up to the gate's minimum of items) are served in random order and the first design is
+    planned from them, as when a lead switches the queue to active once some labels are in. A campaign not
     decided by ``max_labels`` counts as labeling the whole pool (and reaching its decision).
     """
     if order not in ("random", "active"):
@@ -166,7 +168,7 @@ def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: in
     n = pool.size
     truth = pool_decision(pool, rule) if truth is None else truth
     expected = expected_labels or n / 4
-    rate = np.ones(n) if order == "random" else active_design(pool, expected_labels=expected)
+    rate = np.ones(n) if order == "random" or warmup else active_design(pool, expected_labels=expected)
     v = rng.random(n)
     included = np.zeros(n, dtype=bool)
     sequence: list[int] = []
@@ -191,7 +193,8 @@ def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: in
             break
         states = check_states(est, rule)
         open_now = tuple(name for name, state in states.items() if state is None)
-        if order == "active" and replan and open_before is not None and open_now != open_before:
+        first_design = warmup and not phases and order == "active"
+        if order == "active" and replan and (first_design or open_before is not None and open_now != open_before):
             phases.append((rate, threshold))
             counts = tuple(name for name, c in (("find_fails", est["n_neg"]), ("find_passes", est["n_pos"]))
                            if c < rule.min_class_items)
