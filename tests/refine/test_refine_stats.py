@@ -38,7 +38,7 @@ def test_lone_items_are_pooled_and_the_strata_named():
     labels = [0] * 10 + [1] * 10 + [-1]
     cats = ["a"] * 5 + ["b"] * 5 + ["a"] * 9 + ["c"] + ["a"]
     s = stratified_split([f"i{k}" for k in range(21)], labels, cats, seed=0)
-    assert s.strata.startswith("consensus label x category") and "items of small strata pooled" in s.strata
+    assert s.strata.startswith("consensus label x category") and "of small strata pooled" in s.strata
     with pytest.raises(ValueError, match="too few to split"):
         stratified_split(["a", "b", "c"], [0, 1, 0], ["x"] * 3)
     with pytest.raises(ValueError, match="between 0 and 1"):

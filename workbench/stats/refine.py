@@ -71,7 +71,8 @@ def stratified_split(item_ids: Sequence[str], labels: Sequence[int], categories:
         dev, held = train_test_split(ids, test_size=held_out_fraction, random_state=seed, stratify=strata)
         first = fine if name.endswith("category") else by_label
         pooled = sum(s != f for s, f in zip(strata, first))
-        detail = f" ({n_classes} strata" + (f", {pooled} items of small strata pooled)" if pooled else ")")
+        detail = f" ({n_classes} strata" + (f", {pooled} item{'s' * (pooled != 1)} of small strata pooled)"
+                                             if pooled else ")")
         return Split(sorted(dev, key=order.get), sorted(held, key=order.get), name + detail)
     dev, held = train_test_split(ids, test_size=held_out_fraction, random_state=seed)
     return Split(sorted(dev, key=order.get), sorted(held, key=order.get), "none (too few items per label)")
