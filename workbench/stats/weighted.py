@@ -37,6 +37,10 @@ from .proportion import PROPORTION_DENOMINATORS, proportion_interval
 INTERVAL = "weighted-cluster-bootstrap-percentile; proportions wilson on effective n at the expanded level"
 
 
+#: The expanded level of a proportion over two or three items is 1 to machine precision: cap it.
+MAX_LEVEL = 0.999
+
+
 def check_weights(weights: Any, n_items: int) -> np.ndarray:
     """Inverse-probability weights as floats, or raise naming the first bad one."""
     w = np.asarray(weights, dtype=np.float64)
@@ -168,7 +172,7 @@ def weighted_agreement_with_intervals(
                 # handful of heavy items swings the ratio, and the plain level under-covers (README)
                 low, high = proportion_interval(point[name], _effective_n(point[name], standard_errors[name], n,
                                                                            w, c, j, passing, name),
-                                                level=expanded_level(level, max(n, 2)))
+                                                level=min(expanded_level(level, max(n, 2)), MAX_LEVEL))
             else:
                 low, high = (float(x) for x in np.quantile(s, [lo_q, hi_q]))
             metrics[name].update(ci_low=low, ci_high=high)
