@@ -73,8 +73,9 @@ def test_graders_of_one_model_name_from_two_providers_stay_two_judges(scripted, 
     scripted += _items(1) + [SourceJudgment(1, "i1", judge="ok", name="ok", value=True, model="openai/gpt-4o"),
                              SourceJudgment(1, "i1", judge="ok", name="ok", value=True, model="azure/gpt-4o")]
     res = import_from(store, "scripted", "x", "g", "qa")
-    assert sorted((j.judge_id, j.model) for j in res.judges) == [
-        ("scripted.ok@azure-gpt-4o", "imported/scripted/gpt-4o"), ("scripted.ok@openai-gpt-4o", "imported/scripted/gpt-4o")]
+    model = "imported/scripted/gpt-4o"
+    assert sorted((j.judge_id, j.model) for j in res.judges) == [("scripted.ok@azure-gpt-4o", model),
+                                                                  ("scripted.ok@openai-gpt-4o", model)]
 
 
 def test_a_bad_record_after_the_items_leaves_nothing_behind(scripted, store, tmp_path):

@@ -43,7 +43,7 @@ class MlflowAdapter:
     def _traces(self, uri: str) -> Iterator[Any]:
         from mlflow.entities import Trace
 
-        if "://" not in uri or Path(uri).suffix.lower() == ".json" and Path(uri).is_file():
+        if "#experiment=" not in uri and ("://" not in uri or Path(uri).is_file()):  # a file of exported traces
             data = read_json(SOURCE, uri)
             traces = data.get("traces") if isinstance(data, dict) else data
             if not isinstance(traces, list):
