@@ -118,7 +118,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     n = int(report["n_items"])
     need = max(0, policy.min_items - n)
     checks.append(CheckPlan("evidence", need == 0, "any", need, labels(need), labels(need),
-                            f"about {labels(need)} more labels on any items would reach {policy.min_items} items "
+                            f"About {labels(need)} more labels on any items would reach {policy.min_items} items "
                             "with a consensus." if need else "Enough items are labeled."))
     metrics = report["metrics"]
     name = policy.agreement_metric
@@ -132,7 +132,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         more = None if total is None else max(1, total - n)
         checks.append(CheckPlan(
             "agreement", False, "any", more, labels(more), labels(more),
-            f"about {labels(more)} more labels would decide {name} (now {value:.2f}, threshold "
+            f"About {labels(more)} more labels would decide {name} (now {value:.2f}, threshold "
             f"{policy.min_agreement_lower})." if more else
             f"{name} sits on its threshold {policy.min_agreement_lower}: more labels will hardly decide it."))
     den = report.get("denominators") or {}
@@ -149,7 +149,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         else:
             checks.append(CheckPlan(
                 check, False, kind, more, labels(more, yld), labels(more, share),
-                f"about {labels(more, yld)} more labels on items the {kind} would decide {check.upper()} ({more} more consensus {what}; {labels(more, share)} in random order)."
+                f"About {labels(more, yld)} more labels on items the {kind} would decide {check.upper()} ({more} more consensus {what}; {labels(more, share)} in random order)."
                 if more else f"{check.upper()} sits on its bound {bound}: more labels will hardly decide it."))
     for effect in ("same_family", "same_model"):
         e = (report.get("self_preference") or {}).get(effect) or {}
@@ -173,7 +173,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
                          / max(len(pool_ids), 1), 1e-3)
         checks.append(CheckPlan(
             effect, False, who, more, labels(more), labels(more, share_same),
-            f"about {labels(more)} more labels on {who} items would settle the {who} effect "
+            f"About {labels(more)} more labels on {who} items would settle the {who} effect "
             f"({labels(more, share_same)} in random order)." if more else
             f"The {who} effect sits at +/-{t}: more labels will hardly settle it."))
     cat_width = target_width or DEFAULT_CATEGORY_WIDTH
@@ -186,7 +186,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         needed = sp.items_for_proportion_width(ea["value"], cat_width)
         more = 0 if width <= cat_width or needed is None else max(1, needed - n_c)
         checks.append(CheckPlan(f"category:{cat}", more == 0, f"category {cat}", more, labels(more), labels(more),
-                                f"about {labels(more)} more labels in category '{cat}' would narrow its agreement "
+                                f"About {labels(more)} more labels in category '{cat}' would narrow its agreement "
                                 f"interval to {cat_width}." if more else f"Category '{cat}' is measured to {cat_width}."))
 
     result = Plan(golden_set, rv.name, judge, len(index), len(unlabeled), overlap, checks, target_width)

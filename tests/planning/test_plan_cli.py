@@ -1,0 +1,36 @@
+"""`workbench plan` and `workbench golden-set queue` on a copy of the demo."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import Cli
+
+RUBRIC = "demo-patch-quality"
+
+
+def test_plan_names_the_open_checks_with_assumptions_and_json(demo_store) -> None:
+    cli = Cli(Path(demo_store.path))
+    out = cli("plan", "--golden-set", "demo", "--rubric", RUBRIC, "--judge", "careful-sonnet", "--target-width",
+              "0.1", "--budget", "100")
+    assert out.exit_code == 0, out.output
+    assert "OPEN    same_family" in out.output and "Assumptions:" in out.output
+    assert "For intervals 0.1 wide:" in out.output and "With 100 more labels" in out.output
+    data = json.loads(cli("plan", "--golden-set", "demo", "--rubric", RUBRIC, "--judge", "gpt4o-self",
+                          "--json").output)
+    assert data["schema"] == "workbench.plan/1"
+    checks = {c["check"]: c for c in data["checks"]}
+    assert checks["same_family"]["decided"]  # gpt4o-self favours its family beyond doubt: nothing to plan
+    bad = cli("plan", "--golden-set", "demo", "--rubric", RUBRIC, "--judge", "careful-sonnet", "--target-width", "5")
+    assert bad.exit_code != 0 and "target-width" in bad.output
+
+
+def test_queue_switches_and_shows_the_design(demo_store) -> None:
+    cli = Cli(Path(demo_store.path))
+    assert "queue order random" in cli("golden-set", "queue", "demo").output
+    refused = cli("golden-set", "queue", "demo", "--order", "active")
+    assert refused.exit_code != 0 and "--rubric R --judge J" in refused.output
+    out = cli("golden-set", "queue", "demo", "--order", "active", "--rubric", RUBRIC, "--judge", "careful-sonnet")
+    assert out.exit_code == 0 and "queue order active" in out.output and "inclusion" in out.output
+    assert "queue order random" in cli("golden-set", "queue", "demo", "--order", "random").output
