@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from .errors import InputError, ModelNameError
+from .interop.mapping import ImportMaps
 from .judges.registry import provider_entry, provider_names
 from .models import Criterion, JudgeSpec, Rubric, parse_model
 from .names import check_name
@@ -110,9 +111,11 @@ def rubric_from_dict(data: dict[str, Any], *, ctx: _Ctx | None = None, default_n
         if not isinstance(data.get(key, ""), str):
             raise ctx.error((key,), f"{key} must be text", "quote it or use a YAML block (|)")
     import_maps = data.get("import_maps") or {}
-    if not isinstance(import_maps, dict):  # each map is checked against the scale where it is used (interop/mapping)
-        raise ctx.error(("import_maps",), "import_maps must be a mapping of score names to maps",
-                        "write e.g. import_maps: {correctness: {categorical: {C: 1, I: -1}}}")
+    try:  # `workbench import --from` maps other tools' values onto this scale (workbench/interop/mapping.py)
+        ImportMaps.parse(import_maps, scale, ctx.file)
+    except InputError as e:
+        raise ctx.error(("import_maps", e.field) if e.field else ("import_maps",), e.problem,
+                        e.fix or "write e.g. import_maps: {correctness: {categorical: {C: 1, I: -1}}}") from None
     return Rubric(name=name, title=data.get("title", ""), description=data.get("description", ""),
                   scale=scale, pass_threshold=threshold, criteria=tuple(criteria),
                   instructions=data.get("instructions", ""), examples=tuple(examples), gate=gate,

@@ -170,3 +170,9 @@ def test_the_command_shows_progress_and_a_summary(scripted, cli, store, tmp_path
     assert "items: 250 read, 250 added" in r.output and "skipped: 1 (a note: 1)" in r.output
     r = cli("import", "--from", "nowhere", "x", "--golden-set", "g", "--rubric", "qa")
     assert r.exit_code == 1 and "there is no import adapter 'nowhere'; use one of: inspect, promptfoo" in r.output
+
+
+def test_a_rubrics_import_maps_are_checked_when_the_rubric_is_added(store, tmp_path):
+    with pytest.raises(InputError, match=r"^qa\.yaml line 6: field 'import_maps\.correctness': 3 cut points make 4 "
+                                         r"levels but the scale has 3"):
+        add_qa_rubric(store, tmp_path, "import_maps:\n  correctness:\n    cut_points: [0.2, 0.5, 0.8]\n")
