@@ -92,7 +92,9 @@ def test_calibration_report_names_the_design_and_weights(store: Store) -> None:
     rows = [r for r in demo_labels if r["item_id"] in set(chosen)]
     for r in rows:
         labeling.save_label(store, "pool", RUBRIC, r["item_id"], r["rater"], r["score"])
-        active_queue.record_served(store, gs, pks[r["item_id"]], RUBRIC, r["rater"])  # as if the queue served it
+    assert "sampling_design" not in calibrate(store, "pool", RUBRIC, "careful-sonnet", Options(resamples=300))
+    for r in rows:  # as if the queue had served them: no label changes, yet the cached report must not be reused
+        active_queue.record_served(store, gs, pks[r["item_id"]], RUBRIC, r["rater"])
     report = calibrate(store, "pool", RUBRIC, "careful-sonnet", Options(resamples=300))
     assert report["sampling_design"]["design"] == "active"
     assert report["sampling_design"]["kish_effective_n"] < report["n_items"]

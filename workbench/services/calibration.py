@@ -183,12 +183,14 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     scope = data.scope if data is not None else scope or resolve(store, golden_set, rubric, judge, options.run)
     rv, judge_row, run, gs = scope.rubric, scope.judge_row, scope.run, scope.golden_set
     policy = policy_for(rv, workspace)
+    from ..store.active_queue import cache_key as active_design_key  # SQL only: the cached path stays light
     # First a cheap key from the store's data version, checked before anything is loaded; then the key from the
     # data itself, which survives changes elsewhere in the database (another golden set's labels).
     quick_key = sha256_hex({"quick": REPORT_REVISION, "data_version": list(store.data_version()),
                             "golden_set": gs["id"], "rubric": rv.hash, "judge": judge_row["config_hash"],
                             "run": run["id"], "options": options.to_dict(), "policy": policy.to_dict(),
                             **({"labels_of": labels_of} if labels_of else {}),
+                            **active_design_key(store, gs["id"]),  # {} unless the set has an active design
                             "methods": INTERVAL_METHODS})
     if use_cache and (cached := store.report(quick_key)) is not None:
         return cached

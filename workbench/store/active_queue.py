@@ -135,6 +135,18 @@ def record_served(store: Store, item_pk: int, rubric_name: str, phase: int) -> N
                        (item_pk, rubric_name, phase))
 
 
+def cache_key(store: Store, golden_set_id: int) -> dict:
+    """What a cached report must also match when the set has an active design: its phase, and how many labels
+    carry a probability (a re-plan, or labels imported with probabilities, write no label event)."""
+    d = design(store, golden_set_id)
+    if d is None:
+        return {}
+    n = store.conn.execute("SELECT count(*) FROM labels l JOIN items i ON i.pk = l.item_pk "
+                           "WHERE i.golden_set_id = ? AND l.inclusion_probability IS NOT NULL",
+                           (golden_set_id,)).fetchone()[0]
+    return {"active_design": [d["phase"], d["created_at"], n]}
+
+
 def label_inclusion(store: Store, golden_set_id: int, rubric_name: str) -> dict[tuple[str, str], float]:
     """(item_id, rater) -> inclusion probability, for labels that have one."""
     return {(r[0], r[1]): r[2] for r in store.conn.execute(
