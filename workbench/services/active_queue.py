@@ -88,11 +88,9 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
                          fix="run or import the judge on the golden set first")
     cons = consensus(store, golden_set, rv.name)
     pairs = [(scores[i], s) for i, s in cons.resolved.items() if i in scores]
-    try:
-        checks = undecided_checks(plan(store, golden_set, rubric, judge, workspace=workspace)) if pairs else \
-            list(sp.CHECK_TARGETS)
-    except (ValueError, KeyError):  # too few labels for a report: every check is undecided
-        checks = list(sp.CHECK_TARGETS)
+    # with no labels yet every check is open, and the rarer class is still to be found
+    checks = (undecided_checks(plan(store, golden_set, rubric, judge, workspace=workspace)) if pairs
+              else list(sp.CHECK_TARGETS + sp.COUNT_TARGETS))
     scale = list(rv.rubric.scale.values)
     cond = sp.human_given_judge([j for j, _ in pairs], [h for _, h in pairs], scale=scale)
     family = (data.spec.family or "").casefold()

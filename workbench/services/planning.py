@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import stats
+from ..errors import InputError
 from ..gate import Policy
 from ..stats import planning as sp
 from ..store import Store
@@ -54,6 +55,7 @@ class Plan:
     budget_widths: dict[str, float | None] = field(default_factory=dict)
     assumptions: list[str] = field(default_factory=list)
     queue_advice: str | None = None  # the active queue serves other checks than those now undecided
+    class_counts: dict[str, int] = field(default_factory=dict)  # n_pos, n_neg and the gate's min_class_items
 
     @property
     def undecided(self) -> list[CheckPlan]:
@@ -82,7 +84,6 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
          report: dict | None = None) -> Plan:
     """The label plan of a (golden set, rubric, judge) from its current calibration report."""
     if target_width is not None and not 0 < target_width < 2:
-        from ..errors import InputError
         raise InputError(f"--target-width {target_width} is not a usable interval width",
                          fix="give a width between 0 and 2 such as 0.1")
     data = judge_data(store, golden_set, rubric, judge)
@@ -194,6 +195,8 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     if budget is not None:
         result.budget = int(budget)
         result.budget_widths = _budget_widths(report, int(budget / per_item), fail_share)
+    result.class_counts = {"n_pos": int(den.get("n_pos") or 0), "n_neg": int(den.get("n_neg") or 0),
+                           "min_class_items": policy.min_class_items}
     result.queue_advice = _queue_advice(store, gs, rv.name, judge, result)
     result.assumptions = [
         f"Each item needs {overlap} labels for a consensus (the golden set's overlap), and {resolved_share:.0%} of "
@@ -270,6 +273,9 @@ def undecided_checks(p: Plan) -> list[str]:
     names = {c.check for c in p.undecided}
     out = [t for t, keys in (("agreement", {"agreement", "evidence"}), ("tpr", {"tpr"}), ("tnr", {"tnr"}),
                              ("self_preference", {"same_family", "same_model"})) if names & keys]
+    counts = p.class_counts
+    out += [name for name, n in (("find_fails", counts.get("n_neg", 0)), ("find_passes", counts.get("n_pos", 0)))
+            if n < counts.get("min_class_items", 0)]
     return out or list(sp.CHECK_TARGETS)
 
 

@@ -259,6 +259,8 @@ def _ols(residual, mask, other, categories, groups, n_clusters, entry) -> dict[s
     if np.linalg.matrix_rank(x) < x.shape[1]:
         return {"reason": "every category holds only same-family or only other-family items, so the category "
                           "fixed effects absorb the effect and no p-value can be computed"}
+    if len(y) <= x.shape[1]:  # statsmodels' small-sample factor (n - 1) / (n - k) divides by zero
+        return {"reason": "too few items for the OLS of the effect within categories, so no p-value"}
     if np.ptp(y) == 0:
         return {"reason": "every residual is the same, so the OLS has no variation to test"}
     with warnings.catch_warnings():
