@@ -123,3 +123,22 @@ def test_a_value_the_map_does_not_cover_names_the_record_and_nothing_lands(logs,
     assert "value \"I\" of 'model_graded_qa' is not covered by its map" in message
     assert message.endswith("; add the value to the map.")
     assert store.golden_sets() == []  # nothing landed
+
+
+def test_the_grader_is_the_scorers_model_else_the_grader_role_else_the_evals_model():
+    from inspect_ai.log._log import EvalScorer  # not re-exported; the type of EvalSpec.scorers
+    from inspect_ai.model import ModelConfig
+
+    from workbench.interop.inspect_ai import _graders
+
+    class Spec:  # the three fields of EvalSpec the adapter reads
+        model = "mockllm/model"
+        model_roles = {"grader": ModelConfig(model="anthropic/claude-sonnet-4-5")}
+        scorers = [EvalScorer(name="own", options={"model": {"model": "openai/gpt-4o", "config": {}}}),  # as logged
+                   EvalScorer(name="panel", options={"model": ["openai/gpt-4o", "google/gemini-2.5-pro"]}),
+                   EvalScorer(name="role", options={})]
+
+    assert _graders(Spec) == {None: "anthropic/claude-sonnet-4-5", "own": "openai/gpt-4o",
+                              "panel": "openai/gpt-4o+google/gemini-2.5-pro", "role": "anthropic/claude-sonnet-4-5"}
+    Spec.model_roles = None
+    assert _graders(Spec)["role"] == "mockllm/model"

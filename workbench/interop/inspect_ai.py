@@ -63,9 +63,21 @@ def _graders(spec: Any) -> dict[str | None, str | None]:
         default = role.model if role is not None else spec.model
     out: dict[str | None, str | None] = {None: default}
     for scorer in spec.scorers or []:
-        model = (scorer.options or {}).get("model")
-        out[scorer.name] = model if isinstance(model, str) else default
+        out[scorer.name] = _model_name((scorer.options or {}).get("model")) or default
     return out
+
+
+def _model_name(option: Any) -> str | None:
+    """A scorer's ``model`` option as the log records it: a name, a serialised Model ({"model": name, ...}), or a
+    list of them (a panel of graders)."""
+    if isinstance(option, str):
+        return option
+    if isinstance(option, dict) and isinstance(option.get("model"), str):
+        return option["model"]
+    if isinstance(option, list):
+        names = [n for n in map(_model_name, option) if n]
+        return "+".join(names) or None
+    return None
 
 
 def _item(sample: Any, spec: Any, producer: dict | None) -> dict:
