@@ -30,7 +30,7 @@ import pandas as pd
 from ._common import (NO_ITEMS, check_bootstrap_options, check_pass_threshold, check_same_length, check_scale,
                       cluster_codes, score_codes)
 from .agreement import METRIC_NAMES, stacked_metrics
-from .bootstrap import expanded_level
+from .bootstrap import expanded_level, resample_sums
 from .proportion import PROPORTION_DENOMINATORS, proportion_interval
 
 #: How the weighted intervals are made (part of a report's cache key).
@@ -76,13 +76,6 @@ def kish_effective_n(weights: np.ndarray) -> float:
     """
     w = np.asarray(weights, dtype=np.float64)
     return float(w.sum() ** 2 / (w**2).sum()) if w.size else 0.0
-
-
-def _resample(per_cluster: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """Sums of per-cluster rows under multinomial cluster multiplicities: (resamples, P)."""
-    g = per_cluster.shape[0]
-    draws = np.random.default_rng(seed).multinomial(g, np.full(g, 1.0 / g), size=resamples)
-    return draws.astype(np.float64) @ per_cluster
 
 
 def weighted_agreement_with_intervals(
@@ -153,7 +146,7 @@ def weighted_agreement_with_intervals(
         cells = k * k
         per_cluster = np.bincount(groups * cells + c * k + j, weights=w,
                                   minlength=n_clusters * cells).reshape(n_clusters, cells)
-        stack = _resample(per_cluster, resamples, seed).reshape(-1, k, k)
+        stack = resample_sums(per_cluster, resamples=resamples, seed=seed).reshape(-1, k, k)
         samples = stacked_metrics(stack, values, pass_index)
         lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
         for name in METRIC_NAMES:
@@ -261,7 +254,7 @@ def weighted_self_preference(
     columns = np.column_stack([np.bincount(groups, weights=x, minlength=n_clusters)
                                for mask in (same_model, same_family, other) for x in (w * r * mask, w * mask)]) \
         if len(r) else np.zeros((0, 6))
-    sums = _resample(columns, resamples, seed) if n_clusters >= 2 else None
+    sums = resample_sums(columns, resamples=resamples, seed=seed) if n_clusters >= 2 else None
     out: dict[str, Any] = {"judge_model": judge_model, "judge_family": judge_family, "n_items": int(len(r)),
                            "bootstrap": {"resamples": int(resamples), "seed": int(seed), "cluster": True,
                                          "level": float(level)}}
