@@ -150,8 +150,8 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         else:
             checks.append(CheckPlan(
                 check, False, kind, more, labels(more, yld), labels(more, share),
-                f"About {labels(more, yld)} more labels on items the {kind} would decide {check.upper()} ({more} more consensus {what}; {labels(more, share)} in random order)."
-                if more else f"{check.upper()} sits on its bound {bound}: more labels will hardly decide it."))
+                f"About {labels(more, yld)} more labels on items the {kind} would decide {check.upper()} "
+                f"({more} more consensus {what}; {labels(more, share)} in random order)." if more else f"{check.upper()} sits on its bound {bound}: more labels will hardly decide it."))
     for effect in ("same_family", "same_model"):
         e = (report.get("self_preference") or {}).get(effect) or {}
         v, lo, hi, n_e = e.get("value"), e.get("ci_low"), e.get("ci_high"), int(e.get("n") or 0)
@@ -188,7 +188,8 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         more = 0 if width <= cat_width or needed is None else max(1, needed - n_c)
         checks.append(CheckPlan(f"category:{cat}", more == 0, f"category {cat}", more, labels(more), labels(more),
                                 f"About {labels(more)} more labels in category '{cat}' would narrow its agreement "
-                                f"interval to {cat_width}." if more else f"Category '{cat}' is measured to {cat_width}."))
+                                f"interval to {cat_width}." if more else
+                                f"Category '{cat}' is measured to {cat_width}."))
 
     result = Plan(golden_set, rv.name, judge, len(index), len(unlabeled), overlap, checks, target_width)
     result.widths = _widths(report, target_width, per_item) if target_width else {}

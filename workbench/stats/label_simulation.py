@@ -9,19 +9,19 @@ is decisively failed; its decision is then compared with the decision on the
 whole pool. Random order labels items in a random order with equal
 weights; active order labels in the order of
 :func:`~workbench.stats.planning.queue_priority` with Neyman inclusion
-probabilities and estimates with inverse-probability weights
-(:mod:`workbench.stats.weighted`).
+probabilities, re-planned as checks are decided, and estimates with
+inverse-probability weights (:mod:`workbench.stats.weighted`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .agreement import agreement_metrics
-from .planning import CHECK_TARGETS, COUNT_TARGETS, human_given_judge, neyman_inclusion, queue_priority, stratum_deviations
+from .planning import CHECK_TARGETS, COUNT_TARGETS, human_given_judge, neyman_inclusion, stratum_deviations
 from .weighted import weighted_agreement_with_intervals, weighted_self_preference
 
 
@@ -61,7 +61,6 @@ class Campaign:
     labels: int
     decision: bool | None  # True: calibrated; False: not; None: not decided before the pool ran out
     correct: bool = False
-    checkpoints: list[dict] = field(default_factory=list)
 
 
 def pool_values(pool: Pool) -> dict[str, float]:
@@ -198,7 +197,8 @@ def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: in
             phases.append((rate, threshold))
             counts = tuple(name for name, c in (("find_fails", est["n_neg"]), ("find_passes", est["n_pos"]))
                            if c < rule.min_class_items)
-            rate = active_design(pool, expected_labels=expected, labeled=idx, checks=(open_now or CHECK_TARGETS) + counts)
+            rate = active_design(pool, expected_labels=expected, labeled=idx,
+                                 checks=(open_now or CHECK_TARGETS) + counts)
             v, threshold = rng.random(n), 0.0
         open_before = open_now
     if result.decision is None:

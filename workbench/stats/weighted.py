@@ -237,7 +237,8 @@ def weighted_self_preference(
     j = score_codes(judge, name="judge", scale=values)
     models = pd.Series(np.asarray(producer_model, dtype=object)).fillna("").astype(str).str.strip().str.casefold()
     families = pd.Series(np.asarray(producer_family, dtype=object)).fillna("").astype(str).str.strip().str.casefold()
-    n_all = check_same_length(consensus=c, judge=j, producer_model=models.to_numpy(), producer_family=families.to_numpy())
+    n_all = check_same_length(consensus=c, judge=j, producer_model=models.to_numpy(),
+                              producer_family=families.to_numpy())
     w_all = check_weights(weights, n_all)
     groups_all, _ = cluster_codes(clusters, n_all)
     keep = (c >= 0) & (j >= 0)
