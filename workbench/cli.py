@@ -498,7 +498,13 @@ def _source_names() -> list[str]:
     return adapter_names()
 
 
-@import_.command("--from", hidden=True, creates_db=True, options_metavar="SOURCE [OPTIONS]")
+def _sources_epilog() -> str:
+    from .interop.base import adapter_entries
+    return "\b\nSources:\n" + "\n".join(f"  {e.name:10s} {e.what}" for e in adapter_entries())
+
+
+@import_.command("--from", hidden=True, creates_db=True, options_metavar="SOURCE [OPTIONS]",
+                 epilog=_sources_epilog())
 @click.option("--from", "source", required=True, metavar="SOURCE",
               help=f"The tool the results come from: {', '.join(_source_names())} (or an adapter registered with "
                    "workbench.interop.base.source_adapter).")

@@ -144,3 +144,15 @@ def test_wrong_keys_are_refused_without_showing_them(store, tmp_path, monkeypatc
     monkeypatch.delenv("LANGFUSE_SECRET_KEY")
     with pytest.raises(ConfigError, match="needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"):
         import_from(store, "langfuse", "https://langfuse.test", "qa", "qa")
+
+
+def test_pulling_without_the_sdk_says_what_to_install(store, tmp_path, monkeypatch):
+    import sys
+
+    add_qa_rubric(store, tmp_path, MAPS)
+    monkeypatch.setitem(sys.modules, "langfuse", None)  # as if the SDK were not installed
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-test")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-test")
+    with pytest.raises(ConfigError, match=r"importing from Langfuse needs its Python package; run: pip install "
+                                          r"'judge-workbench\[langfuse\]'"):
+        import_from(store, "langfuse", "https://langfuse.test", "qa", "qa")

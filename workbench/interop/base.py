@@ -146,6 +146,10 @@ def adapter_names() -> list[str]:
     return list(_ADAPTERS)
 
 
+def adapter_entries() -> list[AdapterEntry]:
+    return list(_ADAPTERS.values())
+
+
 def adapter_entry(name: str) -> AdapterEntry:
     entry = _ADAPTERS.get(name)
     if entry is None:
@@ -288,14 +292,14 @@ def _deepeval() -> type:
 
 
 @source_adapter("mlflow", title="MLflow", pip="judge-workbench[mlflow]",
-                what="traces and assessments: a tracking URI (…#experiment=ID) or a file of exported traces")
+                what="traces and assessments: a tracking URI#experiment=NAME, or a file of exported traces")
 def _mlflow() -> type:
     from .mlflow import MlflowAdapter
     return MlflowAdapter
 
 
 @source_adapter("langfuse", title="Langfuse", pip="judge-workbench[langfuse]",
-                what="scores (v3 scores API JSON) with their traces or observations")
+                what="scores (v3 scores API JSON) with their traces or observations, or pulled from the host")
 def _langfuse() -> type:
     from .langfuse import LangfuseAdapter
     return LangfuseAdapter

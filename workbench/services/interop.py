@@ -23,7 +23,7 @@ from typing import Callable
 from ..errors import InputError, NotFound
 from ..formats import Record, parse_item, write_jsonl
 from ..hashing import sha256_hex
-from ..interop.base import (Adapter, SourceError, SourceItem, SourceJudgment, SourceLabel, Skipped, adapter_entry,
+from ..interop.base import (Adapter, LibraryMissing, SourceError, SourceItem, SourceJudgment, SourceLabel, Skipped, adapter_entry,
                             get_adapter, model_family, split_model)
 from ..interop.mapping import UNSCORED, ImportMaps
 from ..models import Item, JudgeSpec
@@ -93,7 +93,10 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
             else ImportMaps.parse(rv.rubric.import_maps, scale, f"rubric '{rv.name}' import_maps"))
     adapter_entry(source)  # an unknown source is refused before its library is looked for
     result = InteropResult(source, str(uri), rubric=rv.name)
-    read = _read(source, get_adapter(source, **(adapter_options or {})), uri, maps, result, progress)
+    try:
+        read = _read(source, get_adapter(source, **(adapter_options or {})), uri, maps, result, progress)
+    except LibraryMissing:  # an adapter that needs its tool's library only for some inputs (Langfuse's pull)
+        raise adapter_entry(source).library_missing() from None
     specs = _judge_specs(source, rv, read.judgments)
     new = [s for s in specs.values() if s.id not in {j.id for j in rv.rubric.judges}]
     result.items_read, result.labels_read = len(read.items), len(read.labels)
