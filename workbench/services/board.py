@@ -267,6 +267,8 @@ def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle
 
     for tier in _tiers_from(loaded):
         check_provider(tier.spec, {"env": env, **(provider_options or {}).get(tier.spec.id, {})})
+    if not runs:
+        q.board(store, name)  # resuming or adding bundles: the board must exist (NotFound names the known ones)
     with store.transaction():
         board_id = q.ensure_board(store, name)
         added = _add_items(store, board_id, runs)
@@ -395,9 +397,9 @@ def board_report(store: Store, name: str, *, q_value: float = board_stats.OUTLIE
     b, tiers, items, grades = _frames(store, name)
     models = items.groupby("model", sort=True)["family"].first()
     tasks = items.groupby("task_id", sort=True)["category"].first()
+    present = sorted(set(zip(items["task_id"], items["model"])))
     cells: dict[tuple[str, str], dict] = {(t, m): {"task_id": t, "category": tasks[t], "model": m, "tiers": {}}
-                                          for t in tasks.index for m in models.index
-                                          if ((items["task_id"] == t) & (items["model"] == m)).any()}
+                                          for t, m in present}
     columns, rates, cat_rows, outlier_tests, family, n_ungraded = [], [], [], {}, [], {}
     look_items = items[["task_id", "category", "model", "repeat", "item_id"]].copy()
     look_outliers: dict[str, pd.DataFrame] = {}

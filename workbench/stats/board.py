@@ -122,11 +122,13 @@ def cell_outliers(scores: Any, *, level: float = 0.95, q: float = OUTLIER_Q,
     it). The p-values of all cells are adjusted
     together with ``adjustment`` and a cell is flagged
     when its adjusted p-value is at most ``q``. Flagged cells leave the fit
-    one at a time, the most significant first, and are tested against the
-    fit of the others (``s * sqrt(1/n_tm + h_tm)``), until no cell in the fit
-    is flagged (a forward search, Hadi and Simonoff 1993): one far-off cell
-    would otherwise pull its task's and its model's mean and make their
-    other cells look off in the other direction.
+    (while their task and model keep two other cells to predict them) and
+    are tested against the fit of the others (``s * sqrt(1/n_tm + h_tm)``),
+    round after round until no cell in the fit is flagged (in the spirit of
+    the forward search of Hadi and Simonoff 1993): one far-off cell would
+    otherwise pull its task's and its model's mean and make their other
+    cells look off in the other direction; a cell flagged only through such
+    a pull is tested again against the cleaner fit.
 
     Parameters
     ----------
@@ -242,7 +244,7 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
         xw = x[kept] * n[kept, None]
         inv = np.linalg.pinv(x[kept].T @ xw)
         fitted = x @ (inv @ (xw.T @ y[kept]))
-        leverage = np.einsum("ij,jk,ik->i", x, inv, x)
+        leverage = ((x @ inv) * x).sum(axis=1)
         effect = y - fitted
         # the null's variance is read at the cell's mean as the other cells predict it (a cell in the fit pulls
         # its own fitted value towards itself: the deletion formula takes that back out)
@@ -255,15 +257,19 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
             t_stat = np.where(testable, effect / se, 0.0)
         p = 2 * t_dist.sf(np.abs(t_stat), dof)
         reject, p_adj, _, _ = multipletests(p, alpha=q, method=adjustment)
-        # a cell leaves the fit only if its row and its model keep two other cells, which then predict it
-        row_kept = np.bincount(row_codes, weights=kept, minlength=len(rows))[row_codes]
-        model_kept = np.bincount(model_codes, weights=kept, minlength=len(models))[model_codes]
-        newly = reject & kept & (row_kept >= 3) & (model_kept >= 3)
-        if not newly.any():
+        # Every flagged cell leaves the fit, the most significant first (between equals, the one farthest from the
+        # typical cell), as long as its row and its model keep two other cells, which then predict it. A cell
+        # flagged only through another's pull is tested again against the cleaner fit, and so unflagged.
+        row_kept = np.bincount(row_codes, weights=kept, minlength=len(rows))
+        model_kept = np.bincount(model_codes, weights=kept, minlength=len(models))
+        left = False
+        for i in np.lexsort((-np.abs(y - np.median(y)), p)):
+            if reject[i] and kept[i] and row_kept[row_codes[i]] >= 3 and model_kept[model_codes[i]] >= 3:
+                kept[i], left = False, True
+                row_kept[row_codes[i]] -= 1
+                model_kept[model_codes[i]] -= 1
+        if not left:
             break
-        # the most significant first; between equals, the cell farthest from the typical cell
-        order = np.lexsort((-np.abs(y - np.median(y)), p))
-        kept[next(i for i in order if newly[i])] = False
     by_row = cells.groupby(row)["mean_score"]
     m_r, row_sum = by_row.transform("size").to_numpy(float), by_row.transform("sum").to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
