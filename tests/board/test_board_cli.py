@@ -69,6 +69,7 @@ def test_board_show_in_three_formats(workspace, tmp_path):
     assert "| task | claude-a† | gemini-c | gpt-b |" in md.stdout
     assert "| t1 | M: 2/2 pass<br>J: +0.00 | M: 2/2 pass<br>J: +0.00 | M: 0/2 pass<br>J: -1.00 |" in md.stdout
     assert "▼ gpt-b is below the category's other models (judged, " in md.stdout
+    assert "| gpt-b | 62% | 62% (k=2) | 62% | 62% (k=2) |" in md.stdout  # down the column: 5 of 8 tasks pass
     assert "## Where to look" in md.stdout and "The judge's family (judged: loop, family anthropic)" in md.stdout
     data = json.loads(subprocess.run(_cmd(workspace, "show", "wk", "--format", "json", "--resamples", "200"),
                                      cwd=ROOT, capture_output=True, text=True, timeout=120).stdout)

@@ -79,6 +79,20 @@ def category_flags(report: dict[str, Any], category: str) -> list[str]:
             f"{r['p_adjusted']:.2g})" for r in report["category_outliers"] if r["category"] == category and r["flagged"]]
 
 
+def column_rows(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Per model, each tier's mean@k and pass^k over its tasks: what reading down a column gives."""
+    head = ["model"] + [f"{t['name']} {what}" for t in report["tiers"] for what in ("mean@k", "pass^k")]
+    rows = []
+    for m in report["models"]:
+        row = [m["model"]]
+        for t in report["tiers"]:
+            c = next((c for c in report["columns"] if c["tier"] == t["name"] and c["model"] == m["model"]), None)
+            row += ["–", "–"] if c is None or not c["k"] else [f"{_pct(c['mean_at_k'])}",
+                                                               f"{_pct(c['pass_hat_k'])} (k={c['k']})"]
+        rows.append(row)
+    return head, rows
+
+
 def _rate(r: dict[str, Any]) -> str:
     if r["refused"] or r["corrected"] is None:
         return f"raw {_pct(r['raw'])} (not corrected)"
@@ -127,6 +141,9 @@ def render_md(report: dict[str, Any]) -> str:
                                                               for t in report["tiers"]))
             head.append(f"| {_md(task)} | " + " | ".join(cells) + " |")
         head.append("")
+    cols_head, cols_rows = column_rows(report)
+    head += ["## Down each column", "", "| " + " | ".join(cols_head) + " |", "|---" * len(cols_head) + "|"]
+    head += ["| " + " | ".join(map(_md, r)) + " |" for r in cols_rows] + [""]
     head += ["## Corrected pass rate per model", ""]
     for t in report["tiers"]:
         rows = [r for r in report["rates"] if r["tier"] == t["name"]]
@@ -208,6 +225,10 @@ def render_html(report: dict[str, Any]) -> str:
     if any(marked.values()):
         parts.append(f"<p class='note marked'>{FAMILY_MARK} the judged tier's judge shares this model's family.</p>")
     parts.append(board_grid_html(report))
+    cols_head, cols_rows = column_rows(report)
+    parts.append("<h2>Down each column</h2><table><tr>" + "".join(f"<th>{e(c)}</th>" for c in cols_head) + "</tr>"
+                 + "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in cols_rows)
+                 + "</table>")
     parts.append("<h2>Corrected pass rate per model</h2>")
     cats = report["categories"] + ["(all)"]
     for t in report["tiers"]:

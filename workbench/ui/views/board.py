@@ -16,7 +16,7 @@ import streamlit as st
 
 from workbench.errors import WorkbenchError
 from workbench.services import board as svc
-from workbench.services.board_render import CSS, board_grid_html, category_flags
+from workbench.services.board_render import CSS, board_grid_html, category_flags, column_rows
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, prose, run_action, score_text, show_flash
 from workbench.ui.lead import show_table
@@ -70,6 +70,11 @@ def render() -> None:
                f"{rep['settings']['q']}); † the judged tier's judge shares the model's family.")
     st.html(f"<style>{CSS}</style>")  # a style-only block is page CSS; inside the grid's block it would be dropped
     st.html(f"<div class='board-wrap'>{board_grid_html(rep)}</div>")
+    st.subheader("Down each column")
+    st.caption("mean@k: the share of a model's repeats that pass; pass^k: the chance that k repeats of a task all "
+               "pass (every repeat, averaged over tasks).")
+    head, rows = column_rows(rep)
+    show_table(pd.DataFrame(rows, columns=head), key="board-columns")
     _rates(rep)
     _family(rep)
 
