@@ -88,3 +88,26 @@ def test_an_unknown_board_is_one_sentence(workspace):
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.strip() == ("Error: no board 'nope' (known: none yet); grade runs onto it with "
                                   "'workbench board grade RUN_FILES... --bundle FILE --name nope'")
+
+
+def test_board_compare_prints_who_gained_per_category(workspace, loopback, tmp_path):
+    from workbench.services import board as svc
+    from workbench.store import Store
+
+    runs_v2 = [dict(r, producer={"model": "gpt-b-v2" if r["producer"]["model"] == "gpt-b" else r["producer"]["model"],
+                                 "family": r["producer"]["family"]})
+               for r in small_runs(worse_model="nobody")]
+    with Store(workspace["db"]) as s:
+        svc.grade_board(s, "wk48", write_runs(tmp_path / "a", small_runs()), [workspace["mech"]], env=loopback.env())
+        svc.grade_board(s, "wk49", write_runs(tmp_path / "b", runs_v2), [workspace["mech"]], env=loopback.env())
+    out = subprocess.run(_cmd(workspace, "compare", "wk48", "wk49", "--pair", "gpt-b=gpt-b-v2", "--pair",
+                              "claude-a=claude-a", "--pair", "gemini-c=gemini-c"),
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    # three tasks that all moved: a t-interval of no width, but a sign-flip p of 0.25, so no verdict yet
+    assert "| gpt-b → gpt-b-v2 | sql | 3 | 0.00 | 1.00 | +1.00 | +1.00 to +1.00 | 0.25 | no clear change |" in out.stdout
+    assert "| claude-a | sql | 3 | 1.00 | 1.00 | +0.00 |" in out.stdout
+    assert "Tasks that moved most: t1 (gpt-b) +1.00; t4 (gpt-b) +1.00; t7 (gpt-b) +1.00" in out.stdout
+    bad = subprocess.run(_cmd(workspace, "compare", "wk48", "wk49", "--pair", "gpt-b"), cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "--pair" in bad.stderr and "Traceback" not in bad.stderr

@@ -137,6 +137,7 @@ def test_paired_comparison_finds_the_category_that_moved():
     r = sb.paired_comparison(before, after, value="pass", pass_threshold=0)
     rows = r["rows"].set_index(["model", "category"])
     assert rows.loc[("m1", "c3"), "verdict"] == "dropped" and rows.loc[("m1", "c3"), "ci_high"] < 0
+    assert rows.loc[("m1", "c3"), "p_value"] < 0.05
     assert (rows.drop(index=[("m1", "c3"), ("m1", "(all)")])["verdict"] == "no clear change").all()
     assert set(r["moved"]["model"]) == {"m1"} and set(r["moved"]["category"]) == {"c3"}
     renamed = after.assign(model=after["model"].replace({"m1": "m1-v2"}))

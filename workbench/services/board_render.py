@@ -286,16 +286,19 @@ def board_grid_html(report: dict[str, Any]) -> str:
 
 
 def render_compare_md(result: dict[str, Any]) -> str:
-    lines = [f"# {result['before']} → {result['after']}", ""]
+    lines = [f"# {result['before']} → {result['after']}", "",
+             "Per model and category, the change task by task: a t-interval over tasks, and a sign-flip test that "
+             "needs no spread (three tasks that all moved one way give p = 0.25). Gained or dropped: the interval "
+             "excludes 0 and p is below 0.05.", ""]
     for t in result["tiers"]:
         what = "pass rate" if t["value"] == "pass" else "mean score"
         lines += [f"## {t['tier']}: {what}", "", "| model | category | tasks | before | after | change | interval | "
-                  "verdict |", "|---|---|---|---|---|---|---|---|"]
+                  "sign-flip p | verdict |", "|---|---|---|---|---|---|---|---|---|"]
         for r in t["rows"]:
             lines.append(f"| {r['model']}{' → ' + r['after_model'] if r['after_model'] != r['model'] else ''} | "
                          f"{r['category']} | {r['n_tasks']} | {fmt(r['before'], 2)} | {fmt(r['after'], 2)} | "
                          f"{_signed(r['change'])} | {_signed(r['ci_low'])} to {_signed(r['ci_high'])} | "
-                         f"{r['verdict']} |")
+                         f"{fmt(r['p_value'], 2)} | {r['verdict']} |")
         if t["moved"]:
             lines += ["", "Tasks that moved most: " + "; ".join(
                 f"{m['task_id']} ({m['model']}) {_signed(m['change'])}" for m in t["moved"])]

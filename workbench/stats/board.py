@@ -467,6 +467,29 @@ def _t_interval(values: np.ndarray, level: float) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
+def sign_flip_p(differences: np.ndarray, *, draws: int = 20000, seed: int = 0) -> float:
+    """Two-sided p-value of paired differences by flipping their signs (exact up to 16 tasks, else sampled).
+
+    Unlike the t-interval it needs no spread: three tasks that all moved by
+    +1 give p = 0.25, not certainty.
+
+    Examples
+    --------
+    >>> sign_flip_p(np.array([1.0, 1.0, 1.0]))
+    0.25
+    """
+    d = np.asarray(differences, dtype=float)
+    d = d[d != 0]
+    if d.size == 0:
+        return 1.0
+    if d.size <= 16:
+        signs = 1 - 2 * ((np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1)
+    else:
+        signs = np.random.default_rng(seed).choice([-1, 1], size=(draws, d.size))
+    observed = abs(d.sum())
+    return float(np.mean(np.abs(signs @ d) >= observed - 1e-12))
+
+
 def mover_difference(d: float, d_low: float, d_high: float, e: float, e_low: float, e_high: float) -> tuple[float, float, float]:
     """``d - e`` with an interval from the intervals of two independent estimates (MOVER, Zou and Donner 2008).
 
@@ -561,9 +584,11 @@ def paired_comparison(before: Any, after: Any, *, value: str = "score", pass_thr
     dict
         ``rows``: DataFrame per (model, category) and per model over all
         (``"(all)"``): ``model``, ``after_model``, ``category``, ``n_tasks``,
-        ``before``, ``after``, ``change``, ``ci_low``, ``ci_high``,
-        ``verdict`` ("gained", "dropped", "no clear change", or "too few
-        tasks"); ``moved``: DataFrame of the ``top`` task changes of largest
+        ``before``, ``after``, ``change``, ``ci_low``, ``ci_high`` (t-interval
+        over tasks), ``p_value`` (sign-flip test, :func:`sign_flip_p`),
+        ``verdict`` ("gained" or "dropped" when the interval excludes 0 and
+        the sign-flip p-value is below 1 - level, else "no clear change", or
+        "too few tasks"); ``moved``: DataFrame of the ``top`` task changes of largest
         size, ``model``, ``task_id``, ``category``, ``before``, ``after``,
         ``change``; ``unpaired``: models with no partner.
     """
@@ -600,17 +625,18 @@ def paired_comparison(before: Any, after: Any, *, value: str = "score", pass_thr
         joined["change"] = joined["after"] - joined["before"]
         for category, sub in [*joined.groupby("category"), (ALL, joined)]:
             d, low, high = _t_interval(sub["change"].to_numpy(), level)
+            p = sign_flip_p(sub["change"].to_numpy())
             if not np.isfinite(low):
                 verdict = "too few tasks"
-            elif low > 0:
+            elif low > 0 and p < 1 - level:
                 verdict = "gained"
-            elif high < 0:
+            elif high < 0 and p < 1 - level:
                 verdict = "dropped"
             else:
                 verdict = "no clear change"
             rows.append({"model": m_before, "after_model": m_after, "category": category, "n_tasks": len(sub),
                          "before": sub["before"].mean(), "after": sub["after"].mean(), "change": d,
-                         "ci_low": low, "ci_high": high, "verdict": verdict})
+                         "ci_low": low, "ci_high": high, "p_value": p, "verdict": verdict})
         moved += [{"model": m_before, "task_id": t, "category": r.category, "before": r.before, "after": r.after,
                    "change": r.change} for t, r in joined.iterrows()]
     moved_df = pd.DataFrame(moved, columns=["model", "task_id", "category", "before", "after", "change"])
@@ -618,5 +644,5 @@ def paired_comparison(before: Any, after: Any, *, value: str = "score", pass_thr
         moved_df = moved_df.reindex(moved_df["change"].abs().sort_values(ascending=False, kind="stable").index)
         moved_df = moved_df[moved_df["change"] != 0].head(top).reset_index(drop=True)
     return {"rows": pd.DataFrame(rows, columns=["model", "after_model", "category", "n_tasks", "before", "after",
-                                                "change", "ci_low", "ci_high", "verdict"]),
+                                                "change", "ci_low", "ci_high", "p_value", "verdict"]),
             "moved": moved_df, "unpaired": unpaired, "value": value, "level": float(level)}
