@@ -426,8 +426,9 @@ def where_to_look(items: Any, outliers: dict[str, pd.DataFrame] | None = None,
             key = (str(r.task_id), str(r.model))
             found.setdefault(key, []).append({
                 "kind": "outlier", "tier": tier, "strength": float(abs(r.effect)),
-                "text": f"{tier}: {r.direction} the task's other models by {r.effect:+.2f} "
-                        f"(adjusted p {r.p_adjusted:.2g})"})
+                "text": f"{tier}: {r.direction} the task's other models by {r.effect:+.2f} ({r.ci_low:+.2f} to "
+                        f"{r.ci_high:+.2f}; mean {r.mean_score:+.2f} over {r.n} repeats, {r.mean_low:+.2f} to "
+                        f"{r.mean_high:+.2f}; adjusted p {r.p_adjusted:.2g})"})
     for tier, cats in (category_flags or {}).items():
         for r in cats[cats["flagged"]].itertuples():
             for task, model in df.loc[(df["category"] == r.category) & (df["model"] == r.model),
@@ -435,7 +436,7 @@ def where_to_look(items: Any, outliers: dict[str, pd.DataFrame] | None = None,
                 found.setdefault((str(task), str(model)), []).append({
                     "kind": "outlier", "tier": tier, "strength": float(abs(r.effect)),
                     "text": f"{tier}: the model is {r.direction} the other models on category {r.category} by "
-                            f"{r.effect:+.2f} (adjusted p {r.p_adjusted:.2g})"})
+                            f"{r.effect:+.2f} ({r.ci_low:+.2f} to {r.ci_high:+.2f}; adjusted p {r.p_adjusted:.2g})"})
     rows = []
     order = {k: i for i, k in enumerate(LOOK_REASONS)}
     for (task, model), reasons in found.items():
