@@ -1,6 +1,6 @@
 """A refinement session killed (SIGKILL) mid-way resumes without sending a finished request again.
 
-The child process (kill_child.py) runs one round against scripted OpenAI endpoints (the real SDK over a mocked
+The child process (refine_kill_child.py) runs one round against scripted OpenAI endpoints (the real SDK over a mocked
 transport; see scripted.py) that log every answered request and kill the process when a chosen request arrives,
 before answering it. The resumed session must answer each request exactly once overall and finish the round.
 """
@@ -18,13 +18,13 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from kill_child import GS, RUBRIC, session  # noqa: E402
+from refine_kill_child import GS, RUBRIC, session  # noqa: E402
 
 from workbench.services.golden_sets import consensus  # noqa: E402
 
 
 def kill_at(db: str, log: Path, kill_after: int) -> list[str]:
-    child = subprocess.run([sys.executable, str(HERE / "kill_child.py"), db, str(log), str(kill_after)],
+    child = subprocess.run([sys.executable, str(HERE / "refine_kill_child.py"), db, str(log), str(kill_after)],
                            capture_output=True, text=True, timeout=300)
     assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
     return [json.loads(line)["key"] for line in log.open()]

@@ -1,6 +1,6 @@
 """Child process for the refinement kill test: one session on a copy of the demo, killed at a chosen request.
 
-    python kill_child.py DB LOG KILL_AFTER
+    python refine_kill_child.py DB LOG KILL_AFTER
 
 The scripted endpoints append each answered request to LOG and SIGKILL this process when a request arrives
 after KILL_AFTER answered ones (counted across processes through LOG).
