@@ -4,7 +4,7 @@ Each reviewer is its own process saving a label every 50 ms (far faster than
 a person); the judge run is its own process running the real runner against
 the loopback OpenAI-compatible server, starting a new run whenever one ends.
 The import goes into a new golden set (the common case for a big file). Every
-wait is the wall time of one write call: a reviewer's ``save_label``, the
+wait is the wall time of one write call: a reviewer's ``submit_label``, the
 run's ``SqliteRunSink.record`` (from the verdict in hand to its commit).
 
 Afterwards: every verdict the server sent is in the database exactly once,
@@ -46,7 +46,7 @@ def write_items(path: Path, n: int, prefix: str) -> None:
 
 
 def setup(tmp: Path) -> Path:
-    from workbench.services.golden_sets import import_items
+    from workbench.services.importing import import_items
     from workbench.services.rubrics import add_rubric
     from workbench.store import Store
 
@@ -62,7 +62,7 @@ def setup(tmp: Path) -> Path:
 # -- the writers (each in its own process) ----------------------------------------
 
 def _importer(db: str, items: str, golden_set: str, out: mp.Queue) -> None:
-    from workbench.services.golden_sets import import_items
+    from workbench.services.importing import import_items
     from workbench.store import Store
 
     t0 = time.perf_counter()
@@ -73,7 +73,7 @@ def _importer(db: str, items: str, golden_set: str, out: mp.Queue) -> None:
 
 
 def _reviewer(db: str, rater: str, stop, out: mp.Queue, pace_s: float) -> None:
-    from workbench.services.labeling import save_label
+    from workbench.services.labeling import submit_label
     from workbench.store import Store
 
     waits: list[float] = []
@@ -85,7 +85,7 @@ def _reviewer(db: str, rater: str, stop, out: mp.Queue, pace_s: float) -> None:
             item = f"live{(offset + n) % LIVE_ITEMS}"
             score = (n // LIVE_ITEMS + int(rater[1:])) % 3 - 1  # each pass over the items changes every score
             t0 = time.perf_counter()
-            save_label(s, "live", RUBRIC, item, rater, score)
+            submit_label(s, "live", RUBRIC, item, rater, score, "benchmark")
             waits.append(time.perf_counter() - t0)
             last[item] = score
             n += 1
@@ -190,7 +190,7 @@ def _wait_until_writing(db: Path, server) -> None:
 
 def measure_append(n_items: int = 300_000) -> dict:
     """Add the file to a golden set that already exists: the single landing transaction."""
-    from workbench.services.golden_sets import import_items
+    from workbench.services.importing import import_items
     from workbench.store import Store
 
     with tempfile.TemporaryDirectory() as d:

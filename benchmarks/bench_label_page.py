@@ -62,7 +62,7 @@ def long_item(item_id: str, n_steps: int = 500) -> dict:
 
 
 def make_db(folder: Path, *, n_long: int, n_demo: int) -> Path:
-    from workbench.services import golden_sets as gs
+    from workbench.services import importing
     from workbench.services.rubrics import add_rubric
     from workbench.store import Store
 
@@ -72,8 +72,8 @@ def make_db(folder: Path, *, n_long: int, n_demo: int) -> Path:
         (folder / "demo.jsonl").write_text("".join(line for _, line in zip(range(n_demo), fh)))
     with Store(db) as s:
         add_rubric(s, RUBRIC)
-        gs.import_items(s, folder / "long.jsonl", "bench-long")
-        gs.import_items(s, folder / "demo.jsonl", "bench-demo")
+        importing.import_items(s, folder / "long.jsonl", "bench-long")
+        importing.import_items(s, folder / "demo.jsonl", "bench-demo")
     return db
 
 

@@ -27,7 +27,7 @@ JUDGES = [("j-good", "anthropic/claude-sonnet-4-5", "anthropic", 0.9), ("j-mid",
 
 
 def build(tmp: Path) -> Path:
-    from workbench.services import golden_sets as gs
+    from workbench.services import importing
     from workbench.services.rubrics import add_rubric
     from workbench.store import Store
 
@@ -52,13 +52,13 @@ def build(tmp: Path) -> Path:
     db = tmp / "bench.db"
     with Store(db) as s:
         add_rubric(s, tmp / "bench.yaml")
-        gs.import_items(s, tmp / "items.jsonl", "g")
-        gs.import_labels(s, tmp / "labels.jsonl", "g", "bench")
+        importing.import_items(s, tmp / "items.jsonl", "g")
+        importing.import_labels(s, tmp / "labels.jsonl", "g", "bench")
         for j, _, _, acc in JUDGES:
             with (tmp / f"{j}.jsonl").open("w") as fh:
                 for i, t in enumerate(truth):
                     fh.write(json.dumps({"item_id": f"i{i}", "score": noisy(t, acc), "cost_usd": 0.001}) + "\n")
-            gs.import_judgments(s, tmp / f"{j}.jsonl", "g", "bench", j)
+            importing.import_judgments(s, tmp / f"{j}.jsonl", "g", "bench", j)
         s.set_rater_role("lead", "lead")
     return db
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import DEMO_DIR, DEMO_RUBRIC, write
 from workbench.services.calibration import Options, calibrate, compare
-from workbench.services.labeling import save_label
+from workbench.services.labeling import submit_label
 
 DESIGN_KEYS = {"schema", "golden_set", "rubric", "judge", "n_items", "n_unresolved", "n_unscored", "bootstrap",
                "metrics", "confusion", "human_ceiling", "alt_test", "self_preference", "noise", "drift", "verdict"}
@@ -73,7 +73,7 @@ def test_reports_are_cached_by_their_inputs(demo_store):
     n = count()
     assert calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts) == first
     assert count() == n  # read back, not recomputed
-    save_label(demo_store, "demo", "demo-patch-quality", "demo-0000", "dora", 1)  # a new label changes the inputs
+    submit_label(demo_store, "demo", "demo-patch-quality", "demo-0000", "dora", 1, "fixes it")  # new inputs
     calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts)
     assert count() == n + 2  # the report under its data key and under the quick data-version key
     # a changed adjudication changes them, even one given an old created_at by its file

@@ -18,9 +18,10 @@ import pytest
 from tests.conftest import DEMO_DIR, DEMO_RUBRIC, Cli, write
 from workbench.errors import InputError
 from workbench.formats import write_jsonl
+from workbench.models import Rubric
 from workbench.names import check_name, name_problem, safe_path
 from workbench.services.export import BundleRefused, bundle_path, load_bundle, write_atomic
-from workbench.services.labeling import rater_for_email
+from workbench.services.raters import rater_for_email
 from workbench.store import Store
 
 RULE = "use at most 100 letters, digits and . _ - : @ +"
@@ -159,7 +160,7 @@ def test_bundle_path_refuses_names_that_leave_the_folder(tmp_path):
 def _legacy_rubric(db: pathlib.Path, name: str) -> None:
     """A rubric row (and labels under it) named before names were checked: written straight to the store."""
     with Store(db) as s:
-        row, _ = s.add_rubric_version(name, "0" * 64, {"name": name}, (-1, 0, 1), [])
+        row, _ = s.add_rubric_version(Rubric(name=name))
         s.ensure_raters(["ana"])
         gs = s.golden_set("g")
         pk = s.item_pks(gs["id"])["demo-0000"]
@@ -400,16 +401,16 @@ def _flaky_after(n: int, path: pathlib.Path, records):
 
 
 def test_full_disk_during_golden_set_export_leaves_nothing(demo_cli, tmp_path, monkeypatch):
-    from workbench.services import golden_sets
+    from workbench.services import snapshots
 
-    real = golden_sets.write_jsonl
+    real = snapshots.write_jsonl
     calls = []
 
     def full_on_second_file(path, records):
         calls.append(path)
         return real(path, _flaky_after(5, path, records) if len(calls) == 2 else records)
 
-    monkeypatch.setattr(golden_sets, "write_jsonl", full_on_second_file)
+    monkeypatch.setattr(snapshots, "write_jsonl", full_on_second_file)
     out = tmp_path / "export"
     refused(demo_cli("golden-set", "export", "demo", "--out", out), "No space left on device",
             "free some disk space")
@@ -417,13 +418,13 @@ def test_full_disk_during_golden_set_export_leaves_nothing(demo_cli, tmp_path, m
 
 
 def test_full_disk_keeps_an_earlier_export_whole(demo_cli, tmp_path, monkeypatch):
-    from workbench.services import golden_sets
+    from workbench.services import snapshots
 
     out = tmp_path / "export"
     assert demo_cli("golden-set", "export", "demo", "--out", out).exit_code == 0
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    real = golden_sets.write_jsonl
-    monkeypatch.setattr(golden_sets, "write_jsonl", lambda path, records: real(path, _flaky_after(3, path, records)))
+    real = snapshots.write_jsonl
+    monkeypatch.setattr(snapshots, "write_jsonl", lambda path, records: real(path, _flaky_after(3, path, records)))
     refused(demo_cli("golden-set", "export", "demo", "--out", out), "No space left on device")
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before and leftovers(tmp_path) == []
 
@@ -463,12 +464,12 @@ def test_atomic_writes_leave_no_tmp_on_a_full_disk(tmp_path, monkeypatch):
 def test_read_only_database_is_one_sentence(demo_cli, monkeypatch):
     import sqlite3
 
-    from workbench.services import golden_sets
+    from workbench.services import snapshots
 
     def readonly(*a, **k):
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
-    monkeypatch.setattr(golden_sets, "freeze", readonly)
+    monkeypatch.setattr(snapshots, "freeze", readonly)
     refused(demo_cli("golden-set", "freeze", "demo"), f"the database {demo_cli.db} is read-only")
 
 

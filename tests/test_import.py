@@ -8,6 +8,7 @@ import pytest
 
 from tests.conftest import DEMO_RUBRIC, write
 from workbench.errors import InputError
+from workbench.services import importing
 from workbench.services import golden_sets as gs
 from workbench.services.rubrics import add_rubric
 
@@ -30,12 +31,13 @@ def snapshot(store) -> dict:
 @pytest.fixture
 def seeded(store, tmp_path):
     add_rubric(store, DEMO_RUBRIC)
-    gs.import_items(store, write(tmp_path / "items.jsonl", jsonl([item(n) for n in range(5)])), "g")
+    importing.import_items(store, write(tmp_path / "items.jsonl", jsonl([item(n) for n in range(5)])), "g")
     return store
 
 
 def test_items_land_with_defaults(store, tmp_path):
-    res = gs.import_items(store, write(tmp_path / "a.jsonl", jsonl([item(1), {"input": "x", "output": "y"}])), "g")
+    res = importing.import_items(store, write(tmp_path / "a.jsonl", jsonl([item(1), {"input": "x", "output": "y"}])),
+                                 "g")
     assert (res.records, res.added) == (2, 2)
     items = {i.id: i for i in gs.load_items(store, "g")}
     assert items["i1"].task_id == "i1" and items["i1"].category == "default"
@@ -45,9 +47,9 @@ def test_items_land_with_defaults(store, tmp_path):
 
 def test_reimport_changes_nothing(store, tmp_path):
     f = write(tmp_path / "a.jsonl", jsonl([item(n) for n in range(3)]))
-    gs.import_items(store, f, "g")
+    importing.import_items(store, f, "g")
     before = snapshot(store)
-    res = gs.import_items(store, f, "g")
+    res = importing.import_items(store, f, "g")
     assert (res.added, res.unchanged) == (0, 3)
     assert snapshot(store) == before
 
@@ -57,7 +59,7 @@ def test_csv_with_nested_json_and_bom(store, tmp_path):
             'c1,do it,"done, really","{""model"": ""gpt-4o"", ""family"": ""openai""}",'
             '"[{""role"": ""user"", ""content"": ""hi""}]"\n')
     f = write(tmp_path / "items.csv", b"\xef\xbb\xbf" + text.encode())
-    gs.import_items(store, f, "g")
+    importing.import_items(store, f, "g")
     [it] = gs.load_items(store, "g")
     assert it.id == "c1" and it.output == "done, really" and it.producer.family == "openai"
     assert it.trajectory == [{"role": "user", "content": "hi"}]
@@ -80,7 +82,7 @@ def test_bad_items_refused_whole(seeded, tmp_path, name, body, needle):
     f = write(tmp_path / f"{name}.jsonl", "\n".join(lines) + "\n")
     before = snapshot(seeded)
     with pytest.raises(InputError) as e:
-        gs.import_items(seeded, f, "g")
+        importing.import_items(seeded, f, "g")
     msg = str(e.value)
     assert msg.startswith(f"{name}.jsonl line ") and needle in msg and ";" in msg  # file, line, what, fix
     assert msg.count("\n") == 0
@@ -93,25 +95,25 @@ def test_bad_line_900_of_1000_leaves_database_unchanged(seeded, tmp_path):
     f = write(tmp_path / "big.jsonl", "\n".join(rows) + "\n")
     before = snapshot(seeded)
     with pytest.raises(InputError, match=r"big.jsonl line 900: field 'input': must be a string"):
-        gs.import_items(seeded, f, "g")
+        importing.import_items(seeded, f, "g")
     assert snapshot(seeded) == before
 
 
 def test_changed_content_under_existing_id_refused(seeded, tmp_path):
     f = write(tmp_path / "x.jsonl", jsonl([item(1, output="changed")]))
     with pytest.raises(InputError, match="already in golden set 'g' with different content"):
-        gs.import_items(seeded, f, "g")
+        importing.import_items(seeded, f, "g")
 
 
 def test_empty_file(seeded, tmp_path):
     with pytest.raises(InputError, match="empty.jsonl: the file is empty"):
-        gs.import_items(seeded, write(tmp_path / "empty.jsonl", ""), "g")
+        importing.import_items(seeded, write(tmp_path / "empty.jsonl", ""), "g")
 
 
 def test_csv_wrong_delimiter(seeded, tmp_path):
     f = write(tmp_path / "semi.csv", "id;input;output\na;b;c\n")
     with pytest.raises(InputError, match="semi.csv line 1: the header is separated by semicolons.*comma-separated"):
-        gs.import_items(seeded, f, "g")
+        importing.import_items(seeded, f, "g")
 
 
 def test_huge_line_refused_without_reading_it_whole(seeded, tmp_path):
@@ -121,7 +123,7 @@ def test_huge_line_refused_without_reading_it_whole(seeded, tmp_path):
         fh.write('{"id": "big", "input": "' + "x" * (50 * 2**20) + '", "output": "y"}\n')
     before = snapshot(seeded)
     with pytest.raises(InputError, match="huge.jsonl line 2: the line is longer than the 16 MB limit"):
-        gs.import_items(seeded, f, "g")
+        importing.import_items(seeded, f, "g")
     assert snapshot(seeded) == before
 
 
@@ -131,20 +133,20 @@ def test_label_off_scale_and_unknown_item(seeded, tmp_path):
                                                 {"item_id": "i2", "rater": "ana", "score": 2}]))
     with pytest.raises(InputError, match=r"labels.jsonl line 2: field 'score': score 2 is not on the scale of rubric "
                                          r"'demo-patch-quality' \(-1, 0, 1\)"):
-        gs.import_labels(seeded, f, "g", "demo-patch-quality")
+        importing.import_labels(seeded, f, "g", "demo-patch-quality")
     f = write(tmp_path / "labels2.jsonl", jsonl([{"item_id": "nope", "rater": "ana", "score": 1}]))
     with pytest.raises(InputError, match="labels2.jsonl line 1: field 'item_id': unknown item 'nope'"):
-        gs.import_labels(seeded, f, "g", "demo-patch-quality")
+        importing.import_labels(seeded, f, "g", "demo-patch-quality")
     assert snapshot(seeded) == before
 
 
 def test_labels_upsert_and_events(seeded, tmp_path):
     f = write(tmp_path / "l.jsonl", jsonl([{"item_id": "i1", "rater": "ana", "score": 1},
                                            {"item_id": "i2", "rater": "ana", "score": 0}]))
-    assert gs.import_labels(seeded, f, "g", "demo-patch-quality").added == 2
-    assert gs.import_labels(seeded, f, "g", "demo-patch-quality").added == 0  # same file: no change
+    assert importing.import_labels(seeded, f, "g", "demo-patch-quality").added == 2
+    assert importing.import_labels(seeded, f, "g", "demo-patch-quality").added == 0  # same file: no change
     f2 = write(tmp_path / "l2.jsonl", jsonl([{"item_id": "i1", "rater": "ana", "score": -1, "rationale": "oops"}]))
-    assert gs.import_labels(seeded, f2, "g", "demo-patch-quality").added == 1
+    assert importing.import_labels(seeded, f2, "g", "demo-patch-quality").added == 1
     events = seeded.label_events()
     assert [(e["event"], e["old_score"], e["new_score"]) for e in events] == [
         ("insert", None, 1), ("insert", None, 0), ("update", 1, -1)]
@@ -156,15 +158,15 @@ def test_judgments_import_idempotent_and_validated(seeded, tmp_path):
             {"item_id": "i1", "score": 0, "repeat": 1}]
     f = write(tmp_path / "j.jsonl", jsonl(rows))
     args = (seeded, f, "g", "demo-patch-quality", "lenient-mini")
-    assert gs.import_judgments(*args).added == 3
-    assert gs.import_judgments(*args).added == 0
+    assert importing.import_judgments(*args).added == 3
+    assert importing.import_judgments(*args).added == 0
     bad = write(tmp_path / "jbad.jsonl", jsonl([{"item_id": "i1", "score": None}]))
     with pytest.raises(InputError, match="jbad.jsonl line 1: field 'score': is null without an 'unscored_reason'"):
-        gs.import_judgments(seeded, bad, "g", "demo-patch-quality", "lenient-mini")
+        importing.import_judgments(seeded, bad, "g", "demo-patch-quality", "lenient-mini")
 
 
 def test_judgments_for_undeclared_judge(seeded, tmp_path):
     from workbench.errors import NotFound
     f = write(tmp_path / "j.jsonl", jsonl([{"item_id": "i1", "score": 1}]))
     with pytest.raises(NotFound, match="declares no judge 'ghost'.*declared: careful-sonnet"):
-        gs.import_judgments(seeded, f, "g", "demo-patch-quality", "ghost")
+        importing.import_judgments(seeded, f, "g", "demo-patch-quality", "ghost")

@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import DEMO_RUBRIC, ROOT, write
 from workbench.errors import InputError, NotFound
+from workbench.services import importing
 from workbench.services import golden_sets as gs
 from workbench.services.labeling import golden_set_names
 from workbench.services.rubrics import add_rubric
@@ -30,7 +31,7 @@ from workbench.store import Store, staging
 CHILD = """
 import sys
 from workbench.store import Store, staging
-from workbench.services.golden_sets import import_items
+from workbench.services.importing import import_items
 staging.HIDDEN_SET_MIN_ROWS = 100   # land through a hidden set, in chunks of 200 rows
 staging.CHUNK_MAX_ROWS = 200
 staging.YIELD_S = 0.05              # and slowly, so the test can kill it mid-copy
@@ -67,7 +68,7 @@ def seeded(tmp_path: Path) -> Path:
     db = tmp_path / "w.db"
     with Store(db) as s:
         add_rubric(s, DEMO_RUBRIC)
-        gs.import_items(s, write(tmp_path / "seed.jsonl", items(5, "s")), "g")
+        importing.import_items(s, write(tmp_path / "seed.jsonl", items(5, "s")), "g")
     return db
 
 
@@ -115,7 +116,7 @@ def test_import_killed_while_landing_leaves_the_database_as_before(seeded, tmp_p
     Store(seeded).close()  # opening a Store discards what the killed import left
     assert raw_snapshot(seeded) == before
     with Store(seeded) as s:  # and the same import, run again, lands whole
-        r = gs.import_items(s, path, "new")
+        r = importing.import_items(s, path, "new")
         assert (r.added, r.unchanged) == (20_000, 0)
         assert [i.id for i in gs.load_items(s, "new")] == [f"k{i}" for i in range(20_000)]
 
@@ -138,7 +139,7 @@ def test_large_import_is_invisible_until_it_lands_at_once(seeded, tmp_path, monk
 
     monkeypatch.setattr(staging, "retry_busy", watching)
     with Store(seeded) as s:
-        r = gs.import_items(s, path, "new")
+        r = importing.import_items(s, path, "new")
         assert (r.added, r.records) == (1_000, 1_000) and r.details["write_lock_s"] < 1
         assert [i.id for i in gs.load_items(s, "new")] == [f"k{i}" for i in range(1_000)]
         positions = [row[0] for row in s.conn.execute(
@@ -150,7 +151,7 @@ def test_large_import_is_invisible_until_it_lands_at_once(seeded, tmp_path, monk
     assert seen[-1] == (("g", "new"), 1_000, 0)  # then all of it at once
     with Store(seeded) as s:  # a re-import changes nothing
         before = raw_snapshot(seeded)
-        r = gs.import_items(s, path, "new")
+        r = importing.import_items(s, path, "new")
         assert (r.added, r.unchanged) == (0, 1_000)
         assert raw_snapshot(seeded) == before
 
@@ -168,14 +169,14 @@ def test_id_that_landed_meanwhile_with_other_content_is_refused(seeded, tmp_path
     def racing(store, staged, golden_set, **kw):
         monkeypatch.setattr(staging, "land_items", real)  # the other import lands normally
         with Store(seeded) as other:
-            gs.import_items(other, theirs, golden_set)
+            importing.import_items(other, theirs, golden_set)
         return real(store, staged, golden_set, **kw)
 
     monkeypatch.setattr(staging, "land_items", racing)
     with Store(seeded) as s:
         with pytest.raises(InputError, match=rf"ours.jsonl line 1: field 'id': item id 'x0' is already in golden "
                                              rf"set '{target}' with different content"):
-            gs.import_items(s, ours, target)
+            importing.import_items(s, ours, target)
         assert [i.id for i in gs.load_items(s, target) if i.id.startswith("x")] == ["x0", "x1", "x2"]
         assert s.conn.execute("SELECT count(*) FROM golden_sets WHERE importing IS NOT NULL").fetchone()[0] == 0
 
@@ -191,12 +192,12 @@ def test_two_imports_into_the_same_new_set_both_land(seeded, tmp_path, monkeypat
         if raw(seeded, HIDDEN_ROWS) == 50:  # every row is copied into the hidden set: next, naming it
             monkeypatch.setattr(staging, "retry_busy", real)
             with Store(seeded) as other:
-                assert gs.import_items(other, first, "new").added == 40
+                assert importing.import_items(other, first, "new").added == 40
         return real(conn, write_, what=what)
 
     monkeypatch.setattr(staging, "retry_busy", racing)
     with Store(seeded) as s:
-        r = gs.import_items(s, second, "new")
+        r = importing.import_items(s, second, "new")
         assert (r.added, r.unchanged) == (30, 20)
         ids = [i.id for i in gs.load_items(s, "new")]
         assert ids == [f"a{i}" for i in range(40)] + [f"b{i}" for i in range(30)]
@@ -212,7 +213,7 @@ def test_duplicate_id_across_chunks_is_refused_with_both_lines(seeded, tmp_path)
     before = raw_snapshot(seeded)
     with Store(seeded) as s, pytest.raises(InputError, match="dup.jsonl line 2501: field 'id': item id 'k7' "
                                                              r"appears twice with different content \(first on line 8\)"):
-        gs.import_items(s, path, "g")
+        importing.import_items(s, path, "g")
     assert raw_snapshot(seeded) == before
 
 
@@ -221,11 +222,11 @@ def test_import_inside_the_callers_transaction_lands_with_it(seeded, tmp_path):
     path = write(tmp_path / "more.jsonl", items(3, "s") + items(4, "m"))  # s0..s2 are there already
     with Store(seeded) as s:
         with pytest.raises(RuntimeError), s.transaction():
-            assert gs.import_items(s, path, "g").added == 4
+            assert importing.import_items(s, path, "g").added == 4
             raise RuntimeError("the caller changes its mind")
         assert len(gs.load_items(s, "g")) == 5
         with s.transaction():
-            r = gs.import_items(s, path, "g")
+            r = importing.import_items(s, path, "g")
         assert (r.added, r.unchanged) == (4, 3)
         assert [i.id for i in gs.load_items(s, "g")] == [f"s{i}" for i in range(5)] + [f"m{i}" for i in range(4)]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import DEMO_DIR, DEMO_RUBRIC, write
-from workbench.services.golden_sets import import_judgments
+from workbench.services.importing import import_judgments
 from workbench.services.insights import disagreements, drift_timeline, item_evidence
 from workbench.services.rubrics import add_rubric
 

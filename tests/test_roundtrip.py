@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workbench.services import importing, snapshots
 from workbench.services import golden_sets as gs
 from workbench.services.rubrics import add_rubric
 from workbench.store import Store
@@ -12,14 +13,14 @@ from tests.conftest import DEMO_RUBRIC
 
 def _import_folder(store: Store, folder: Path, name: str) -> None:
     add_rubric(store, DEMO_RUBRIC)
-    gs.import_items(store, folder / "items.jsonl", name)
+    importing.import_items(store, folder / "items.jsonl", name)
     for rubric_dir in [p for p in folder.iterdir() if p.is_dir()]:
         rubric = rubric_dir.name
-        gs.import_labels(store, rubric_dir / "labels.jsonl", name, rubric)
+        importing.import_labels(store, rubric_dir / "labels.jsonl", name, rubric)
         if (rubric_dir / "adjudications.jsonl").exists():
-            gs.import_adjudications(store, rubric_dir / "adjudications.jsonl", name, rubric)
+            importing.import_adjudications(store, rubric_dir / "adjudications.jsonl", name, rubric)
         for f in sorted((rubric_dir / "judgments").glob("*.jsonl")):
-            gs.import_judgments(store, f, name, rubric, f.stem)
+            importing.import_judgments(store, f, name, rubric, f.stem)
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -28,19 +29,19 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 def test_demo_round_trip_is_lossless(demo_store, tmp_path):
     first = tmp_path / "first"
-    gs.export_golden_set(demo_store, "demo", first)
+    snapshots.export_golden_set(demo_store, "demo", first)
     with Store(tmp_path / "second.db") as other:
         _import_folder(other, first, "demo")
         second = tmp_path / "second"
-        gs.export_golden_set(other, "demo", second)
+        snapshots.export_golden_set(other, "demo", second)
         # the same consensus, items and hashes: the frozen version hash is equal
-        assert gs.freeze(other, "demo")["hash"] == gs.freeze(demo_store, "demo")["hash"]
+        assert snapshots.freeze(other, "demo")["hash"] == snapshots.freeze(demo_store, "demo")["hash"]
     assert _files(first) == _files(second)
     assert len(_files(first)) == 7  # items, labels, adjudications, 4 judges
 
 
 def test_export_keeps_every_field(demo_store, tmp_path):
-    gs.export_golden_set(demo_store, "demo", tmp_path / "out")
+    snapshots.export_golden_set(demo_store, "demo", tmp_path / "out")
     src = (Path(__file__).parents[1] / "golden_sets/demo/items.jsonl").read_text().splitlines()
     import json
     exported = {json.loads(l)["id"]: json.loads(l) for l in (tmp_path / "out/items.jsonl").read_text().splitlines()}
@@ -53,10 +54,10 @@ def test_export_keeps_every_field(demo_store, tmp_path):
 
 
 def test_freeze_is_stable_and_changes_with_consensus(demo_store):
-    a = gs.freeze(demo_store, "demo")
-    assert gs.freeze(demo_store, "demo") == a  # same state, same version
+    a = snapshots.freeze(demo_store, "demo")
+    assert snapshots.freeze(demo_store, "demo") == a  # same state, same version
     c = gs.consensus(demo_store, "demo", "demo-patch-quality")
     item_id = c.unresolved[0]
     gs.adjudicate(demo_store, "demo", "demo-patch-quality", item_id, 1, lead="lead", note="looked at tests")
-    b = gs.freeze(demo_store, "demo")
+    b = snapshots.freeze(demo_store, "demo")
     assert b["hash"] != a["hash"] and b["version"] == a["version"] + 1

@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import write
 from tests.judges.loopback_server import LoopbackServer
 from workbench.judges.runner import run_judge
-from workbench.services import golden_sets as gs
+from workbench.services import importing
 from workbench.services import judging
 from workbench.services.rubrics import add_rubric
 from workbench.store import Store
@@ -39,7 +39,7 @@ def golden(tmp_path: Path) -> Path:
     db = tmp_path / "w.db"
     with Store(db) as s:
         add_rubric(s, write(tmp_path / "r.yaml", RUBRIC))
-        gs.import_items(s, write(tmp_path / "items.jsonl", "".join(
+        importing.import_items(s, write(tmp_path / "items.jsonl", "".join(
             json.dumps({"id": f"i{n}", "input": f"ITEM-MARKER i{n} EXPECT-SCORE 1", "output": "ok"}) + "\n"
             for n in range(N))), "g")
     return db

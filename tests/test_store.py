@@ -8,8 +8,8 @@ import sqlite3
 import pytest
 
 from tests.conftest import DEMO_RUBRIC, write
-from workbench.services import golden_sets as gs
-from workbench.services.labeling import save_label
+from workbench.services import importing
+from workbench.services.labeling import submit_label
 from workbench.services.rubrics import add_rubric
 from workbench.store import Store
 from workbench.store.db import connect
@@ -34,8 +34,8 @@ def test_strict_rejects_wrong_types(store):
 def _one_labeled_item(store, tmp_path) -> None:
     add_rubric(store, DEMO_RUBRIC)
     write(tmp_path / "i.jsonl", '{"id": "a", "input": "t", "output": "o"}\n')
-    gs.import_items(store, tmp_path / "i.jsonl", "g")
-    save_label(store, "g", "demo-patch-quality", "a", "ana", 1)
+    importing.import_items(store, tmp_path / "i.jsonl", "g")
+    submit_label(store, "g", "demo-patch-quality", "a", "ana", 1, "clean fix")
 
 
 def test_label_events_append_only(store, tmp_path):
@@ -58,10 +58,10 @@ def test_rubric_versions_immutable(store):
         store.conn.execute("UPDATE rubrics SET content = '{}'")
 
 
-def test_save_label_is_idempotent_and_logs_changes(store, tmp_path):
+def test_submit_label_is_idempotent_and_logs_changes(store, tmp_path):
     _one_labeled_item(store, tmp_path)
-    assert save_label(store, "g", "demo-patch-quality", "a", "ana", 1) is False  # double click
-    assert save_label(store, "g", "demo-patch-quality", "a", "ana", 0, "changed my mind") is True
+    assert submit_label(store, "g", "demo-patch-quality", "a", "ana", 1, "clean fix") is False  # double click
+    assert submit_label(store, "g", "demo-patch-quality", "a", "ana", 0, "changed my mind") is True
     assert [e["event"] for e in store.label_events()] == ["insert", "update"]
     assert [l["score"] for l in store.labels(store.golden_set("g")["id"], "demo-patch-quality")] == [0]
 
@@ -86,11 +86,11 @@ N_PROCS, N_ITEMS = 8, 100  # 250 saves per process
 def _writer(db: str, proc: int) -> None:
     with Store(db) as s:
         for n in range(N_ITEMS):  # each process labels every item as its own rater, then changes half
-            save_label(s, "g", "demo-patch-quality", f"i{n}", f"rater{proc}", (n + proc) % 3 - 1)
+            submit_label(s, "g", "demo-patch-quality", f"i{n}", f"rater{proc}", (n + proc) % 3 - 1, "first look")
         for n in range(0, N_ITEMS, 2):
-            save_label(s, "g", "demo-patch-quality", f"i{n}", f"rater{proc}", (n + proc + 1) % 3 - 1, "second look")
+            submit_label(s, "g", "demo-patch-quality", f"i{n}", f"rater{proc}", (n + proc + 1) % 3 - 1, "second look")
         for n in range(N_ITEMS):  # and every process writes the shared rater 'team' on every item
-            save_label(s, "g", "demo-patch-quality", f"i{n}", "team", 0)
+            submit_label(s, "g", "demo-patch-quality", f"i{n}", "team", 0)
 
 
 def test_eight_processes_write_labels_at_once(tmp_path):
@@ -99,7 +99,7 @@ def test_eight_processes_write_labels_at_once(tmp_path):
         add_rubric(s, DEMO_RUBRIC)
         write(tmp_path / "i.jsonl", "".join(f'{{"id": "i{n}", "input": "t", "output": "o{n}"}}\n'
                                             for n in range(N_ITEMS)))
-        gs.import_items(s, tmp_path / "i.jsonl", "g")
+        importing.import_items(s, tmp_path / "i.jsonl", "g")
     ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_writer, args=(str(db), p)) for p in range(N_PROCS)]
     for p in procs:

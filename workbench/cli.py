@@ -553,7 +553,7 @@ def import_items(ctx: Ctx, file: str, golden_set: str) -> None:
     Example:
       workbench import items golden_sets/demo/items.jsonl --golden-set demo
     """
-    from .services import golden_sets as svc
+    from .services import importing as svc
 
     res = _with_progress(file, "Importing items",
                          lambda tick: svc.import_items(ctx.store, file, golden_set, progress=tick))
@@ -574,7 +574,7 @@ def import_labels(ctx: Ctx, file: str, golden_set: str, rubric: str) -> None:
       workbench import labels golden_sets/demo/demo-patch-quality/labels.jsonl \\
           --golden-set demo --rubric demo-patch-quality
     """
-    from .services import golden_sets as svc
+    from .services import importing as svc
 
     res = _with_progress(file, "Importing labels",
                          lambda tick: svc.import_labels(ctx.store, file, golden_set, rubric, progress=tick))
@@ -595,7 +595,7 @@ def import_adjudications(ctx: Ctx, file: str, golden_set: str, rubric: str) -> N
       workbench import adjudications golden_sets/demo/demo-patch-quality/adjudications.jsonl \\
           --golden-set demo --rubric demo-patch-quality
     """
-    from .services import golden_sets as svc
+    from .services import importing as svc
 
     click.echo(svc.import_adjudications(ctx.store, file, golden_set, rubric).summary("adjudications"))
 
@@ -615,7 +615,7 @@ def import_judgments(ctx: Ctx, file: str, golden_set: str, rubric: str, judge: s
       workbench import judgments golden_sets/demo/demo-patch-quality/judgments/lenient-mini.jsonl \\
           --golden-set demo --rubric demo-patch-quality --judge lenient-mini
     """
-    from .services import golden_sets as svc
+    from .services import importing as svc
 
     res = _with_progress(file, "Importing judgments",
                          lambda tick: svc.import_judgments(ctx.store, file, golden_set, rubric, judge, progress=tick))
@@ -694,7 +694,7 @@ def golden_set_freeze(ctx: Ctx, name: str) -> None:
     Example:
       workbench golden-set freeze demo
     """
-    from .services.golden_sets import freeze
+    from .services.snapshots import freeze
 
     v = freeze(ctx.store, name)
     click.echo(f"Golden set '{name}' version {v['version']}: {v['hash']} ({v['n_items']} items).")
@@ -744,7 +744,7 @@ def golden_set_export(ctx: Ctx, name: str, out: str) -> None:
       workbench golden-set export demo --out /tmp/demo-export
     """
     from .names import staged_folder
-    from .services.golden_sets import export_golden_set
+    from .services.snapshots import export_golden_set
 
     with staged_folder(out) as stage:  # all files land in --out, or none do
         counts = export_golden_set(ctx.store, name, stage)
@@ -772,7 +772,7 @@ def rater_set(ctx: Ctx, name: str, role: str, email: str | None) -> None:
     Example:
       workbench rater set maria --role lead --email maria@example.com
     """
-    from .services.labeling import set_role
+    from .services.raters import set_role
 
     r = set_role(ctx.store, name, role, email)
     click.echo(f"Rater '{r['name']}' is a {r['role']}" + (f" ({r['email']})." if r["email"] else "."))
@@ -788,7 +788,7 @@ def rater_list(ctx: Ctx) -> None:
     Example:
       workbench rater list
     """
-    from .services.labeling import list_raters
+    from .services.raters import list_raters
 
     for r in list_raters(ctx.store):
         click.echo(f"{r['name']}\t{r['role']}\t{r['email'] or ''}")

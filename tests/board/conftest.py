@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
-from workbench.services import golden_sets, judging
+from workbench.services import importing, judging
 from workbench.services.export import export_bundle
 from workbench.services.rubrics import add_rubric
 from workbench.store import Store
@@ -83,9 +83,9 @@ def bundles_template(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     files = _gold(tmp)
     with Store(db) as s:
         add_rubric(s, write(tmp / "board-rubric.yaml", RUBRIC))
-        golden_sets.import_items(s, files["items"], "gold")
-        golden_sets.import_labels(s, files["labels"], "gold", "board-rubric")
-        golden_sets.import_judgments(s, files["loop"], "gold", "board-rubric", "loop")
+        importing.import_items(s, files["items"], "gold")
+        importing.import_labels(s, files["labels"], "gold", "board-rubric")
+        importing.import_judgments(s, files["loop"], "gold", "board-rubric", "loop")
         judging.run(s, "gold", "board-rubric", "mech")
         out = {j: export_bundle(s, "gold", "board-rubric", j, out_dir=tmp / "approved").path.name
                for j in ("mech", "loop")}

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from tests.board.conftest import run_item, write_runs
 from tests.board.synthetic import FAMILIES, synthetic_board
 from tests.e2e.conftest import browser, chromium_path, start_ui, stop_ui  # noqa: F401 - fixtures
-from workbench.services import labeling
+from workbench.services import raters
 from workbench.store import Store
 
 pytestmark = pytest.mark.browser
@@ -47,7 +47,7 @@ def board_db(workspace, loopback, tmp_path):
                     str(workspace["loop"]), "-n", "week-49", "--concurrency", "32"],
                    env={**os.environ, **loopback.env()}, check=True, capture_output=True, timeout=600)
     with Store(workspace["db"]) as s:
-        labeling.set_role(s, "lee", "lead")
+        raters.set_role(s, "lee", "lead")
     return workspace["db"]
 
 

@@ -7,7 +7,7 @@ from tests.board.conftest import write_runs
 from tests.board.test_board_service import small_runs
 from tests.ui.conftest import open_app
 from workbench.services import board as svc
-from workbench.services import labeling
+from workbench.services import raters
 from workbench.store import Store
 
 
@@ -15,7 +15,7 @@ def _page(workspace, loopback, tmp_path, monkeypatch):
     files = write_runs(tmp_path / "runs", small_runs())
     with Store(workspace["db"]) as s:
         svc.grade_board(s, "wk", files, [workspace["mech"], workspace["loop"]], env=loopback.env())
-        labeling.set_role(s, "lee", "lead")
+        raters.set_role(s, "lee", "lead")
     monkeypatch.setenv("WORKBENCH_DB", str(workspace["db"]))
     at = open_app("lee")
     at.switch_page("views/board.py").run(timeout=90)

@@ -22,7 +22,7 @@ from typing import Iterator
 import pytest
 
 from tests.conftest import DEMO_DIR
-from workbench.services import golden_sets as gs
+from workbench.services import importing
 from workbench.store import Store
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -96,7 +96,7 @@ def seed(db: Path, template: Path, tmp: Path, n_items: int = 3) -> list[str]:
             ids.append(rec["id"])
             out.write(json.dumps(rec) + "\n")
     with Store(db) as s:
-        gs.import_items(s, tmp / "e2e.jsonl", E2E_SET)
+        importing.import_items(s, tmp / "e2e.jsonl", E2E_SET)
     return ids
 
 

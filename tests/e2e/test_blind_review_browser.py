@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import seed, start_ui, stop_ui
 from tests.ui.test_blind_review import CODENAME, PHRASES, hidden_item
-from workbench.services import golden_sets as gs
+from workbench.services import importing
 from workbench.services import masking
 from workbench.store import Store
 
@@ -36,7 +36,7 @@ def blind_server(demo_db_template, tmp_path_factory, chromium_path):
         for k in range(3):
             fh.write(json.dumps(hidden_item(f"b{k}")) + "\n")
     with Store(db) as s:
-        gs.import_items(s, tmp / "blind.jsonl", SET)
+        importing.import_items(s, tmp / "blind.jsonl", SET)
         masking.set_masking(s, SET, add=[CODENAME])  # a lead's own pattern counts like the built-in ones
     server = start_ui(db, tmp / "ui.log")
     try:

@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from tests.conftest import DEMO_RUBRIC
 from tests.e2e.conftest import start_ui, stop_ui
-from workbench.services import golden_sets as gs
+from workbench.services import importing
 from workbench.services import labeling as svc
 from workbench.services.rubrics import add_rubric
 from workbench.store import Store
@@ -69,7 +69,7 @@ def seed(db: Path, tmp: Path) -> None:
     with Store(db) as s:
         add_rubric(s, DEMO_RUBRIC)
         s.set_rater_role("lead", "lead")
-        gs.import_items(s, tmp / "items.jsonl", SET)
+        importing.import_items(s, tmp / "items.jsonl", SET)
         for i in AGREED:
             for rater in ("ana", "ben"):
                 svc.submit_label(s, SET, RUBRIC, i, rater, 0, hostile(f"rationale-{rater}-{i}"))
@@ -77,7 +77,7 @@ def seed(db: Path, tmp: Path) -> None:
         svc.submit_label(s, SET, RUBRIC, ADJ_ID, "ana", 1, hostile("rationale-ana-adj"))
         svc.submit_label(s, SET, RUBRIC, ADJ_ID, "ben", -1, hostile("rationale-ben-adj"))
         svc.set_aside(s, SET, RUBRIC, ADJ_ID, "chloe", "unsure", hostile("flag-note"))
-        gs.import_judgments(s, tmp / "judgments.jsonl", SET, RUBRIC, JUDGE)
+        importing.import_judgments(s, tmp / "judgments.jsonl", SET, RUBRIC, JUDGE)
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from tests.conftest import DEMO_DIR, DEMO_RUBRIC
 from workbench.cli import main
 from workbench.services.calibration import Options
 from workbench.services.export import export_bundle
-from workbench.services.golden_sets import import_judgments
+from workbench.services.importing import import_judgments
 from workbench.services.rubrics import add_rubric
 from workbench.store import Store
 from workbench.workspace import Workspace

@@ -10,7 +10,7 @@ import yaml
 
 from tests.conftest import DEMO_DIR, write
 from tests.interop_export.conftest import JUDGE, export_to, run_check
-from workbench.services.golden_sets import import_items, import_labels
+from workbench.services.importing import import_items, import_labels
 
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from workbench.demo.generator import DATA_DIR
-from workbench.services import active_queue, golden_sets, labeling
+from workbench.services import active_queue, importing, labeling, snapshots
 from workbench.services.calibration import Options, calibrate
 from workbench.services.rubrics import add_rubric
 from workbench.store import Store
@@ -24,8 +24,8 @@ RUBRIC = "demo-patch-quality"
 def store(tmp_path: Path) -> Store:
     s = Store(tmp_path / "wb.db")
     add_rubric(s, DATA_DIR / "rubrics" / f"{RUBRIC}.yaml")
-    golden_sets.import_items(s, DEMO / "items.jsonl", "pool")
-    golden_sets.import_judgments(s, DEMO / RUBRIC / "judgments" / "careful-sonnet.jsonl", "pool", RUBRIC,
+    importing.import_items(s, DEMO / "items.jsonl", "pool")
+    importing.import_judgments(s, DEMO / RUBRIC / "judgments" / "careful-sonnet.jsonl", "pool", RUBRIC,
                                  "careful-sonnet")
     return s
 
@@ -70,18 +70,18 @@ def test_active_queue_serves_by_design_and_records_inclusion(store: Store, tmp_p
 
     # export and re-import into a fresh database: every inclusion probability comes back
     out = tmp_path / "export"
-    golden_sets.export_golden_set(store, "pool", out)
+    snapshots.export_golden_set(store, "pool", out)
     rows = [json.loads(line) for line in (out / RUBRIC / "labels.jsonl").read_text().splitlines()]
     assert all(0 < r["inclusion_probability"] <= 1 for r in rows)
     fresh = Store(tmp_path / "fresh.db")
     add_rubric(fresh, DATA_DIR / "rubrics" / f"{RUBRIC}.yaml")
-    golden_sets.import_items(fresh, out / "items.jsonl", "pool")
-    golden_sets.import_labels(fresh, out / RUBRIC / "labels.jsonl", "pool", RUBRIC)
+    importing.import_items(fresh, out / "items.jsonl", "pool")
+    importing.import_labels(fresh, out / RUBRIC / "labels.jsonl", "pool", RUBRIC)
     again = active_queue.q.label_inclusion(fresh, fresh.golden_set("pool")["id"], RUBRIC)
     assert again == pytest.approx(recorded)
 
 
-def test_calibration_report_names_the_design_and_weights(store: Store) -> None:
+def test_calibration_report_names_the_design_and_weights(store: Store, tmp_path: Path) -> None:
     active_queue.set_queue_order(store, "pool", "active", rubric=RUBRIC, judge="careful-sonnet", expected_labels=40)
     gs = store.golden_set("pool")
     pks = store.item_pks(gs["id"])
@@ -90,8 +90,9 @@ def test_calibration_report_names_the_design_and_weights(store: Store) -> None:
     chosen = sorted(priority, key=priority.get)[:60]
     demo_labels = [json.loads(line) for line in (DEMO / RUBRIC / "labels.jsonl").read_text().splitlines()]
     rows = [r for r in demo_labels if r["item_id"] in set(chosen)]
-    for r in rows:
-        labeling.save_label(store, "pool", RUBRIC, r["item_id"], r["rater"], r["score"])
+    labels = tmp_path / "sample.jsonl"  # labeled outside the queue: no inclusion probabilities recorded
+    labels.write_text("".join(json.dumps({k: r[k] for k in ("item_id", "rater", "score")}) + "\n" for r in rows))
+    importing.import_labels(store, labels, "pool", RUBRIC)
     assert "sampling_design" not in calibrate(store, "pool", RUBRIC, "careful-sonnet", Options(resamples=300))
     for r in rows:  # as if the queue had served them: no label changes, yet the cached report must not be reused
         active_queue.record_served(store, gs, pks[r["item_id"]], RUBRIC, r["rater"])

@@ -12,7 +12,7 @@ import pytest
 
 from workbench.consensus import consensus_label
 from workbench.demo.generator import DATA_DIR, generate, with_effects
-from workbench.services import golden_sets
+from workbench.services import importing
 from workbench.services.planning import plan
 from workbench.services.rubrics import add_rubric
 from workbench.stats import agreement_with_intervals
@@ -46,12 +46,12 @@ def test_plan_predicts_the_items_for_a_target_width(tmp_path: Path) -> None:
 
     (tmp_path / f"{RUBRIC}.yaml").write_text(yaml.safe_dump(rubric, sort_keys=False))
     add_rubric(store, tmp_path / f"{RUBRIC}.yaml")
-    golden_sets.import_items(store, _jsonl(tmp_path / "items.jsonl", data["items"]), "big")
-    golden_sets.import_judgments(store, _jsonl(tmp_path / "j.jsonl", [
+    importing.import_items(store, _jsonl(tmp_path / "items.jsonl", data["items"]), "big")
+    importing.import_judgments(store, _jsonl(tmp_path / "j.jsonl", [
         {"item_id": i, "score": s} for i, s in judged.items()]), "big", RUBRIC, "sim")
     rng = np.random.default_rng(3)
     labeled = set(rng.choice(pool, size=100, replace=False).tolist())
-    golden_sets.import_labels(store, _jsonl(tmp_path / "l.jsonl", [
+    importing.import_labels(store, _jsonl(tmp_path / "l.jsonl", [
         {k: lab[k] for k in ("item_id", "rater", "score")} for lab in data["labels"] if lab["item_id"] in labeled]),
         "big", RUBRIC)
     p = plan(store, "big", RUBRIC, "sim", target_width=0.1)

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import ROOT, write
 from workbench.demo.eval_awareness import KINDS, PER_KIND
 from workbench.judges.base import ModelTurn, ToolCall, Usage
-from workbench.services import golden_sets as gs
+from workbench.services import importing
 from workbench.services import judging
 from workbench.services.calibration import Options, calibrate
 from workbench.services.rubrics import add_rubric
@@ -28,8 +28,8 @@ def audit_store(store, tmp_path):
     # the shipped rubric, plus a scripted agentic judge so the tool loop runs with no key
     add_rubric(store, write(tmp_path / f"{R}.yaml", text + "- id: audit-scripted\n  model: mock/auditor\n"
                                                           "  mode: agentic\n  max_turns: 6\n"))
-    gs.import_items(store, SET_DIR / "items.jsonl", G)
-    gs.import_labels(store, SET_DIR / R / "labels.jsonl", G, R)
+    importing.import_items(store, SET_DIR / "items.jsonl", G)
+    importing.import_labels(store, SET_DIR / R / "labels.jsonl", G, R)
     return store
 
 

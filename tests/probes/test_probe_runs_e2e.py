@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import Cli, write
 from tests.judges.loopback_server import LoopbackServer
 from workbench.gate import FAILED, WARNING, Policy, evaluate
-from workbench.services import golden_sets as gs
+from workbench.services import importing
 from workbench.services import judging
 from workbench.services import probes as probe_service
 from workbench.services.calibration import Options, calibrate
@@ -51,8 +51,8 @@ def golden_template(tmp_path_factory) -> Path:
                      for n in range(N) for r in ("ana", "ben"))
     with Store(db) as store:
         add_rubric(store, write(tmp / "r.yaml", RUBRIC))
-        gs.import_items(store, write(tmp / "items.jsonl", items), "g")
-        gs.import_labels(store, write(tmp / "labels.jsonl", labels), "g", "loop-rubric")
+        importing.import_items(store, write(tmp / "items.jsonl", items), "g")
+        importing.import_labels(store, write(tmp / "labels.jsonl", labels), "g", "loop-rubric")
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return db
 

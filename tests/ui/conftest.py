@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import DEMO_RUBRIC, ROOT, write
-from workbench.services import golden_sets as gs
+from workbench.services import importing
 from workbench.services.rubrics import add_rubric
 from workbench.store import Store
 
@@ -69,7 +69,7 @@ def fresh_db(tmp_path: Path, monkeypatch) -> Iterator[Path]:
     path = tmp_path / "ui.db"
     with Store(path) as s:
         add_rubric(s, DEMO_RUBRIC)
-        gs.import_items(s, write(tmp_path / "items.jsonl", items_jsonl(6)), "g")
+        importing.import_items(s, write(tmp_path / "items.jsonl", items_jsonl(6)), "g")
         s.set_rater_role("lead", "lead")
         s.set_rater_role("root", "admin")
     monkeypatch.setenv("WORKBENCH_DB", str(path))

@@ -12,7 +12,7 @@ from tests.ui.conftest import RUBRIC, open_app, rendered_text
 from workbench.errors import InputError
 from workbench.services import labeling as svc
 from workbench.services import masking
-from workbench.services.golden_sets import import_items
+from workbench.services.importing import import_items
 from workbench.store import Store
 
 # One self-identification per family and form: what no reviewer may read.

@@ -89,7 +89,7 @@ def test_two_tabs_and_a_refresh_give_one_label(fresh_db):
 def test_another_reviewer_does_not_get_a_held_last_slot(fresh_db):
     with Store(fresh_db) as s:
         for i in IDS:
-            svc.save_label(s, "g", RUBRIC, i, "zoe", 0)  # one free slot per item
+            svc.submit_label(s, "g", RUBRIC, i, "zoe", 0)  # one free slot per item
     ana = open_app("ana", "label", golden_set="g")
     held = shown_item(ana)
     others = {shown_item(open_app(r, "label", golden_set="g")) for r in ("ben", "chloe", "dan", "erin", "finn")}
@@ -191,7 +191,7 @@ def test_active_queue_sends_reviewers_nothing_of_the_judge(demo_db):
 def test_reviewer_has_no_control_that_turns_masking_off(fresh_db, tmp_path):
     with Store(fresh_db) as s:
         from tests.conftest import write
-        from workbench.services.golden_sets import import_items
+        from workbench.services.importing import import_items
         import_items(s, write(tmp_path / "m.jsonl", '{"id": "m1", "input": "Fix it.", '
                               '"output": "As an AI developed by OpenAI, I fixed it."}\n'), "masked")
     at = open_app("ana", "label", golden_set="masked")
@@ -203,7 +203,7 @@ def test_reviewer_has_no_control_that_turns_masking_off(fresh_db, tmp_path):
 def test_a_long_trajectory_is_shown_a_page_of_steps_at_a_time(fresh_db, tmp_path):
     from tests.conftest import write
     from tests.ui.conftest import items_jsonl
-    from workbench.services.golden_sets import import_items
+    from workbench.services.importing import import_items
 
     with Store(fresh_db) as s:
         import_items(s, write(tmp_path / "long.jsonl", items_jsonl(1, prefix="long", steps=120)), "long")

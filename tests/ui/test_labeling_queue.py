@@ -12,8 +12,8 @@ from tests.ui.conftest import RUBRIC
 from tests.ui.race_worker import claim
 from workbench.errors import InputError
 from workbench.services import labeling as svc
+from workbench.services.masking import mask_self_identification
 from workbench.store import Store
-from workbench.store import labeling as q
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -49,26 +49,26 @@ def test_the_item_shown_is_held_across_reruns_and_refreshes(fresh_db):
 def test_two_reviewers_never_take_the_same_last_slot(fresh_db):
     with Store(fresh_db) as s:
         target = min((f"it{k:02d}" for k in range(6)), key=lambda i: svc.queue_key("ana", i))
-        svc.save_label(s, "g", RUBRIC, target, "zoe", 0)  # one slot of two left on the target
+        svc.submit_label(s, "g", RUBRIC, target, "zoe", 0)  # one slot of two left on the target
         assert svc.next_item(s, "g", RUBRIC, "ana", at=T0).item_id == target
         for rater in ("ben", "chloe", "dan"):  # ana holds the last slot
             got = svc.next_item(s, "g", RUBRIC, rater, at=T0 + timedelta(minutes=1))
             assert got.item_id != target
         # the reservation lapses after its time: the slot is free again
-        assert target not in {r["item_id"] for r in q.queue_candidates(s, 1, RUBRIC, "erin", overlap=2,
-                                                                       at=T0.isoformat(timespec="milliseconds"))}
+        assert target not in {r["item_id"] for r in s.labeling.queue_candidates(
+            1, RUBRIC, "erin", overlap=2, at=T0.isoformat(timespec="milliseconds"))}
         late = T0 + svc.RESERVATION_TTL + timedelta(seconds=1)
-        assert target in {r["item_id"] for r in q.queue_candidates(s, 1, RUBRIC, "erin", overlap=2,
-                                                                   at=late.isoformat(timespec="milliseconds"))}
+        assert target in {r["item_id"] for r in s.labeling.queue_candidates(
+            1, RUBRIC, "erin", overlap=2, at=late.isoformat(timespec="milliseconds"))}
 
 
 def test_processes_racing_for_last_slots_get_distinct_items(fresh_db):
     with Store(fresh_db) as s:  # four items have one label: four last slots for six reviewers at once
         for k in range(4):
-            svc.save_label(s, "g", RUBRIC, f"it{k:02d}", "zoe", 0)
+            svc.submit_label(s, "g", RUBRIC, f"it{k:02d}", "zoe", 0)
         for k in range(4, 6):
-            svc.save_label(s, "g", RUBRIC, f"it{k:02d}", "zoe", 0)
-            svc.save_label(s, "g", RUBRIC, f"it{k:02d}", "yan", 0)
+            svc.submit_label(s, "g", RUBRIC, f"it{k:02d}", "zoe", 0)
+            svc.submit_label(s, "g", RUBRIC, f"it{k:02d}", "yan", 0)
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(6)
     procs = [ctx.Process(target=claim, args=(str(fresh_db), "g", RUBRIC, f"r{n}", barrier)) for n in range(6)]
@@ -138,7 +138,7 @@ def test_masking_self_identification():
     assert "GPT-4o" not in m.trajectory[0]["content"]
     assert "Meta" not in m.trajectory[0]["tool_calls"][0]["arguments"]["cmd"]
     assert item.trajectory[0]["content"] == "I'm GPT-4o, made by OpenAI."  # the original is untouched
-    assert svc.mask_self_identification("import openai\nclient = openai.OpenAI()") == \
+    assert mask_self_identification("import openai\nclient = openai.OpenAI()") == \
         "import openai\nclient = openai.OpenAI()"
 
 

@@ -206,17 +206,9 @@ class BoardSink:
             return {(self.config_hash, h, r) for h, r in q.done_keys(self.store, self.config_hash)}
 
     def record(self, key: WorkKey, judgment: Judgment) -> None:
-        row = {"config_hash": key[0], "item_content_hash": key[1], "repeat": key[2], "score": judgment.score,
-               "unscored_reason": judgment.unscored_reason, "rationale": judgment.rationale,
-               "evidence_steps": list(judgment.evidence_steps) or None, "trace": judgment.trace,
-               "tokens_in": judgment.tokens_in, "tokens_out": judgment.tokens_out,
-               "tokens_cached": judgment.tokens_cached, "cost_usd": judgment.cost_usd,
-               "latency_ms": judgment.latency_ms, "model_version": judgment.model_version,
-               "created_at": judgment.created_at}
-
         def write() -> None:
             with self.store.transaction():
-                q.insert_grade(self.store, row)
+                q.insert_grade(self.store, key[0], key[1], judgment)
 
         with self._lock:
             self.store.retrying(write, what=f"saving the grade of item '{judgment.item_id}'")
@@ -539,7 +531,7 @@ def save_verdict(store: Store, name: str, item_id: str, rater: str, score: int, 
                  tier: str | None = None, golden_set: str | None = None) -> dict[str, Any]:
     """A reviewer's verdict on a board item, saved as a label: the item joins the golden set of the tier's bundle
     (or ``golden_set``) and the label goes through the labeling service, under the bundle's rubric."""
-    from . import golden_sets, labeling
+    from . import importing, labeling
 
     b = q.board(store, name)
     tiers = board_tiers(store, name)
@@ -556,7 +548,7 @@ def save_verdict(store: Store, name: str, item_id: str, rater: str, score: int, 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{item_id}.jsonl"
         path.write_text(canonical_json(item.to_dict()) + "\n", encoding="utf-8")
-        golden_sets.import_items(store, path, target)
+        importing.import_items(store, path, target)
     rubric = chosen.bundle["rubric"]["name"]
     changed = labeling.submit_label(store, target, rubric, item_id, rater, score, rationale)
     return {"golden_set": target, "rubric": rubric, "item_id": item_id, "changed": changed}

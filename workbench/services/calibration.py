@@ -22,7 +22,8 @@ from ..stats import methods as interval_choices
 from ..store import Store
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
-from .golden_sets import Consensus, consensus, freeze
+from .golden_sets import Consensus, consensus
+from .snapshots import freeze
 from .rubrics import RubricVersion, get_rubric
 
 if TYPE_CHECKING:

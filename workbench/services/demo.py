@@ -16,7 +16,7 @@ from typing import Iterator
 from ..demo.generator import RUBRIC_NAME
 from ..store import Store
 from ..workspace import Workspace
-from . import golden_sets as gs
+from . import importing
 from .rubrics import add_rubric
 
 DEMO_GOLDEN_SET = "demo"
@@ -81,18 +81,19 @@ def seed_demo(store: Store, workspace: Workspace | None = None, *, precompute: b
         rv = add_rubric(store, path)
     summary = DemoSummary(rubric=f"{rv.name} v{rv.version}")
     with resources.as_file(folder / "items.jsonl") as path:
-        summary.items = gs.import_items(store, path, DEMO_GOLDEN_SET, is_demo=True).records
+        summary.items = importing.import_items(store, path, DEMO_GOLDEN_SET, is_demo=True).records
     store.ensure_golden_set(DEMO_GOLDEN_SET, is_demo=True, overlap=2)
     store.set_rater_role(DEMO_LEAD, "lead")
     with resources.as_file(rubric_dir / "labels.jsonl") as path:
-        summary.labels = gs.import_labels(store, path, DEMO_GOLDEN_SET, rv.name).records
+        summary.labels = importing.import_labels(store, path, DEMO_GOLDEN_SET, rv.name).records
     with resources.as_file(rubric_dir / "adjudications.jsonl") as path:
-        summary.adjudications = gs.import_adjudications(store, path, DEMO_GOLDEN_SET, rv.name).records
+        summary.adjudications = importing.import_adjudications(store, path, DEMO_GOLDEN_SET, rv.name).records
     for judgments in sorted((rubric_dir / "judgments").iterdir(), key=lambda t: t.name):
         if judgments.name.endswith(".jsonl"):
             judge = judgments.name.removesuffix(".jsonl")
             with resources.as_file(judgments) as path:
-                summary.judgments[judge] = gs.import_judgments(store, path, DEMO_GOLDEN_SET, rv.name, judge).records
+                summary.judgments[judge] = importing.import_judgments(store, path, DEMO_GOLDEN_SET, rv.name,
+                                                                      judge).records
     if workspace is not None:
         summary.files_written, summary.files_kept = write_demo_files(workspace)
     if precompute:
@@ -107,5 +108,5 @@ def precompute_reports(store: Store, workspace: Workspace | None = None) -> None
     from .insights import drift_timeline
 
     result = compare(store, DEMO_GOLDEN_SET, RUBRIC_NAME, workspace=workspace)
-    for report in result["judges"]:
-        drift_timeline(store, DEMO_GOLDEN_SET, RUBRIC_NAME, report["judge"]["id"], workspace=workspace)
+    for report in result.judges:
+        drift_timeline(store, DEMO_GOLDEN_SET, RUBRIC_NAME, report.judge.id, workspace=workspace)

@@ -17,7 +17,7 @@ from ..gate import drift_problems
 from .calibration import Options, judge_data, judge_run
 from .rubrics import get_rubric, rubric_versions
 from ..consensus import consensus_label
-from .golden_sets import consensus, item_from_row
+from .golden_sets import consensus, item_pk
 
 # Bump when the timeline's rows change shape, so timelines cached in the old shape are not served.
 TIMELINE_REVISION = 1
@@ -49,12 +49,13 @@ def item_evidence(store: Store, golden_set: str, rubric: str, judge: str, item_i
     """For a lead: the item, each human label with rationale, the adjudication, and the judge's verdicts."""
     rv, _, _, _, chosen = judge_run(store, golden_set, rubric, judge, run)
     gs = store.golden_set(golden_set)
-    row = store.item(gs["id"], item_id)
-    labels = store.item_labels(row["pk"], rv.name)
-    adjudication = store.item_adjudication(row["pk"], rv.name)
-    return {"item": item_from_row(row), "labels": labels, "adjudication": adjudication,
+    item = store.item(gs["id"], item_id)
+    pk = item_pk(store, gs, item_id)
+    labels = store.item_labels(pk, rv.name)
+    adjudication = store.item_adjudication(pk, rv.name)
+    return {"item": item, "labels": labels, "adjudication": adjudication,
             "consensus": consensus_label([l["score"] for l in labels], adjudication and adjudication["score"]),
-            "judgments": store.item_judgments(row["pk"], chosen["id"])}
+            "judgments": store.item_judgments(pk, chosen["id"])}
 
 
 def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options(), *,

@@ -26,10 +26,10 @@ from ..hashing import sha256_hex
 from ..interop.base import (Adapter, LibraryMissing, SourceError, SourceItem, SourceJudgment, SourceLabel, Skipped, adapter_entry,
                             get_adapter, model_family, split_model)
 from ..interop.mapping import UNSCORED, ImportMaps
-from ..models import Item, JudgeSpec
+from ..models import Item, JudgeSpec, Judgment
 from ..names import NAME_MAX, check_name
 from ..store import Store
-from . import golden_sets
+from . import importing
 from .rubrics import RubricVersion, get_rubric, register_rubric
 
 Progress = Callable[[int], None]
@@ -214,7 +214,7 @@ def _land_items(store: Store, source: str, items: dict[str, tuple[SourceItem, It
         path = Path(tmp) / f"{source}-items.jsonl"
         write_jsonl(path, (item.to_dict() for _, item in items.values()))
         try:
-            return golden_sets.import_items(store, path, golden_set).added
+            return importing.import_items(store, path, golden_set).added
         except InputError as e:
             if e.file == path.name and e.line is not None:  # name the source record, not the temporary file
                 rec = records[e.line - 1]
@@ -274,22 +274,18 @@ def _item_row(source: str, rec: SourceLabel | SourceJudgment, item_id: str, inde
 def _land_judgments(store: Store, source: str, rv: RubricVersion, spec: JudgeSpec, rows: list, index: dict,
                     gs_id: int, golden_set: str, uri: str) -> tuple[int, str]:
     judge_row = store.judge_row(rv.id, spec.id)
-    out = []
+    judgments = []
     for rec, score, reason in rows:
-        item = _item_row(source, rec, rec.item_id, index, golden_set)
-        out.append({"item_pk": item["pk"], "item_content_hash": item["content_hash"],
-                    "config_hash": judge_row["config_hash"], "repeat": rec.repeat, "score": score,
-                    "unscored_reason": reason, "rationale": rec.rationale, "evidence_steps": None, "trace": None,
-                    "tokens_in": rec.extra.get("tokens_in"), "tokens_out": rec.extra.get("tokens_out"),
-                    "tokens_cached": None, "cost_usd": rec.extra.get("cost_usd"),
-                    "latency_ms": rec.extra.get("latency_ms"), "model_version": rec.model_version,
-                    "created_at": rec.created_at})
+        _item_row(source, rec, rec.item_id, index, golden_set)  # refuses an unknown item
+        judgments.append(Judgment(item_id=rec.item_id, score=score, repeat=rec.repeat, unscored_reason=reason,
+                                  rationale=rec.rationale, tokens_in=rec.extra.get("tokens_in"),
+                                  tokens_out=rec.extra.get("tokens_out"), cost_usd=rec.extra.get("cost_usd"),
+                                  latency_ms=rec.extra.get("latency_ms"), model_version=rec.model_version,
+                                  created_at=rec.created_at))
     # the run is named by what it holds: the same results imported again land in the same run and add nothing
-    digest = sha256_hex([[r["item_content_hash"], r["repeat"], r["score"], r["unscored_reason"], r["rationale"]]
-                         for r in out])
+    digest = sha256_hex([[index[j.item_id]["content_hash"], j.repeat, j.score, j.unscored_reason, j.rationale]
+                         for j in judgments])
     run = f"{source}-{digest[:12]}"
     run_id, _ = store.ensure_run(judge_row["pk"], gs_id, source="import", name=run,
                                  params={"source": source, "uri": str(uri)}, status="done")
-    for r in out:
-        r["run_id"] = run_id
-    return store.insert_judgments(out), run
+    return store.insert_judgments(run_id, judge_row["config_hash"], judgments, index), run

@@ -23,7 +23,7 @@ from ..rubrics import JUDGE_KEYS, parse_rubric, rubric_from_dict
 from ..store import Store
 from ..strict_yaml import load_yaml, read_utf8
 from .export import BundleRefused, read_bundle
-from .golden_sets import current_snapshot
+from .snapshots import current_snapshot
 from .interop_export import ApprovedJudge, ExportRefused, promptfoo_prompt_sha256, render, untagged
 
 

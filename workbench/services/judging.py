@@ -51,18 +51,12 @@ class SqliteRunSink:
             return {(self.config_hash, h, r) for h, r in self.store.done_keys(self.config_hash, self.run_id)}
 
     def record(self, key: WorkKey, judgment: Judgment) -> None:
-        item = self.items[judgment.item_id]
-        row = {"run_id": self.run_id, "item_pk": item["pk"], "item_content_hash": key[1], "config_hash": key[0],
-               "repeat": judgment.repeat, "score": judgment.score, "unscored_reason": judgment.unscored_reason,
-               "rationale": judgment.rationale, "evidence_steps": list(judgment.evidence_steps) or None,
-               "trace": judgment.trace, "tokens_in": judgment.tokens_in, "tokens_out": judgment.tokens_out,
-               "tokens_cached": judgment.tokens_cached, "cost_usd": judgment.cost_usd,
-               "latency_ms": judgment.latency_ms, "model_version": judgment.model_version,
-               "created_at": judgment.created_at}
+        # the content hash is the one judged (a probe run judges a perturbed copy of the item)
+        judged = {judgment.item_id: {"pk": self.items[judgment.item_id]["pk"], "content_hash": key[1]}}
 
         def write() -> None:
             with self.store.transaction():
-                self.store.insert_judgments([row])
+                self.store.insert_judgments(self.run_id, key[0], [judgment], judged)
 
         self._write(write, f"the judgment of item '{judgment.item_id}' (repeat {judgment.repeat})")
 

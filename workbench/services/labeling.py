@@ -1,5 +1,7 @@
 """Reviewer labeling: the queue, saving one label at a time, skipping, flagging, adjudication lists.
 
+(Raters and their roles: ``services/raters.py``; blind-review masking: ``services/masking.py``.)
+
 A save is one upsert by (item, rater, rubric) inside BEGIN IMMEDIATE, so a
 double click, a rerun or two tabs give one label, and every change is kept in
 label_events by the database's own triggers.
@@ -20,15 +22,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
 from ..errors import InputError, NotFound
-from ..models import Role
-from ..names import check_name
 from ..scale import Scale
 from ..store import Store
-from ..store import labeling as q
 from . import active_queue
 from . import masking as masking_service
-from .golden_sets import consensus
+from .golden_sets import consensus, item_pk
 from .masking import Masking
+from .raters import check_rater
 from .rubrics import RubricVersion, get_rubric
 
 RESERVATION_TTL = timedelta(minutes=10)
@@ -39,28 +39,12 @@ def _iso(at: datetime | None) -> str:
     return (at or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _rater(rater: str) -> str:
-    return check_name(rater or "", "rater name")
-
-
 # -- saving --------------------------------------------------------------------
 
-def save_label(store: Store, golden_set: str, rubric: str, item_id: str, rater: str, score: int,
-               rationale: str | None = None) -> bool:
-    """Insert or change this rater's label of the item; returns True when something changed."""
-    rv = get_rubric(store, rubric)
-    rv.require_on_scale(score)
-    rater = _rater(rater)
-    with store.transaction():
-        gs = store.golden_set(golden_set)
-        item = store.item(gs["id"], item_id)
-        return _upsert(store, rv, item["pk"], rater, score, rationale)
-
-
-def _upsert(store: Store, rv: RubricVersion, item_pk: int, rater: str, score: int, rationale: str | None) -> bool:
+def _upsert(store: Store, rv: RubricVersion, pk: int, rater: str, score: int, rationale: str | None) -> bool:
     store.ensure_raters([rater])
     n = store.count_label_events()
-    store.upsert_labels([{"item_pk": item_pk, "rater": rater, "rubric_name": rv.name, "rubric_id": rv.id,
+    store.upsert_labels([{"item_pk": pk, "rater": rater, "rubric_name": rv.name, "rubric_id": rv.id,
                           "score": score, "rationale": (rationale or "").strip() or None}])
     return store.count_label_events() > n
 
@@ -84,25 +68,18 @@ def submit_label(store: Store, golden_set: str, rubric: str, item_id: str, rater
     """
     rv = get_rubric(store, rubric)
     rv.require_on_scale(score)
-    rater = _rater(rater)
+    rater = check_rater(rater)
     rationale = (rationale or "").strip() or None
     if rationale is None and rationale_required(rv.rubric.scale, score):
         raise InputError(f"a rationale is required for '{rv.rubric.scale.label_of(score)}' ({score:+d})",
                          fix="write why in the rationale box, then press the key again")
     with store.transaction():
         gs = store.golden_set(golden_set)
-        pk = _item_pk(store, gs, item_id)
+        pk = item_pk(store, gs, item_id)
         changed = _upsert(store, rv, pk, rater, score, rationale)
         active_queue.record_served(store, gs, pk, rv.name, rater)  # the item's inclusion probability, if active
-        q.release(store, pk, rv.name, rater)
+        store.labeling.release(pk, rv.name, rater)
         return changed
-
-
-def _item_pk(store: Store, gs: dict, item_id: str) -> int:
-    pk = q.item_pk(store, gs["id"], item_id)
-    if pk is None:
-        raise NotFound(f"golden set '{gs['name']}' has no item '{item_id}'")
-    return pk
 
 
 def set_aside(store: Store, golden_set: str, rubric: str, item_id: str, rater: str, kind: str = "skip",
@@ -111,14 +88,14 @@ def set_aside(store: Store, golden_set: str, rubric: str, item_id: str, rater: s
     if kind not in ("skip", *FLAG_KINDS):
         raise InputError(f"unknown flag '{kind}'", fix=f"use one of: skip, {', '.join(FLAG_KINDS)}")
     rv = get_rubric(store, rubric)
-    rater = _rater(rater)
+    rater = check_rater(rater)
     with store.transaction():
         gs = store.golden_set(golden_set)
-        pk = _item_pk(store, gs, item_id)
+        pk = item_pk(store, gs, item_id)
         note = (note or "").strip() or None
-        if not q.has_flag(store, pk, rv.name, rater, kind, note):  # a double press records it once
-            q.add_flag(store, pk, rv.name, rater, kind, note)
-        q.release(store, pk, rv.name, rater)
+        if not store.labeling.has_flag(pk, rv.name, rater, kind, note):  # a double press records it once
+            store.labeling.add_flag(pk, rv.name, rater, kind, note)
+        store.labeling.release(pk, rv.name, rater)
 
 
 # -- the queue -----------------------------------------------------------------
@@ -161,26 +138,27 @@ def next_item(store: Store, golden_set: str, rubric: str, rater: str, *, at: dat
     is extended.
     """
     rv = get_rubric(store, rubric)
-    rater = _rater(rater)
+    rater = check_rater(rater)
     now = at or datetime.now(timezone.utc)
     at_s, until = _iso(now), _iso(now + ttl)
+    queries = store.labeling
     with store.transaction():
         gs = store.golden_set(golden_set)
-        held = q.live_reservation(store, gs["id"], rv.name, rater, at=at_s)
+        held = queries.live_reservation(gs["id"], rv.name, rater, at=at_s)
         if held is None:
-            q.purge_expired_reservations(store, rv.name, at=at_s)
-            held = q.first_candidate(store, gs["id"], rv.name, rater, overlap=gs["overlap"], at=at_s,
-                                     order_key=active_queue.order_key(store, gs) or queue_key)
+            queries.purge_expired_reservations(rv.name, at=at_s)
+            held = queries.first_candidate(gs["id"], rv.name, rater, overlap=gs["overlap"], at=at_s,
+                                           order_key=active_queue.order_key(store, gs) or queue_key)
             if held is None:
                 return None
-        q.reserve(store, held["pk"], rv.name, rater, expires_at=until)
-        return _blind(store, gs, q.blind_item(store, gs["id"], held["item_id"]))
+        queries.reserve(held["pk"], rv.name, rater, expires_at=until)
+        return _blind(store, gs, queries.blind_item(gs["id"], held["item_id"]))
 
 
 def open_item(store: Store, golden_set: str, item_id: str) -> BlindItem:
     """An item by id, blind and masked (for changing an earlier label, and for adjudication)."""
     gs = store.golden_set(golden_set)
-    row = q.blind_item(store, gs["id"], item_id)
+    row = store.labeling.blind_item(gs["id"], item_id)
     if row is None:
         raise NotFound(f"golden set '{golden_set}' has no item '{item_id}'")
     return _blind(store, gs, row)
@@ -189,13 +167,13 @@ def open_item(store: Store, golden_set: str, item_id: str) -> BlindItem:
 def my_label(store: Store, golden_set: str, rubric: str, item_id: str, rater: str) -> dict | None:
     """This rater's current label of the item: {score, rationale, created_at, updated_at} or None."""
     gs = store.golden_set(golden_set)
-    return q.rater_label(store, _item_pk(store, gs, item_id), get_rubric(store, rubric).name, rater)
+    return store.labeling.rater_label(item_pk(store, gs, item_id), get_rubric(store, rubric).name, rater)
 
 
 def recent_labels(store: Store, golden_set: str, rubric: str, rater: str, *, limit: int = 10) -> list[dict]:
     """This rater's latest labels, newest first: item_id, score, rationale, updated_at, n_changes."""
     gs = store.golden_set(golden_set)
-    return q.recent_labels(store, gs["id"], get_rubric(store, rubric).name, rater, limit=limit)
+    return store.labeling.recent_labels(gs["id"], get_rubric(store, rubric).name, rater, limit=limit)
 
 
 @dataclass(frozen=True)
@@ -217,16 +195,10 @@ def labeling_progress(store: Store, golden_set: str, rubric: str, rater: str, *,
                       at: datetime | None = None) -> LabelingProgress:
     gs = store.golden_set(golden_set)
     name = get_rubric(store, rubric).name
-    p = q.progress(store, gs["id"], name, rater, overlap=gs["overlap"])
-    waiting = q.count_queue(store, gs["id"], name, rater, overlap=gs["overlap"], at=_iso(at))
+    p = store.labeling.progress(gs["id"], name, rater, overlap=gs["overlap"])
+    waiting = store.labeling.count_queue(gs["id"], name, rater, overlap=gs["overlap"], at=_iso(at))
     return LabelingProgress(p["n_items"], p["n_complete"], p["n_labels"], gs["overlap"], p["mine"], p["set_aside"],
                             waiting)
-
-
-# -- blind masking: services/masking.py; kept here under its old names ------------
-
-MASK = masking_service.MASK
-mask_self_identification = masking_service.mask_self_identification
 
 
 # -- adjudication --------------------------------------------------------------
@@ -259,7 +231,7 @@ def adjudication_status(store: Store, golden_set: str, rubric: str) -> Adjudicat
         if r["item_id"] in open_ids:
             by_item[r["item_id"]].append({k: r[k] for k in ("rater", "score", "rationale", "updated_at")})
     flags_by: dict[str, list[dict]] = {}
-    for f in q.flags(store, gs["id"], rv.name, kinds=FLAG_KINDS):
+    for f in store.labeling.flags(gs["id"], rv.name, kinds=FLAG_KINDS):
         if f["item_id"] in open_ids:
             flags_by.setdefault(f["item_id"], []).append({k: f[k] for k in ("rater", "kind", "note")})
     return AdjudicationStatus(len(c.labels), len(c.resolved), len(c.adjudicated),
@@ -269,13 +241,13 @@ def adjudication_status(store: Store, golden_set: str, rubric: str) -> Adjudicat
 def flagged_items(store: Store, golden_set: str, rubric: str) -> list[dict]:
     """Flags ('broken item', 'unsure') raised by reviewers, oldest first."""
     gs = store.golden_set(golden_set)
-    return q.flags(store, gs["id"], get_rubric(store, rubric).name, kinds=FLAG_KINDS)
+    return store.labeling.flags(gs["id"], get_rubric(store, rubric).name, kinds=FLAG_KINDS)
 
 
 # -- pickers ---------------------------------------------------------------------
 
 def golden_set_names(store: Store) -> list[str]:
-    return q.golden_set_names(store)
+    return store.labeling.golden_set_names()
 
 
 def rubric_names(store: Store) -> list[str]:
@@ -290,48 +262,3 @@ def default_rubric(store: Store, golden_set: str) -> str | None:
         if name in names:
             return name
     return names[0] if names else None
-
-
-# -- raters --------------------------------------------------------------------
-
-def rater_role(store: Store, name: str) -> str | None:
-    row = store.rater(name.strip()) if name and name.strip() else None
-    return row["role"] if row else None
-
-
-def rater_for_email(store: Store, email: str) -> dict | None:
-    """The rater whose email (or, failing that, name) is this signed-in address: the roles table of a login deployment.
-
-    The email a lead or admin was given with ``rater set --email`` wins over a
-    rater merely *named* like that address: a labels import that names a rater by
-    someone's email creates a reviewer row of that name, and must not demote
-    them. A role changes only through ``set_role``.
-    """
-    email = (email or "").strip().lower()
-    if not email:
-        return None
-    raters = store.raters()
-    by_email = [r for r in raters if (r["email"] or "").lower() == email]
-    if by_email:
-        return by_email[0]
-    return next((r for r in raters if r["name"].lower() == email), None)
-
-
-def rater_names(store: Store) -> list[str]:
-    return [r["name"] for r in store.raters()]
-
-
-ROLES = tuple(Role)
-
-
-def set_role(store: Store, name: str, role: str, email: str | None = None) -> dict:
-    """Give a rater a role (and, for login deployments, the email that identifies them)."""
-    name = _rater(name)
-    if role not in ROLES:
-        raise InputError(f"unknown role '{role}'", fix=f"use one of {', '.join(ROLES)}")
-    store.set_rater_role(name, role, (email or "").strip() or None)
-    return store.rater(name)
-
-
-def list_raters(store: Store) -> list[dict]:
-    return store.raters()

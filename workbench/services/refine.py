@@ -51,7 +51,8 @@ from ..store import refine as db
 from ..workspace import Workspace
 from . import judging
 from .calibration import Options, calibrate, policy_for
-from .golden_sets import consensus, current_snapshot, freeze, load_items
+from .golden_sets import consensus, load_items
+from .snapshots import current_snapshot, freeze
 from .rubrics import RubricVersion, get_rubric, get_rubric_by_id, register_rubric
 
 PARTS = ("development", "held_out")

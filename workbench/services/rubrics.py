@@ -46,11 +46,7 @@ def register_rubric(store: Store, rubric: Rubric) -> RubricVersion:
     check_name(rubric.name, "rubric name")
     for j in rubric.judges:
         check_name(j.id, "judge id")
-    judges = [{"judge_id": j.id, "model": j.model, "family": j.family, "config": j.config(),
-               "config_hash": j.config_hash(rubric.content_hash)} for j in rubric.judges]
-    row, created = store.add_rubric_version(rubric.name, rubric.content_hash, rubric.content(),
-                                            rubric.scale.values, judges)
-    return _from_row(row, created)
+    return _from_row(*store.add_rubric_version(rubric))
 
 
 def get_rubric(store: Store, name: str, version: int | None = None) -> RubricVersion:

@@ -8,21 +8,22 @@ served by the active queue records its item's probability, and the phase that fi
 
 from __future__ import annotations
 
-import json
 from typing import Iterable
 
-from .store import Store, now
+from .db import now, query, query_one
+from .mapping import from_json, to_json
+from .store import Store
 
 
 def queue_order(store: Store, golden_set_id: int) -> str:
-    return store._one("SELECT queue_order FROM golden_sets WHERE id = ?", (golden_set_id,))["queue_order"]
+    return query_one(store.conn, "SELECT queue_order FROM golden_sets WHERE id = ?", (golden_set_id,))["queue_order"]
 
 
 def design(store: Store, golden_set_id: int) -> dict | None:
     """The current design: phase, rubric_name, judge_id, expected_labels, labeled_before, checks, created_by/at."""
-    row = store._one("SELECT * FROM active_designs WHERE golden_set_id = ?", (golden_set_id,))
+    row = query_one(store.conn, "SELECT * FROM active_designs WHERE golden_set_id = ?", (golden_set_id,))
     if row:
-        row["checks"] = json.loads(row["checks"])
+        row["checks"] = from_json(row["checks"])
     return row
 
 
@@ -53,13 +54,13 @@ def save_design(store: Store, golden_set_id: int, *, phase: int, rubric_name: st
                judge_id = excluded.judge_id, expected_labels = excluded.expected_labels,
                labeled_before = excluded.labeled_before, checks = excluded.checks, created_by = excluded.created_by,
                created_at = excluded.created_at""",
-        (golden_set_id, phase, rubric_name, judge_id, expected_labels, labeled_before, json.dumps(checks),
+        (golden_set_id, phase, rubric_name, judge_id, expected_labels, labeled_before, to_json(checks, sort_keys=False),
          created_by, now()))
     store.conn.execute("UPDATE golden_sets SET queue_order = 'active' WHERE id = ?", (golden_set_id,))
 
 
 def _current_phase(store: Store, golden_set_id: int) -> int:
-    row = store._one("SELECT phase FROM active_designs WHERE golden_set_id = ?", (golden_set_id,))
+    row = query_one(store.conn, "SELECT phase FROM active_designs WHERE golden_set_id = ?", (golden_set_id,))
     return row["phase"] if row else 0
 
 
@@ -95,24 +96,25 @@ def served_thresholds(store: Store, golden_set_id: int, rubric_name: str) -> dic
 
 def labeled_share(store: Store, golden_set_id: int, rubric_name: str) -> float:
     """Share of the set's items with at least one label under the rubric."""
-    row = store._one("""
+    row = query_one(store.conn, """
         SELECT (SELECT count(DISTINCT l.item_pk) FROM labels l JOIN items i ON i.pk = l.item_pk
                 WHERE i.golden_set_id = :gs AND l.rubric_name = :r) * 1.0
                / max(1, (SELECT count(*) FROM items WHERE golden_set_id = :gs)) AS share""",
-                     {"gs": golden_set_id, "r": rubric_name})
+                    {"gs": golden_set_id, "r": rubric_name})
     return float(row["share"])
 
 
 def inclusion_probability(store: Store, golden_set_id: int, item_pk: int) -> tuple[int, float] | None:
     """(current phase, the item's inclusion probability in it), or None."""
     phase = _current_phase(store, golden_set_id)
-    row = store._one("SELECT probability FROM active_inclusion WHERE item_pk = ? AND phase = ?", (item_pk, phase))
+    row = query_one(store.conn, "SELECT probability FROM active_inclusion WHERE item_pk = ? AND phase = ?",
+                    (item_pk, phase))
     return (phase, row["probability"]) if row else None
 
 
 def design_summary(store: Store, golden_set_id: int) -> list[dict]:
     """Per stratum of the current phase: items, mean inclusion probability, labeled items."""
-    return store._all("""
+    return query(store.conn, """
         SELECT a.stratum, count(*) AS n_items, avg(a.probability) AS probability,
                sum(EXISTS (SELECT 1 FROM labels l WHERE l.item_pk = a.item_pk)) AS n_labeled
         FROM active_inclusion a WHERE a.golden_set_id = ? AND a.phase = ?

@@ -7,25 +7,19 @@ bundle is never sent again, on this board or another.
 
 from __future__ import annotations
 
-import json
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from ..errors import NotFound
-from .store import Store, now
+from ..models import Judgment
+from .db import now, query
+from .mapping import decode_verdict, from_json, to_json, verdict_columns
+from .store import Store
 
 CHUNK = 500  # ids per IN (...) list: under SQLite's bound-parameter limit
 
 
-def _dumps(obj: Any) -> str | None:
-    return None if obj is None else json.dumps(obj, ensure_ascii=False, sort_keys=True)
-
-
 def _chunks(seq: Sequence) -> Iterable[Sequence]:
     return (seq[i:i + CHUNK] for i in range(0, len(seq), CHUNK))
-
-
-def _rows(store: Store, sql: str, params: Sequence = ()) -> list[dict]:
-    return [dict(r) for r in store.conn.execute(sql, params)]
 
 
 def ensure_board(store: Store, name: str) -> int:
@@ -46,7 +40,7 @@ def board(store: Store, name: str) -> dict:
 
 
 def boards(store: Store) -> list[dict]:
-    return _rows(store, """
+    return query(store.conn, """
         SELECT b.id, b.name, b.created_at,
                (SELECT count(*) FROM board_items i WHERE i.board_id = b.id) AS n_items,
                (SELECT count(DISTINCT model) FROM board_items i WHERE i.board_id = b.id) AS n_models,
@@ -79,14 +73,14 @@ def items(store: Store, board_id: int, item_ids: Sequence[str] | None = None) ->
     sql = ("SELECT item_id, task_id, category, model, family, repeat, content, content_hash, source FROM board_items "
            "WHERE board_id = ?")
     if item_ids is None:
-        rows = _rows(store, sql + " ORDER BY position", (board_id,))
+        rows = query(store.conn, sql + " ORDER BY position", (board_id,))
     else:
         rows = []
         for chunk in _chunks(list(item_ids)):
-            rows += _rows(store, sql + f" AND item_id IN ({','.join('?' * len(chunk))}) ORDER BY position",
+            rows += query(store.conn, sql + f" AND item_id IN ({','.join('?' * len(chunk))}) ORDER BY position",
                           (board_id, *chunk))
     for r in rows:
-        r["content"] = json.loads(r["content"])
+        r["content"] = from_json(r["content"])
     return rows
 
 
@@ -97,15 +91,15 @@ def add_bundle(store: Store, board_id: int, *, sha256: str, tier: str, config_ha
     cur = store.conn.execute(
         """INSERT INTO board_bundles (board_id, sha256, tier, config_hash, path, bundle, position)
            VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING""",
-        (board_id, sha256, tier, config_hash, path, _dumps(bundle), position))
+        (board_id, sha256, tier, config_hash, path, to_json(bundle), position))
     return cur.rowcount > 0
 
 
 def bundles(store: Store, board_id: int) -> list[dict]:
-    rows = _rows(store, "SELECT sha256, tier, config_hash, path, bundle FROM board_bundles WHERE board_id = ? "
+    rows = query(store.conn, "SELECT sha256, tier, config_hash, path, bundle FROM board_bundles WHERE board_id = ? "
                         "ORDER BY position", (board_id,))
     for r in rows:
-        r["bundle"] = json.loads(r["bundle"])
+        r["bundle"] = from_json(r["bundle"])
     return rows
 
 
@@ -115,7 +109,8 @@ def done_keys(store: Store, config_hash: str) -> set[tuple[str, int]]:
         "SELECT item_content_hash, repeat FROM board_grades WHERE config_hash = ?", (config_hash,))}
 
 
-def insert_grade(store: Store, row: dict[str, Any]) -> None:
+def insert_grade(store: Store, config_hash: str, item_content_hash: str, judgment: Judgment) -> None:
+    """Record a grade (once per config hash, item content hash and repeat)."""
     store.conn.execute(
         """INSERT INTO board_grades (config_hash, item_content_hash, repeat, score, unscored_reason, rationale,
                evidence_steps, trace, tokens_in, tokens_out, tokens_cached, cost_usd, latency_ms, model_version,
@@ -124,7 +119,8 @@ def insert_grade(store: Store, row: dict[str, Any]) -> None:
                :trace, :tokens_in, :tokens_out, :tokens_cached, :cost_usd, :latency_ms, :model_version,
                coalesce(:created_at, :at))
            ON CONFLICT DO NOTHING""",
-        {**row, "evidence_steps": _dumps(row.get("evidence_steps")), "trace": _dumps(row.get("trace")), "at": now()})
+        {**verdict_columns(judgment), "config_hash": config_hash, "item_content_hash": item_content_hash,
+         "at": now()})
 
 
 def grades(store: Store, board_id: int, *, with_trace: bool = False,
@@ -137,17 +133,13 @@ def grades(store: Store, board_id: int, *, with_trace: bool = False,
               JOIN board_grades g ON g.config_hash = u.config_hash AND g.item_content_hash = i.content_hash
               WHERE i.board_id = ?"""
     if item_ids is None:
-        rows = _rows(store, sql + " ORDER BY i.position, u.position, g.repeat", (board_id,))
+        rows = query(store.conn, sql + " ORDER BY i.position, u.position, g.repeat", (board_id,))
     else:
         rows = []
         for chunk in _chunks(list(item_ids)):
-            rows += _rows(store, sql + f" AND i.item_id IN ({','.join('?' * len(chunk))})"
+            rows += query(store.conn, sql + f" AND i.item_id IN ({','.join('?' * len(chunk))})"
                                        " ORDER BY i.position, u.position, g.repeat", (board_id, *chunk))
-    for r in rows:
-        r["evidence_steps"] = json.loads(r["evidence_steps"]) if r["evidence_steps"] else []
-        if with_trace:
-            r["trace"] = json.loads(r["trace"]) if r["trace"] else None
-    return rows
+    return [decode_verdict(r) for r in rows]
 
 
 def fingerprint(store: Store, board_id: int) -> tuple:

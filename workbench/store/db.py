@@ -18,8 +18,9 @@ import random
 import sqlite3
 import time
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence, TypeVar
 
 if TYPE_CHECKING:  # sqlite_utils imports pandas (0.4 s): only the callers of as_sqlite_utils pay for it
     import sqlite_utils
@@ -30,6 +31,29 @@ RETRY_PATIENCE_S = 600.0  # how long retry_busy outlasts a locked database befor
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+Params = Sequence | Mapping
+
+
+def now() -> str:
+    """The timestamp every row records: UTC, ISO 8601, milliseconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def query(conn: sqlite3.Connection, sql: str, params: Params = ()) -> list[dict]:
+    """Run a read and return its rows as dicts: how the query modules of ``workbench/store/`` read.
+
+    Only modules of this package run SQL; everything above them calls their
+    functions (or ``Store`` methods) and receives rows or domain objects.
+    """
+    return [dict(r) for r in conn.execute(sql, params)]
+
+
+def query_one(conn: sqlite3.Connection, sql: str, params: Params = ()) -> dict | None:
+    """The first row of a read as a dict, or None when there is none."""
+    row = conn.execute(sql, params).fetchone()
+    return dict(row) if row else None
 
 
 def default_db_path() -> str:

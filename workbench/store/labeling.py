@@ -1,10 +1,10 @@
 """Queries of the reviewer workflow: the labeling queue, reservations, flags, recent labels.
 
-Functions over a ``Store`` (they share its connection and transactions). The
-queue and reservation functions are meant to run inside ``store.transaction()``
-(``BEGIN IMMEDIATE``) so that reading the free slots and claiming one are one
-atomic step: two reviewers asking at the same moment cannot both take the last
-slot of an item.
+``LabelingQueries`` runs them on a store's connection (``Store.labeling``), so
+they share its transactions. The queue and reservation queries are meant to run
+inside ``store.transaction()`` (``BEGIN IMMEDIATE``) so that reading the free
+slots and claiming one are one atomic step: two reviewers asking at the same
+moment cannot both take the last slot of an item.
 
 The reviewer-facing reads select only the fields a blind reviewer may see:
 never the producing model, the metadata or any judgment.
@@ -12,12 +12,13 @@ never the producing model, the metadata or any judgment.
 
 from __future__ import annotations
 
-import json
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from .store import Store, now
+from .db import now, query, query_one
+from .mapping import from_json
 
-# -- queue and reservations ----------------------------------------------------
+if TYPE_CHECKING:
+    from .store import Store
 
 # Items of the golden set this rater may take now. The counts are aggregated once per query (GROUP BY), not
 # looked up per item: about 0.15 s for a golden set of 50,000 items.
@@ -37,140 +38,131 @@ _FREE_FOR_RATER = """
 """
 
 
-def queue_candidates(store: Store, golden_set_id: int, rubric_name: str, rater: str, *, overlap: int,
-                     at: str) -> list[dict]:
-    """Items this rater may take now: not labeled, skipped or flagged by them, and with a free slot.
+class LabelingQueries:
+    """The reviewer workflow's queries on one store's connection (``Store.labeling``)."""
 
-    A slot is free when the item's labels plus the live reservations of other
-    raters are fewer than the golden set's overlap. Rows are ``{pk, item_id}``.
-    """
-    return store._all(_FREE_FOR_RATER.format(columns="i.pk, i.item_id"),
-                      {"gs": golden_set_id, "rubric": rubric_name, "rater": rater, "overlap": overlap, "at": at})
+    def __init__(self, store: Store):
+        self.conn = store.conn
 
+    def _params(self, golden_set_id: int, rubric_name: str, rater: str, **more: object) -> dict:
+        return {"gs": golden_set_id, "rubric": rubric_name, "rater": rater, **more}
 
-def first_candidate(store: Store, golden_set_id: int, rubric_name: str, rater: str, *, overlap: int, at: str,
-                    order_key: Callable[[str, str], bytes]) -> dict | None:
-    """The free item that comes first in this rater's order (``order_key(rater, item_id)``, lowest first)."""
-    store.conn.create_function("queue_order", 2, order_key, deterministic=True)
-    return store._one(_FREE_FOR_RATER.format(columns="i.pk, i.item_id") + " ORDER BY queue_order(:rater, i.item_id) "
-                      "LIMIT 1", {"gs": golden_set_id, "rubric": rubric_name, "rater": rater, "overlap": overlap,
-                                  "at": at})
+    # -- queue and reservations ------------------------------------------------------------
 
+    def queue_candidates(self, golden_set_id: int, rubric_name: str, rater: str, *, overlap: int,
+                         at: str) -> list[dict]:
+        """Items this rater may take now: not labeled, skipped or flagged by them, and with a free slot.
 
-def live_reservation(store: Store, golden_set_id: int, rubric_name: str, rater: str, *, at: str) -> dict | None:
-    """The rater's unexpired reservation on an item they have not yet labeled, skipped or flagged."""
-    return store._one("""
-        SELECT i.pk, i.item_id, v.expires_at FROM reservations v JOIN items i ON i.pk = v.item_pk
-        WHERE i.golden_set_id = :gs AND v.rubric_name = :rubric AND v.rater = :rater AND v.expires_at > :at
-          AND NOT EXISTS (SELECT 1 FROM labels l
-                          WHERE l.item_pk = i.pk AND l.rater = :rater AND l.rubric_name = :rubric)
-          AND NOT EXISTS (SELECT 1 FROM flags f
-                          WHERE f.item_pk = i.pk AND f.rubric_name = :rubric AND f.rater = :rater)
-        ORDER BY v.expires_at DESC LIMIT 1""",
-                      {"gs": golden_set_id, "rubric": rubric_name, "rater": rater, "at": at})
+        A slot is free when the item's labels plus the live reservations of other
+        raters are fewer than the golden set's overlap. Rows are ``{pk, item_id}``.
+        """
+        return query(self.conn, _FREE_FOR_RATER.format(columns="i.pk, i.item_id"),
+                     self._params(golden_set_id, rubric_name, rater, overlap=overlap, at=at))
 
+    def first_candidate(self, golden_set_id: int, rubric_name: str, rater: str, *, overlap: int, at: str,
+                        order_key: Callable[[str, str], bytes]) -> dict | None:
+        """The free item that comes first in this rater's order (``order_key(rater, item_id)``, lowest first)."""
+        self.conn.create_function("queue_order", 2, order_key, deterministic=True)
+        return query_one(self.conn, _FREE_FOR_RATER.format(columns="i.pk, i.item_id")
+                         + " ORDER BY queue_order(:rater, i.item_id) LIMIT 1",
+                         self._params(golden_set_id, rubric_name, rater, overlap=overlap, at=at))
 
-def reserve(store: Store, item_pk: int, rubric_name: str, rater: str, *, expires_at: str) -> None:
-    store.conn.execute(
-        """INSERT INTO reservations (item_pk, rubric_name, rater, expires_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (item_pk, rubric_name, rater) DO UPDATE SET expires_at = excluded.expires_at""",
-        (item_pk, rubric_name, rater, expires_at))
+    def count_queue(self, golden_set_id: int, rubric_name: str, rater: str, *, overlap: int, at: str) -> int:
+        return self.conn.execute(_FREE_FOR_RATER.format(columns="count(*)"),
+                                 self._params(golden_set_id, rubric_name, rater, overlap=overlap, at=at)).fetchone()[0]
 
+    def live_reservation(self, golden_set_id: int, rubric_name: str, rater: str, *, at: str) -> dict | None:
+        """The rater's unexpired reservation on an item they have not yet labeled, skipped or flagged."""
+        return query_one(self.conn, """
+            SELECT i.pk, i.item_id, v.expires_at FROM reservations v JOIN items i ON i.pk = v.item_pk
+            WHERE i.golden_set_id = :gs AND v.rubric_name = :rubric AND v.rater = :rater AND v.expires_at > :at
+              AND NOT EXISTS (SELECT 1 FROM labels l
+                              WHERE l.item_pk = i.pk AND l.rater = :rater AND l.rubric_name = :rubric)
+              AND NOT EXISTS (SELECT 1 FROM flags f
+                              WHERE f.item_pk = i.pk AND f.rubric_name = :rubric AND f.rater = :rater)
+            ORDER BY v.expires_at DESC LIMIT 1""", self._params(golden_set_id, rubric_name, rater, at=at))
 
-def release(store: Store, item_pk: int, rubric_name: str, rater: str) -> None:
-    store.conn.execute("DELETE FROM reservations WHERE item_pk = ? AND rubric_name = ? AND rater = ?",
-                       (item_pk, rubric_name, rater))
+    def reserve(self, item_pk: int, rubric_name: str, rater: str, *, expires_at: str) -> None:
+        self.conn.execute(
+            """INSERT INTO reservations (item_pk, rubric_name, rater, expires_at) VALUES (?, ?, ?, ?)
+               ON CONFLICT (item_pk, rubric_name, rater) DO UPDATE SET expires_at = excluded.expires_at""",
+            (item_pk, rubric_name, rater, expires_at))
 
+    def release(self, item_pk: int, rubric_name: str, rater: str) -> None:
+        self.conn.execute("DELETE FROM reservations WHERE item_pk = ? AND rubric_name = ? AND rater = ?",
+                          (item_pk, rubric_name, rater))
 
-def purge_expired_reservations(store: Store, rubric_name: str, *, at: str) -> int:
-    return store.conn.execute("DELETE FROM reservations WHERE rubric_name = ? AND expires_at <= ?",
-                              (rubric_name, at)).rowcount
+    def purge_expired_reservations(self, rubric_name: str, *, at: str) -> int:
+        return self.conn.execute("DELETE FROM reservations WHERE rubric_name = ? AND expires_at <= ?",
+                                 (rubric_name, at)).rowcount
 
+    def reservations(self, golden_set_id: int, rubric_name: str) -> list[dict]:
+        return query(self.conn, """
+            SELECT i.item_id, v.rater, v.expires_at FROM reservations v JOIN items i ON i.pk = v.item_pk
+            WHERE i.golden_set_id = ? AND v.rubric_name = ? ORDER BY i.position, v.rater""",
+                     (golden_set_id, rubric_name))
 
-def reservations(store: Store, golden_set_id: int, rubric_name: str) -> list[dict]:
-    return store._all("""
-        SELECT i.item_id, v.rater, v.expires_at FROM reservations v JOIN items i ON i.pk = v.item_pk
-        WHERE i.golden_set_id = ? AND v.rubric_name = ? ORDER BY i.position, v.rater""",
-                      (golden_set_id, rubric_name))
+    # -- what a blind reviewer sees ------------------------------------------------------------
 
+    def golden_set_names(self) -> list[str]:
+        """Names only: the pickers of reviewer pages must not touch judgment tables."""
+        return [r[0] for r in self.conn.execute("SELECT name FROM golden_sets WHERE importing IS NULL ORDER BY name")]
 
-# -- what a blind reviewer sees --------------------------------------------------
+    def blind_item(self, golden_set_id: int, item_id: str) -> dict | None:
+        """Task, trajectory, output and reference of an item; never producer, metadata or judgments."""
+        row = query_one(self.conn, """
+            SELECT pk, item_id, json_extract(content, '$.input') AS input, json_extract(content, '$.output') AS output,
+                   json_extract(content, '$.trajectory') AS trajectory, json_extract(content, '$.reference') AS reference
+            FROM items WHERE golden_set_id = ? AND item_id = ?""", (golden_set_id, item_id))
+        if row:
+            row["trajectory"] = from_json(row["trajectory"])
+        return row
 
-def golden_set_names(store: Store) -> list[str]:
-    """Names only: the pickers of reviewer pages must not touch judgment tables."""
-    return [r[0] for r in store.conn.execute("SELECT name FROM golden_sets WHERE importing IS NULL ORDER BY name")]
+    def rater_label(self, item_pk: int, rubric_name: str, rater: str) -> dict | None:
+        return query_one(self.conn, """SELECT score, rationale, created_at, updated_at FROM labels
+                                       WHERE item_pk = ? AND rubric_name = ? AND rater = ?""",
+                         (item_pk, rubric_name, rater))
 
+    def recent_labels(self, golden_set_id: int, rubric_name: str, rater: str, *, limit: int = 10) -> list[dict]:
+        """The rater's latest labels (most recently saved first), with how often each was changed."""
+        return query(self.conn, """
+            SELECT i.item_id, l.score, l.rationale, l.created_at, l.updated_at,
+                   (SELECT count(*) FROM label_events e WHERE e.label_id = l.id AND e.event = 'update') AS n_changes
+            FROM labels l JOIN items i ON i.pk = l.item_pk
+            WHERE i.golden_set_id = ? AND l.rubric_name = ? AND l.rater = ?
+            ORDER BY l.updated_at DESC, l.id DESC LIMIT ?""", (golden_set_id, rubric_name, rater, limit))
 
-def item_pk(store: Store, golden_set_id: int, item_id: str) -> int | None:
-    row = store._one("SELECT pk FROM items WHERE golden_set_id = ? AND item_id = ?", (golden_set_id, item_id))
-    return row["pk"] if row else None
+    def progress(self, golden_set_id: int, rubric_name: str, rater: str, *, overlap: int) -> dict:
+        """Counts for the progress bar: items, items with enough labels, this rater's labels and flags."""
+        return query_one(self.conn, """
+            WITH lab AS (SELECT l.item_pk, count(*) AS n, max(l.rater = :rater) AS mine
+                         FROM labels l JOIN items i ON i.pk = l.item_pk
+                         WHERE l.rubric_name = :rubric AND i.golden_set_id = :gs GROUP BY l.item_pk)
+            SELECT (SELECT count(*) FROM items WHERE golden_set_id = :gs) AS n_items,
+                   coalesce(sum(n >= :overlap), 0) AS n_complete,
+                   coalesce(sum(n), 0) AS n_labels,
+                   coalesce(sum(mine), 0) AS mine,
+                   (SELECT count(DISTINCT f.item_pk) FROM flags f JOIN items i ON i.pk = f.item_pk
+                     WHERE i.golden_set_id = :gs AND f.rubric_name = :rubric AND f.rater = :rater) AS set_aside
+            FROM lab""", self._params(golden_set_id, rubric_name, rater, overlap=overlap))
 
+    # -- flags ---------------------------------------------------------------------------------
 
-def blind_item(store: Store, golden_set_id: int, item_id: str) -> dict | None:
-    """Task, trajectory, output and reference of an item; never producer, metadata or judgments."""
-    row = store._one("""
-        SELECT pk, item_id, json_extract(content, '$.input') AS input, json_extract(content, '$.output') AS output,
-               json_extract(content, '$.trajectory') AS trajectory, json_extract(content, '$.reference') AS reference
-        FROM items WHERE golden_set_id = ? AND item_id = ?""", (golden_set_id, item_id))
-    if row and row["trajectory"] is not None:
-        row["trajectory"] = json.loads(row["trajectory"])
-    return row
+    def has_flag(self, item_pk: int, rubric_name: str, rater: str, kind: str, note: str | None) -> bool:
+        return query_one(self.conn, """SELECT 1 FROM flags WHERE item_pk = ? AND rubric_name = ? AND rater = ?
+                                       AND kind = ? AND note IS ?""",
+                         (item_pk, rubric_name, rater, kind, note)) is not None
 
+    def add_flag(self, item_pk: int, rubric_name: str, rater: str, kind: str, note: str | None) -> int:
+        return self.conn.execute(
+            "INSERT INTO flags (item_pk, rater, rubric_name, kind, note, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (item_pk, rater, rubric_name, kind, note, now())).lastrowid
 
-def rater_label(store: Store, item_pk_: int, rubric_name: str, rater: str) -> dict | None:
-    return store._one("""SELECT score, rationale, created_at, updated_at FROM labels
-                         WHERE item_pk = ? AND rubric_name = ? AND rater = ?""", (item_pk_, rubric_name, rater))
-
-
-def recent_labels(store: Store, golden_set_id: int, rubric_name: str, rater: str, *, limit: int = 10) -> list[dict]:
-    """The rater's latest labels (most recently saved first), with how often each was changed."""
-    return store._all("""
-        SELECT i.item_id, l.score, l.rationale, l.created_at, l.updated_at,
-               (SELECT count(*) FROM label_events e WHERE e.label_id = l.id AND e.event = 'update') AS n_changes
-        FROM labels l JOIN items i ON i.pk = l.item_pk
-        WHERE i.golden_set_id = ? AND l.rubric_name = ? AND l.rater = ?
-        ORDER BY l.updated_at DESC, l.id DESC LIMIT ?""", (golden_set_id, rubric_name, rater, limit))
-
-
-def progress(store: Store, golden_set_id: int, rubric_name: str, rater: str, *, overlap: int) -> dict:
-    """Counts for the progress bar: items, items with enough labels, this rater's labels and flags."""
-    return store._one("""
-        WITH lab AS (SELECT l.item_pk, count(*) AS n, max(l.rater = :rater) AS mine
-                     FROM labels l JOIN items i ON i.pk = l.item_pk
-                     WHERE l.rubric_name = :rubric AND i.golden_set_id = :gs GROUP BY l.item_pk)
-        SELECT (SELECT count(*) FROM items WHERE golden_set_id = :gs) AS n_items,
-               coalesce(sum(n >= :overlap), 0) AS n_complete,
-               coalesce(sum(n), 0) AS n_labels,
-               coalesce(sum(mine), 0) AS mine,
-               (SELECT count(DISTINCT f.item_pk) FROM flags f JOIN items i ON i.pk = f.item_pk
-                 WHERE i.golden_set_id = :gs AND f.rubric_name = :rubric AND f.rater = :rater) AS set_aside
-        FROM lab""", {"gs": golden_set_id, "rubric": rubric_name, "rater": rater, "overlap": overlap})
-
-
-def count_queue(store: Store, golden_set_id: int, rubric_name: str, rater: str, *, overlap: int, at: str) -> int:
-    return store.conn.execute(_FREE_FOR_RATER.format(columns="count(*)"),
-                              {"gs": golden_set_id, "rubric": rubric_name, "rater": rater, "overlap": overlap,
-                               "at": at}).fetchone()[0]
-
-
-# -- flags ---------------------------------------------------------------------
-
-def has_flag(store: Store, item_pk_: int, rubric_name: str, rater: str, kind: str, note: str | None) -> bool:
-    return store._one("""SELECT 1 FROM flags WHERE item_pk = ? AND rubric_name = ? AND rater = ? AND kind = ?
-                         AND note IS ?""", (item_pk_, rubric_name, rater, kind, note)) is not None
-
-
-def add_flag(store: Store, item_pk_: int, rubric_name: str, rater: str, kind: str, note: str | None) -> int:
-    return store.conn.execute(
-        "INSERT INTO flags (item_pk, rater, rubric_name, kind, note, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-        (item_pk_, rater, rubric_name, kind, note, now())).lastrowid
-
-
-def flags(store: Store, golden_set_id: int, rubric_name: str, *, kinds: tuple[str, ...] | None = None) -> list[dict]:
-    sql = """SELECT i.item_id, f.rater, f.kind, f.note, f.created_at FROM flags f JOIN items i ON i.pk = f.item_pk
-             WHERE i.golden_set_id = ? AND f.rubric_name = ?"""
-    params: list = [golden_set_id, rubric_name]
-    if kinds:
-        sql += f" AND f.kind IN ({','.join('?' * len(kinds))})"
-        params += list(kinds)
-    return store._all(sql + " ORDER BY f.id", params)
+    def flags(self, golden_set_id: int, rubric_name: str, *, kinds: tuple[str, ...] | None = None) -> list[dict]:
+        sql = """SELECT i.item_id, f.rater, f.kind, f.note, f.created_at FROM flags f JOIN items i ON i.pk = f.item_pk
+                 WHERE i.golden_set_id = ? AND f.rubric_name = ?"""
+        params: list = [golden_set_id, rubric_name]
+        if kinds:
+            sql += f" AND f.kind IN ({','.join('?' * len(kinds))})"
+            params += list(kinds)
+        return query(self.conn, sql + " ORDER BY f.id", params)

@@ -24,8 +24,8 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from .db import is_busy, retry_busy
-from .store import Store, now
+from .db import is_busy, now, query_one, retry_busy
+from .store import Store
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def is_abandoned(holder: Holder, *, stale_after_s: float = LEASE_STALE_S) -> boo
 
 
 def current(store: Store, key: str) -> Holder | None:
-    row = store._one("SELECT * FROM leases WHERE key = ?", (key,))
+    row = query_one(store.conn, "SELECT * FROM leases WHERE key = ?", (key,))
     return Holder(**row) if row else None
 
 

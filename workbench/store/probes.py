@@ -8,9 +8,9 @@ repeat), so it resumes and never pays twice. ``Store.runs`` and
 
 from __future__ import annotations
 
-import json
-
-from .store import Store, now
+from .db import now, query, query_one
+from .mapping import from_json, to_json
+from .store import Store
 
 RUN_PREFIX = "probe:"
 
@@ -27,8 +27,8 @@ def ensure_probe_run(store: Store, judge_pk: int, golden_set_id: int, probe: str
     """
     name = probe_run_name(probe)
     with store.transaction():
-        row = store._one("SELECT id FROM runs WHERE judge_pk = ? AND golden_set_id = ? AND name = ?",
-                         (judge_pk, golden_set_id, name))
+        row = query_one(store.conn, "SELECT id FROM runs WHERE judge_pk = ? AND golden_set_id = ? AND name = ?",
+                        (judge_pk, golden_set_id, name))
         if row:
             return row["id"], name
         if not create:
@@ -36,14 +36,14 @@ def ensure_probe_run(store: Store, judge_pk: int, golden_set_id: int, probe: str
         run_id = store.conn.execute(
             "INSERT INTO runs (judge_pk, golden_set_id, source, name, status, params, started_at, probe) "
             "VALUES (?, ?, 'run', ?, 'running', ?, ?, ?)",
-            (judge_pk, golden_set_id, name, json.dumps({"model": model, "probe": probe}, sort_keys=True), now(),
+            (judge_pk, golden_set_id, name, to_json({"model": model, "probe": probe}), now(),
              probe)).lastrowid
         return run_id, name
 
 
 def probe_runs(store: Store, golden_set_id: int, judge_pk: int) -> list[dict]:
     """The judge's probe runs on the golden set, with their judgment counts and known cost."""
-    rows = store._all("""
+    rows = query(store.conn, """
         SELECT r.id, r.name, r.probe, r.status, r.params, r.started_at, r.finished_at,
                count(j.id) AS n_judgments, total(j.cost_usd) AS cost_usd,
                sum(j.cost_usd IS NULL AND j.id IS NOT NULL) AS n_unpriced
@@ -51,13 +51,13 @@ def probe_runs(store: Store, golden_set_id: int, judge_pk: int) -> list[dict]:
         WHERE r.golden_set_id = ? AND r.judge_pk = ? AND r.probe IS NOT NULL
         GROUP BY r.id ORDER BY r.id""", (golden_set_id, judge_pk))
     for r in rows:
-        r["params"] = json.loads(r["params"])
+        r["params"] = from_json(r["params"])
     return rows
 
 
 def probe_judgments(store: Store, golden_set_id: int, judge_pk: int) -> list[dict]:
     """Every judgment of the judge's probe runs on the golden set: probe, item_id, repeat, score, ..."""
-    return store._all("""
+    return query(store.conn, """
         SELECT r.probe, j.run_id, i.item_id, j.repeat, j.score, j.unscored_reason, j.item_content_hash,
                j.cost_usd, j.tokens_in, j.tokens_out, j.model_version
         FROM judgments j JOIN runs r ON r.id = j.run_id JOIN items i ON i.pk = j.item_pk

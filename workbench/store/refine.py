@@ -7,24 +7,25 @@ when there is one.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable, Sequence
 
 from ..errors import NotFound
-from .store import Store, now
+from .db import now, query, query_one
+from .mapping import from_json, to_json
+from .store import Store
 
 ROUND_JSON = ("edit", "results")
 
 
 def _dumps(obj: Any) -> str | None:
-    return None if obj is None else json.dumps(obj, ensure_ascii=False, default=str)
+    return to_json(obj, sort_keys=False, default=str)  # as given: a round's edit and results keep their key order
 
 
 def _round(row: dict | None) -> dict | None:
     if row is None:
         return None
     for key in ROUND_JSON:
-        row[key] = json.loads(row[key]) if row[key] else None
+        row[key] = from_json(row[key])
     return row
 
 
@@ -32,9 +33,9 @@ def _round(row: dict | None) -> dict | None:
 
 def find_split(store: Store, golden_set_version_id: int, rubric_name: str, seed: int,
                held_out_fraction: float) -> dict | None:
-    return store._one("""SELECT * FROM refine_splits WHERE golden_set_version_id = ? AND rubric_name = ?
+    return query_one(store.conn, """SELECT * FROM refine_splits WHERE golden_set_version_id = ? AND rubric_name = ?
                          AND seed = ? AND held_out_fraction = ?""",
-                      (golden_set_version_id, rubric_name, seed, held_out_fraction))
+                     (golden_set_version_id, rubric_name, seed, held_out_fraction))
 
 
 def insert_split(store: Store, *, golden_set_id: int, golden_set_version_id: int, rubric_name: str, seed: int,
@@ -56,7 +57,8 @@ def insert_split(store: Store, *, golden_set_id: int, golden_set_version_id: int
 
 
 def split(store: Store, split_id: int) -> dict:
-    row = store._one("""SELECT s.*, v.hash AS golden_set_version_hash, v.version AS golden_set_version, g.name AS golden_set
+    row = query_one(store.conn, """
+        SELECT s.*, v.hash AS golden_set_version_hash, v.version AS golden_set_version, g.name AS golden_set
                         FROM refine_splits s JOIN golden_set_versions v ON v.id = s.golden_set_version_id
                         JOIN golden_sets g ON g.id = s.golden_set_id WHERE s.id = ?""", (split_id,))
     if row is None:
@@ -66,7 +68,7 @@ def split(store: Store, split_id: int) -> dict:
 
 def split_items(store: Store, split_id: int) -> list[dict]:
     """(item_id, item_pk, task_id, category, part, consensus) in golden-set order."""
-    return store._all("""SELECT i.item_id, i.pk AS item_pk, i.task_id, i.category, s.part, s.consensus
+    return query(store.conn, """SELECT i.item_id, i.pk AS item_pk, i.task_id, i.category, s.part, s.consensus
                          FROM refine_split_items s JOIN items i ON i.pk = s.item_pk
                          WHERE s.split_id = ? ORDER BY i.position""", (split_id,))
 
@@ -75,7 +77,7 @@ def split_items(store: Store, split_id: int) -> list[dict]:
 
 def open_session(store: Store, golden_set_id: int, rubric_name: str, judge_id: str) -> dict | None:
     """The newest open session refining this rubric's judge on this golden set."""
-    return store._one("""SELECT se.* FROM refine_sessions se JOIN refine_splits sp ON sp.id = se.split_id
+    return query_one(store.conn, """SELECT se.* FROM refine_sessions se JOIN refine_splits sp ON sp.id = se.split_id
                          WHERE sp.golden_set_id = ? AND sp.rubric_name = ? AND se.judge_id = ? AND se.status = 'open'
                          ORDER BY se.id DESC LIMIT 1""", (golden_set_id, rubric_name, judge_id))
 
@@ -91,16 +93,16 @@ def insert_session(store: Store, *, split_id: int, base_rubric_id: int, judge_id
 
 
 def session(store: Store, session_id: int) -> dict:
-    row = store._one("SELECT * FROM refine_sessions WHERE id = ?", (session_id,))
+    row = query_one(store.conn, "SELECT * FROM refine_sessions WHERE id = ?", (session_id,))
     if row is None:
         raise NotFound(f"no refinement session {session_id}; 'workbench refine ...' starts one")
     return row
 
 
 def sessions(store: Store, golden_set_id: int, rubric_name: str) -> list[dict]:
-    return store._all("""SELECT se.* FROM refine_sessions se JOIN refine_splits sp ON sp.id = se.split_id
+    return query(store.conn, """SELECT se.* FROM refine_sessions se JOIN refine_splits sp ON sp.id = se.split_id
                          WHERE sp.golden_set_id = ? AND sp.rubric_name = ? ORDER BY se.id""",
-                      (golden_set_id, rubric_name))
+                 (golden_set_id, rubric_name))
 
 
 def set_session_budget(store: Store, session_id: int, budget_usd: float | None) -> None:
@@ -129,12 +131,12 @@ def session_spend(store: Store, session_id: int, judge_pks: Sequence[int], golde
 # -- rounds -------------------------------------------------------------------
 
 def rounds(store: Store, session_id: int) -> list[dict]:
-    return [_round(r) for r in store._all("SELECT * FROM refine_rounds WHERE session_id = ? ORDER BY number",
+    return [_round(r) for r in query(store.conn, "SELECT * FROM refine_rounds WHERE session_id = ? ORDER BY number",
                                            (session_id,))]
 
 
 def round_(store: Store, round_id: int) -> dict:
-    row = _round(store._one("SELECT * FROM refine_rounds WHERE id = ?", (round_id,)))
+    row = _round(query_one(store.conn, "SELECT * FROM refine_rounds WHERE id = ?", (round_id,)))
     if row is None:
         raise NotFound(f"no refinement round {round_id}; the Refine page and 'workbench refine' list the rounds")
     return row
@@ -145,7 +147,8 @@ def insert_round(store: Store, session_id: int, number: int, parent_rubric_id: i
         rid = store.conn.execute(
             """INSERT INTO refine_rounds (session_id, number, parent_rubric_id, created_at) VALUES (?, ?, ?, ?)
                ON CONFLICT (session_id, number) DO NOTHING""", (session_id, number, parent_rubric_id, now())).lastrowid
-        row = store._one("SELECT id FROM refine_rounds WHERE session_id = ? AND number = ?", (session_id, number))
+        row = query_one(store.conn, "SELECT id FROM refine_rounds WHERE session_id = ? AND number = ?",
+                        (session_id, number))
     return round_(store, row["id"] if row else rid)
 
 
@@ -176,7 +179,7 @@ def record_lineage(store: Store, rubric_id: int, parent_rubric_id: int, diff: st
 
 def lineage(store: Store, rubric_id: int) -> dict | None:
     """The parent, diff and refinement round of a rubric version made by the loop (None for any other)."""
-    return store._one("""SELECT l.*, r.session_id, r.number AS round_number, se.split_id
+    return query_one(store.conn, """SELECT l.*, r.session_id, r.number AS round_number, se.split_id
                          FROM rubric_lineage l LEFT JOIN refine_rounds r ON r.id = l.round_id
                          LEFT JOIN refine_sessions se ON se.id = r.session_id WHERE l.rubric_id = ?""", (rubric_id,))
 

@@ -32,8 +32,8 @@ from typing import Iterator, Sequence
 
 from ..errors import WorkbenchError
 from . import leases
-from .db import retry_busy
-from .store import Store, now
+from .db import now, query, query_one, retry_busy
+from .store import Store
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ def land_items(store: Store, staged: StagedItems, golden_set: str, *, is_demo: b
 
 
 def _visible_set(store: Store, name: str) -> dict | None:
-    return store._one("SELECT id FROM golden_sets WHERE name = ? AND importing IS NULL", (name,))
+    return query_one(store.conn, "SELECT id FROM golden_sets WHERE name = ? AND importing IS NULL", (name,))
 
 
 class _Attached:
@@ -177,7 +177,7 @@ def _land_in_one_transaction(store: Store, staged: StagedItems, golden_set: str,
                 gs_id = store.ensure_golden_set(golden_set, is_demo=is_demo)
                 # only items that landed after staging began can collide with an id staged as new
                 since = staged.checked_below or 0
-                conflict = store._one(f"""
+                conflict = query_one(store.conn, f"""
                     SELECT s.item_id, s.line FROM main.items i JOIN {schema}.staged s ON s.item_id = i.item_id
                     WHERE i.golden_set_id = ? AND i.position >= ? AND s.present = 0
                       AND i.content_hash != s.content_hash ORDER BY s.seq LIMIT 1""", (gs_id, since))
@@ -277,7 +277,7 @@ def _land_through_hidden_set(store: Store, staged: StagedItems, golden_set: str,
 def discard_abandoned_imports(store: Store) -> int:
     """Remove the hidden sets of imports whose process is gone; returns how many were removed."""
     removed = 0
-    for row in store._all("SELECT id, importing FROM golden_sets WHERE importing IS NOT NULL"):
+    for row in query(store.conn, "SELECT id, importing FROM golden_sets WHERE importing IS NOT NULL"):
         holder = leases.current(store, row["importing"])
         if holder is None or leases.is_abandoned(holder):
             log.warning("discarding the rows of an interrupted import (%s)", row["importing"])

@@ -1,33 +1,32 @@
 """Store: every query the services need, over one migrated SQLite connection.
 
-Rows come back as plain dicts (or data classes where one exists); JSON columns
-are decoded here so nothing above the store sees SQL or serialised text.
+Items and judgments go in and come out as the domain's data classes where the
+callers want them (``Item``, ``Judgment``; mapped once, in ``mapping.py``);
+other rows come back as plain dicts with their JSON columns decoded, so nothing
+above the store sees SQL or serialised text. The store's other query modules
+(``labeling.py``, ``active_queue.py``, ...) read through ``db.query`` /
+``db.query_one`` on ``Store.conn`` and join its transactions.
 """
 
 from __future__ import annotations
 
-import json
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from ..errors import NotFound
-from .db import as_sqlite_utils, connect, default_db_path, immediate, retry_busy
+from ..models import Item, Judgment, Rubric
+from .db import Params, as_sqlite_utils, connect, default_db_path, immediate, now, query, query_one, retry_busy
+from .mapping import decode_verdict, from_json, item_from_row, judgment_from_row, to_json, verdict_columns
 from .migrations import migrate
 
 if TYPE_CHECKING:
+    from .labeling import LabelingQueries
     from .staging import Landed, StagedItems
 
 T = TypeVar("T")
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
-def _dumps(obj: Any) -> str | None:
-    return None if obj is None else json.dumps(obj, ensure_ascii=False, sort_keys=True)
+__all__ = ["Store", "now"]
 
 
 def _chunks(seq: Sequence, n: int = 500) -> Iterator[Sequence]:
@@ -67,12 +66,17 @@ class Store:
         """Run ``write`` (one transaction) until it gets through a busy database: for writes that must not fail."""
         return retry_busy(self.conn, write, what=what)
 
-    def _all(self, sql: str, params: Sequence | dict = ()) -> list[dict]:
-        return [dict(r) for r in self.conn.execute(sql, params)]
+    def _all(self, sql: str, params: Params = ()) -> list[dict]:
+        return query(self.conn, sql, params)
 
-    def _one(self, sql: str, params: Sequence | dict = ()) -> dict | None:
-        row = self.conn.execute(sql, params).fetchone()
-        return dict(row) if row else None
+    def _one(self, sql: str, params: Params = ()) -> dict | None:
+        return query_one(self.conn, sql, params)
+
+    @cached_property
+    def labeling(self) -> "LabelingQueries":
+        """The reviewer workflow's queries (queue, reservations, flags, blind reads) on this connection."""
+        from .labeling import LabelingQueries
+        return LabelingQueries(self)
 
     def data_version(self) -> tuple:
         """A cheap fingerprint that changes whenever labels, adjudications, items, rubrics or judgments change."""
@@ -118,12 +122,12 @@ class Store:
         """The set's blind-review setting: {"enabled": bool, "patterns": [regex, ...]} (the lead's own patterns)."""
         row = self._one("SELECT mask_self_identification, mask_patterns FROM golden_sets WHERE id = ?",
                         (golden_set_id,))
-        return {"enabled": bool(row["mask_self_identification"]), "patterns": json.loads(row["mask_patterns"])}
+        return {"enabled": bool(row["mask_self_identification"]), "patterns": from_json(row["mask_patterns"], [])}
 
     def set_golden_set_masking(self, golden_set_id: int, *, enabled: bool, patterns: Sequence[str]) -> None:
         with self.transaction():
             self.conn.execute("UPDATE golden_sets SET mask_self_identification = ?, mask_patterns = ? WHERE id = ?",
-                              (int(enabled), json.dumps(list(patterns), ensure_ascii=False), golden_set_id))
+                              (int(enabled), to_json(list(patterns), sort_keys=False), golden_set_id))
 
     def golden_sets(self) -> list[dict]:
         return self._all("""
@@ -163,37 +167,29 @@ class Store:
         return self.conn.execute("SELECT coalesce(max(position), -1) + 1 FROM items WHERE golden_set_id = ?",
                                  (golden_set_id,)).fetchone()[0]
 
-    def insert_items(self, golden_set_id: int, rows: Iterable[dict]) -> int:
-        """Insert new items (callers check duplicates first); returns how many were inserted."""
-        at = now()
-        cur = self.conn.executemany(
-            """INSERT INTO items (golden_set_id, item_id, task_id, category, producer_model, producer_family,
-                                  content, content_hash, position, created_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (golden_set_id, item_id) DO NOTHING""",
-            [(golden_set_id, r["item_id"], r["task_id"], r["category"], r.get("producer_model"),
-              r.get("producer_family"), r["content"], r["content_hash"], r["position"], at) for r in rows])
-        return cur.rowcount
+    def items(self, golden_set_id: int, item_ids: Sequence[str] | None = None) -> list[Item]:
+        """The golden set's items (or those of ``item_ids``), in import order."""
+        sql = "SELECT item_id, content FROM items WHERE golden_set_id = ?"
+        if item_ids is None:
+            return [item_from_row(r) for r in self.conn.execute(sql + " ORDER BY position", (golden_set_id,))]
+        rows: list = []
+        for chunk in _chunks(list(item_ids)):
+            rows += self.conn.execute(sql + f" AND item_id IN ({','.join('?' * len(chunk))})",
+                                      (golden_set_id, *chunk)).fetchall()
+        order = {i: k for k, i in enumerate(item_ids)}
+        return [item_from_row(r) for r in sorted(rows, key=lambda r: order[r["item_id"]])]
 
-    def items(self, golden_set_id: int, item_ids: Sequence[str] | None = None) -> list[dict]:
-        """Items with their decoded content, in import order."""
-        sql = "SELECT pk, item_id, task_id, category, producer_model, producer_family, content, content_hash FROM items WHERE golden_set_id = ?"
-        params: list = [golden_set_id]
-        if item_ids is not None:
-            rows: list[dict] = []
-            for chunk in _chunks(list(item_ids)):
-                rows += self._all(sql + f" AND item_id IN ({','.join('?' * len(chunk))}) ORDER BY position",
-                                  (golden_set_id, *chunk))
-        else:
-            rows = self._all(sql + " ORDER BY position", params)
-        for r in rows:
-            r["content"] = json.loads(r["content"])
-        return rows
-
-    def item(self, golden_set_id: int, item_id: str) -> dict:
+    def item(self, golden_set_id: int, item_id: str) -> Item:
         rows = self.items(golden_set_id, [item_id])
         if not rows:
             raise NotFound(f"golden set has no item '{item_id}'")
         return rows[0]
+
+    def item_pk(self, golden_set_id: int, item_id: str) -> int | None:
+        """The item's row id (what labels, adjudications and judgments point to), or None for an unknown id."""
+        row = self.conn.execute("SELECT pk FROM items WHERE golden_set_id = ? AND item_id = ?",
+                                (golden_set_id, item_id)).fetchone()
+        return row[0] if row else None
 
     def item_pks(self, golden_set_id: int) -> dict[str, int]:
         return {r[0]: r[1] for r in self.conn.execute(
@@ -219,7 +215,7 @@ class Store:
                 (golden_set_id,)).fetchone()[0]
             self.conn.execute(
                 "INSERT INTO golden_set_versions (golden_set_id, version, hash, snapshot, created_at) VALUES (?, ?, ?, ?, ?)",
-                (golden_set_id, version, version_hash, _dumps(snapshot), now()))
+                (golden_set_id, version, version_hash, to_json(snapshot), now()))
             return self.golden_set_version_by_hash(golden_set_id, version_hash)
 
     def golden_set_versions(self, golden_set_id: int) -> list[dict]:
@@ -230,7 +226,7 @@ class Store:
     def rubric_versions(self, name: str) -> list[dict]:
         rows = self._all("SELECT * FROM rubrics WHERE name = ? ORDER BY version", (name,))
         for r in rows:
-            r["content"] = json.loads(r["content"])
+            r["content"] = from_json(r["content"])
         return rows
 
     def rubric_names(self) -> list[dict]:
@@ -245,42 +241,39 @@ class Store:
         if not row:
             what = f"rubric '{name}'" + (f" version {version}" if version else "")
             raise NotFound(f"no {what}; add it with 'workbench rubric add rubrics/{name}.yaml'")
-        row["content"] = json.loads(row["content"])
+        row["content"] = from_json(row["content"])
         return row
 
     def rubric_row_by_id(self, rubric_id: int) -> dict:
         row = self._one("SELECT * FROM rubrics WHERE id = ?", (rubric_id,))
         if not row:
             raise NotFound(f"no rubric with id {rubric_id}")
-        row["content"] = json.loads(row["content"])
+        row["content"] = from_json(row["content"])
         return row
 
-    def add_rubric_version(self, name: str, content_hash: str, content: dict, scale_values: Sequence[int],
-                           judges: Sequence[dict]) -> tuple[dict, bool]:
-        """Store a rubric version unless the same content exists; returns (row, created)."""
+    def add_rubric_version(self, rubric: Rubric) -> tuple[dict, bool]:
+        """Store the rubric as a version of its name unless the same content exists; returns (row, created).
+
+        The version is identified by the hash of the rubric's content; its scale values and judges (with their
+        config hashes) are stored beside it.
+        """
+        content_hash = rubric.content_hash
         with self.transaction():
-            existing = self._one("SELECT id FROM rubrics WHERE name = ? AND hash = ?", (name, content_hash))
+            existing = self._one("SELECT id FROM rubrics WHERE name = ? AND hash = ?", (rubric.name, content_hash))
             if existing:
                 return self.rubric_row_by_id(existing["id"]), False
             version = self.conn.execute("SELECT coalesce(max(version), 0) + 1 FROM rubrics WHERE name = ?",
-                                        (name,)).fetchone()[0]
+                                        (rubric.name,)).fetchone()[0]
             rid = self.conn.execute(
                 "INSERT INTO rubrics (name, version, hash, content, created_at) VALUES (?, ?, ?, ?, ?)",
-                (name, version, content_hash, _dumps(content), now())).lastrowid
+                (rubric.name, version, content_hash, to_json(rubric.content()), now())).lastrowid
             self.conn.executemany("INSERT INTO rubric_scale (rubric_id, value) VALUES (?, ?)",
-                                  [(rid, v) for v in scale_values])
+                                  [(rid, v) for v in rubric.scale.values])
             self.conn.executemany(
                 "INSERT INTO judges (rubric_id, judge_id, model, family, config, config_hash) VALUES (?, ?, ?, ?, ?, ?)",
-                [(rid, j["judge_id"], j["model"], j.get("family"), _dumps(j["config"]), j["config_hash"]) for j in judges])
+                [(rid, j.id, j.model, j.family, to_json(j.config()), j.config_hash(content_hash))
+                 for j in rubric.judges])
             return self.rubric_row_by_id(rid), True
-
-    def rubric_usage(self, rubric_id: int) -> dict[str, int]:
-        return {
-            "labels": self.conn.execute("SELECT count(*) FROM labels WHERE rubric_id = ?", (rubric_id,)).fetchone()[0],
-            "judgments": self.conn.execute(
-                "SELECT count(*) FROM judgments j JOIN runs r ON r.id = j.run_id JOIN judges g ON g.pk = r.judge_pk "
-                "WHERE g.rubric_id = ?", (rubric_id,)).fetchone()[0],
-        }
 
     def judge_row(self, rubric_id: int, judge_id: str) -> dict:
         row = self._one("SELECT * FROM judges WHERE rubric_id = ? AND judge_id = ?", (rubric_id, judge_id))
@@ -288,13 +281,13 @@ class Store:
             known = ", ".join(r["judge_id"] for r in self._all(
                 "SELECT judge_id FROM judges WHERE rubric_id = ? ORDER BY judge_id", (rubric_id,))) or "none"
             raise NotFound(f"the rubric declares no judge '{judge_id}' (declared: {known}); add it under judges: in the rubric YAML")
-        row["config"] = json.loads(row["config"])
+        row["config"] = from_json(row["config"])
         return row
 
     def judges_of(self, rubric_id: int) -> list[dict]:
         rows = self._all("SELECT * FROM judges WHERE rubric_id = ? ORDER BY pk", (rubric_id,))
         for r in rows:
-            r["config"] = json.loads(r["config"])
+            r["config"] = from_json(r["config"])
         return rows
 
     # -- raters -----------------------------------------------------------
@@ -403,7 +396,7 @@ class Store:
             rid = self.conn.execute(
                 "INSERT INTO runs (judge_pk, golden_set_id, source, name, status, params, started_at, finished_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (judge_pk, golden_set_id, source, name, status, _dumps(params or {}), now(),
+                (judge_pk, golden_set_id, source, name, status, to_json(params or {}), now(),
                  None if status == "running" else now())).lastrowid
             return rid, True
 
@@ -424,10 +417,20 @@ class Store:
             params.append(judge_pk)
         rows = self._all(sql + " ORDER BY r.id", params)
         for r in rows:
-            r["params"] = json.loads(r["params"])
+            r["params"] = from_json(r["params"])
         return rows
 
-    def insert_judgments(self, rows: Iterable[dict]) -> int:
+    def insert_judgments(self, run_id: int, config_hash: str, judgments: Iterable[Judgment],
+                         items: Mapping[str, Mapping]) -> int:
+        """Record judgments of the run made under ``config_hash``; returns how many were added.
+
+        ``items`` maps each judged item id to its row id (``pk``) and the ``content_hash`` of the content the judge
+        saw. A (item, repeat) the run holds already is left as it was: re-running or re-importing adds nothing.
+        """
+        at = now()
+        rows = [{**verdict_columns(j), "run_id": run_id, "item_pk": items[j.item_id]["pk"],
+                 "item_content_hash": items[j.item_id]["content_hash"], "config_hash": config_hash, "at": at}
+                for j in judgments]
         before = self.conn.total_changes
         self.conn.executemany(
             """INSERT INTO judgments (run_id, item_pk, item_content_hash, config_hash, repeat, score, unscored_reason,
@@ -436,9 +439,7 @@ class Store:
                VALUES (:run_id, :item_pk, :item_content_hash, :config_hash, :repeat, :score, :unscored_reason,
                    :rationale, :evidence_steps, :trace, :tokens_in, :tokens_out, :tokens_cached, :cost_usd,
                    :latency_ms, :model_version, coalesce(:created_at, :at))
-               ON CONFLICT (run_id, item_pk, repeat) DO NOTHING""",
-            [{**r, "evidence_steps": _dumps(r.get("evidence_steps")), "trace": _dumps(r.get("trace")), "at": now()}
-             for r in rows])
+               ON CONFLICT (run_id, item_pk, repeat) DO NOTHING""", rows)
         return self.conn.total_changes - before
 
     def judgments(self, golden_set_id: int, judge_pk: int, run_id: int | None = None) -> list[dict]:
@@ -449,11 +450,11 @@ class Store:
         if run_id is not None:
             sql += " AND j.run_id = ?"
             params.append(run_id)
-        rows = self._all(sql + " ORDER BY j.run_id, i.position, j.repeat", params)
-        for r in rows:
-            r["evidence_steps"] = json.loads(r["evidence_steps"]) if r["evidence_steps"] else []
-            r["trace"] = json.loads(r["trace"]) if r["trace"] else None
-        return rows
+        return [decode_verdict(r) for r in self._all(sql + " ORDER BY j.run_id, i.position, j.repeat", params)]
+
+    def run_judgments(self, golden_set_id: int, judge_pk: int) -> list[tuple[str, Judgment]]:
+        """(run name, ``Judgment``) of each of the judge's calibration judgments, in the order of :meth:`judgments`."""
+        return [(r["run_name"], judgment_from_row(r)) for r in self.judgments(golden_set_id, judge_pk)]
 
     def judgment_columns(self, golden_set_id: int, judge_pk: int) -> dict[str, list]:
         """The judge's calibration judgments as columns, in the order of :meth:`judgments`, without rationale,
@@ -469,11 +470,8 @@ class Store:
         return {name: [r[k] for r in rows] for k, name in enumerate(names)}
 
     def item_judgments(self, item_pk: int, run_id: int) -> list[dict]:
-        rows = self._all("SELECT * FROM judgments WHERE item_pk = ? AND run_id = ? ORDER BY repeat", (item_pk, run_id))
-        for r in rows:
-            r["evidence_steps"] = json.loads(r["evidence_steps"]) if r["evidence_steps"] else []
-            r["trace"] = json.loads(r["trace"]) if r["trace"] else None
-        return rows
+        return [decode_verdict(r) for r in self._all(
+            "SELECT * FROM judgments WHERE item_pk = ? AND run_id = ? ORDER BY repeat", (item_pk, run_id))]
 
     def done_keys(self, config_hash: str, run_id: int | None = None) -> set[tuple[str, int]]:
         """(item content hash, repeat) already judged under this config: never paid for twice."""
@@ -487,7 +485,7 @@ class Store:
     # -- reports ----------------------------------------------------------
     def report(self, key_hash: str) -> dict | None:
         row = self._one("SELECT report FROM reports WHERE key_hash = ?", (key_hash,))
-        return json.loads(row["report"]) if row else None
+        return from_json(row["report"]) if row else None
 
     def save_report(self, key_hash: str, golden_set_id: int, rubric_id: int, judge_pk: int | None, kind: str,
                     report: dict) -> None:
@@ -495,11 +493,7 @@ class Store:
             self.conn.execute(
                 """INSERT INTO reports (key_hash, golden_set_id, rubric_id, judge_pk, kind, report, created_at)
                    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING""",
-                (key_hash, golden_set_id, rubric_id, judge_pk, kind, json.dumps(report, sort_keys=True), now()))
-
-    def report_created_at(self, key_hash: str) -> str | None:
-        row = self._one("SELECT created_at FROM reports WHERE key_hash = ?", (key_hash,))
-        return row["created_at"] if row else None
+                (key_hash, golden_set_id, rubric_id, judge_pk, kind, to_json(report), now()))
 
     # -- exports ----------------------------------------------------------
     def record_export(self, path: str, sha256: str, rubric_id: int, judge_pk: int, golden_set_version_id: int) -> None:
@@ -523,12 +517,12 @@ class Store:
         with self.transaction():
             self.conn.execute(
                 """INSERT INTO batches (run_id, provider, batch_id, keys, created_at) VALUES (?, ?, ?, ?, ?)
-                   ON CONFLICT (batch_id) DO NOTHING""", (run_id, provider, batch_id, _dumps(keys), now()))
+                   ON CONFLICT (batch_id) DO NOTHING""", (run_id, provider, batch_id, to_json(keys), now()))
 
     def pending_batches(self, run_id: int) -> list[dict]:
         rows = self._all("SELECT * FROM batches WHERE run_id = ? AND status = 'submitted' ORDER BY id", (run_id,))
         for r in rows:
-            r["keys"] = json.loads(r["keys"])
+            r["keys"] = from_json(r["keys"])
         return rows
 
     def mark_batch_done(self, batch_id: str) -> None:

@@ -21,7 +21,7 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from ..models import Role
-from ..services.labeling import rater_for_email, rater_names, rater_role
+from ..services.raters import rater_for_email, rater_names, rater_role
 from .components import plain
 from .state import store
 
@@ -29,7 +29,6 @@ REVIEWER, LEAD, ADMIN = Role.REVIEWER, Role.LEAD, Role.ADMIN
 EVERYONE = tuple(Role)
 REVIEWERS = EVERYONE  # leads and admins may label too
 LEADS = (LEAD, ADMIN)
-ADMINS = (ADMIN,)
 
 ROUTER_KEY = "_routed"  # set by app.py while it runs the page it chose for this user
 RATER_KEY = "_rater"  # the local-mode identity of this session (kept apart from the widget's own state)

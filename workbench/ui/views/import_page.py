@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from workbench.services import golden_sets as gs
+from workbench.services.importing import import_items, import_labels
 from workbench.services.labeling import golden_set_names, rubric_names
 from workbench.ui import auth
 from workbench.ui.components import flash, plain, run_action, show_flash
@@ -59,10 +59,10 @@ def _import(kind: str) -> None:
         path = Path(tmp) / (Path(upload.name).name or "upload.jsonl")
         path.write_bytes(upload.getvalue())
         if kind == "items":
-            run_action(gs.import_items, store(), path, golden_set,
+            run_action(import_items, store(), path, golden_set,
                        ok=lambda r: plain(r.summary("items") + f" into golden set '{golden_set}'."))
         else:
-            run_action(gs.import_labels, store(), path, golden_set, rubric,
+            run_action(import_labels, store(), path, golden_set, rubric,
                        ok=lambda r: plain(r.summary("labels") + f" under rubric '{rubric}'."))
 
 
