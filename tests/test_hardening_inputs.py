@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import DEMO_DIR, DEMO_RUBRIC, Cli, write
 from workbench.errors import InputError
 from workbench.formats import write_jsonl
-from workbench.models import Rubric
+from workbench.models import Label, Rubric
 from workbench.names import check_name, name_problem, safe_path
 from workbench.services.export import BundleRefused, bundle_path, load_bundle, write_atomic
 from workbench.services.raters import rater_for_email
@@ -161,10 +161,8 @@ def _legacy_rubric(db: pathlib.Path, name: str) -> None:
     """A rubric row (and labels under it) named before names were checked: written straight to the store."""
     with Store(db) as s:
         row, _ = s.add_rubric_version(Rubric(name=name))
-        s.ensure_raters(["ana"])
-        gs = s.golden_set("g")
-        pk = s.item_pks(gs["id"])["demo-0000"]
-        s.upsert_labels([{"item_pk": pk, "rater": "ana", "rubric_name": name, "rubric_id": row["id"], "score": 0}])
+        pks = s.item_pks(s.golden_set("g")["id"])
+        s.upsert_labels(name, row["id"], [Label("demo-0000", "ana", 0)], pks)
 
 
 def test_golden_set_export_refuses_a_stored_traversal_name_and_writes_nothing(seeded, tmp_path):

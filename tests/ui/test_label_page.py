@@ -169,8 +169,8 @@ def test_active_queue_sends_reviewers_nothing_of_the_judge(demo_db):
         producers = {i.producer.model for i in load_items(s, "demo")}
         gs = s.golden_set("demo")
         priority = active_queue.q.priorities(s, gs["id"])
-        free = {r["item_id"] for r in svc.q.queue_candidates(s, gs["id"], RUBRIC, "dora", overlap=gs["overlap"],
-                                                             at="9999")}
+        free = {r["item_id"] for r in s.labeling.queue_candidates(gs["id"], RUBRIC, "dora", overlap=gs["overlap"],
+                                                                  at="9999")}
         strata = {r["stratum"] for r in active_queue.q.design_summary(s, gs["id"])}
     at = open_app("dora", "label", golden_set="demo")
     trace: list[str] = []

@@ -16,10 +16,9 @@ from typing import Callable
 
 from ..errors import InputError, NotFound
 from ..formats import check_evidence_steps, parse_adjudication, parse_item, parse_judgment, parse_label, read_records
-from ..models import Judgment
+from ..models import Judgment, Label
 from ..names import check_name
 from ..store import Store
-from ..store import active_queue as active_store
 from ..store.mapping import item_row
 from .rubrics import RubricVersion, get_rubric
 
@@ -127,28 +126,21 @@ def import_labels(store: Store, path: str | Path, golden_set: str, rubric: str, 
     rv = get_rubric(store, rubric)
     gs = store.golden_set(golden_set)
     pks = store.item_pks(gs["id"])  # items are never changed or removed: safe to read before the lock
-    rows: list[dict] = []
+    labels: list[Label] = []
     seen: dict[tuple[str, str], int] = {}
     for rec in read_records(path):
         label = parse_label(rec)
-        pk = _item_pk(pks, label.item_id, rec, golden_set)
+        _item_pk(pks, label.item_id, rec, golden_set)
         _on_scale(rv, label.score, rec, "score")
         key = (label.item_id, label.rater)
         if key in seen:
             raise rec.error(f"rater '{label.rater}' labels item '{label.item_id}' twice (also line {seen[key]})",
                             field="rater", fix="keep one label per item and rater")
         seen[key] = rec.line
-        rows.append({"item_pk": pk, "rater": label.rater, "rubric_name": rv.name, "rubric_id": rv.id,
-                     "score": label.score, "rationale": label.rationale, "created_at": label.created_at,
-                     "inclusion_probability": label.inclusion_probability})
+        labels.append(label)
         result.records += 1
         _tick(progress, result.records)
-    with store.transaction():
-        store.ensure_raters({r["rater"] for r in rows})
-        n = store.count_label_events()
-        store.upsert_labels(rows)
-        result.added = store.count_label_events() - n
-        active_store.record_inclusion(store, [r for r in rows if r["inclusion_probability"] is not None])
+    result.added = store.upsert_labels(rv.name, rv.id, labels, pks)  # one short transaction
     result.unchanged = result.records - result.added
     return result
 

@@ -26,7 +26,7 @@ from ..hashing import sha256_hex
 from ..interop.base import (Adapter, LibraryMissing, SourceError, SourceItem, SourceJudgment, SourceLabel, Skipped, adapter_entry,
                             get_adapter, model_family, split_model)
 from ..interop.mapping import UNSCORED, ImportMaps
-from ..models import Item, JudgeSpec, Judgment
+from ..models import Item, JudgeSpec, Judgment, Label
 from ..names import NAME_MAX, check_name
 from ..store import Store
 from . import importing
@@ -251,15 +251,11 @@ def _slug(text: str) -> str:
 
 
 def _land_labels(store: Store, source: str, rv: RubricVersion, labels: dict, index: dict, golden_set: str) -> int:
-    rows = []
+    pks, rows = {}, []
     for (item_id, rater), (rec, score) in labels.items():
-        item = _item_row(source, rec, item_id, index, golden_set)
-        rows.append({"item_pk": item["pk"], "rater": rater, "rubric_name": rv.name, "rubric_id": rv.id,
-                     "score": score, "rationale": rec.rationale, "created_at": rec.created_at})
-    store.ensure_raters({r["rater"] for r in rows})
-    before = store.count_label_events()
-    store.upsert_labels(rows)
-    return store.count_label_events() - before
+        pks[item_id] = _item_row(source, rec, item_id, index, golden_set)["pk"]
+        rows.append(Label(item_id, rater, score, rec.rationale, rec.created_at))
+    return store.upsert_labels(rv.name, rv.id, rows, pks)
 
 
 def _item_row(source: str, rec: SourceLabel | SourceJudgment, item_id: str, index: dict, golden_set: str) -> dict:

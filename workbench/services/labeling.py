@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
 from ..errors import InputError, NotFound
+from ..models import Label
 from ..scale import Scale
 from ..store import Store
 from . import active_queue
@@ -29,7 +30,7 @@ from . import masking as masking_service
 from .golden_sets import consensus, item_pk
 from .masking import Masking
 from .raters import check_rater
-from .rubrics import RubricVersion, get_rubric
+from .rubrics import get_rubric
 
 RESERVATION_TTL = timedelta(minutes=10)
 FLAG_KINDS = ("broken item", "unsure")
@@ -40,14 +41,6 @@ def _iso(at: datetime | None) -> str:
 
 
 # -- saving --------------------------------------------------------------------
-
-def _upsert(store: Store, rv: RubricVersion, pk: int, rater: str, score: int, rationale: str | None) -> bool:
-    store.ensure_raters([rater])
-    n = store.count_label_events()
-    store.upsert_labels([{"item_pk": pk, "rater": rater, "rubric_name": rv.name, "rubric_id": rv.id,
-                          "score": score, "rationale": (rationale or "").strip() or None}])
-    return store.count_label_events() > n
-
 
 def rationale_required(scale: Scale, score: int) -> bool:
     """A rationale is required for the lowest and the highest value of the scale.
@@ -76,7 +69,7 @@ def submit_label(store: Store, golden_set: str, rubric: str, item_id: str, rater
     with store.transaction():
         gs = store.golden_set(golden_set)
         pk = item_pk(store, gs, item_id)
-        changed = _upsert(store, rv, pk, rater, score, rationale)
+        changed = store.upsert_labels(rv.name, rv.id, [Label(item_id, rater, score, rationale)], {item_id: pk}) > 0
         active_queue.record_served(store, gs, pk, rv.name, rater)  # the item's inclusion probability, if active
         store.labeling.release(pk, rv.name, rater)
         return changed

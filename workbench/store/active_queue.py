@@ -8,11 +8,13 @@ served by the active queue records its item's probability, and the phase that fi
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from .db import now, query, query_one
 from .mapping import from_json, to_json
-from .store import Store
+
+if TYPE_CHECKING:
+    from .store import Store
 
 
 def queue_order(store: Store, golden_set_id: int) -> str:

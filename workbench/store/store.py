@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from ..errors import NotFound
-from ..models import Item, Judgment, Rubric
+from ..models import Item, Judgment, Label, Rubric
+from . import active_queue
 from .db import Params, as_sqlite_utils, connect, default_db_path, immediate, now, query, query_one, retry_busy
 from .mapping import decode_verdict, from_json, item_from_row, judgment_from_row, to_json, verdict_columns
 from .migrations import migrate
@@ -310,21 +311,39 @@ class Store:
         return self._one("SELECT * FROM raters WHERE name = ?", (name,))
 
     # -- labels -----------------------------------------------------------
-    def upsert_labels(self, rows: Iterable[dict]) -> None:
-        """One label per (item, rater, rubric); a changed score or rationale updates it.
+    def upsert_labels(self, rubric_name: str, rubric_id: int, labels: Iterable[Label],
+                      item_pks: Mapping[str, int]) -> int:
+        """Write labels under the rubric (``item_pks``: item id -> its row id); returns how many were inserted or
+        changed.
 
-        The triggers log an event for every insert and real change (never for a no-op save), so callers count
-        what a write did with ``count_label_events``.
+        One label per (item, rater, rubric): a changed score or rationale updates it, the same label changes
+        nothing (a double click, a re-import). A new rater is added as a reviewer. A label's inclusion
+        probability, when given, is recorded beside it (not a change of the label). The triggers log an event
+        for every insert and real change, never for a no-op save: the count of those events is what a write did.
         """
+        labels = list(labels)
         at = now()
+        rows = [{"item_pk": item_pks[lab.item_id], "rater": lab.rater, "rubric_name": rubric_name,
+                 "rubric_id": rubric_id, "score": lab.score, "rationale": lab.rationale,
+                 "created_at": lab.created_at, "at": at} for lab in labels]
+        with self.transaction():
+            self.ensure_raters({lab.rater for lab in labels})
+            before = self.count_label_events()
+            self._upsert_label_rows(rows)
+            active_queue.record_inclusion(self, [
+                {"item_pk": item_pks[lab.item_id], "rater": lab.rater, "rubric_name": rubric_name,
+                 "inclusion_probability": lab.inclusion_probability}
+                for lab in labels if lab.inclusion_probability is not None])
+            return self.count_label_events() - before
+
+    def _upsert_label_rows(self, rows: list[dict]) -> None:
         self.conn.executemany(
             """INSERT INTO labels (item_pk, rater, rubric_name, rubric_id, score, rationale, created_at, updated_at)
                VALUES (:item_pk, :rater, :rubric_name, :rubric_id, :score, :rationale, coalesce(:created_at, :at), :at)
                ON CONFLICT (item_pk, rater, rubric_name) DO UPDATE
                SET score = excluded.score, rationale = excluded.rationale, rubric_id = excluded.rubric_id,
                    updated_at = excluded.updated_at
-               WHERE labels.score IS NOT excluded.score OR labels.rationale IS NOT excluded.rationale""",
-            [{"created_at": None, "rationale": None, **r, "at": at} for r in rows])
+               WHERE labels.score IS NOT excluded.score OR labels.rationale IS NOT excluded.rationale""", rows)
 
     def count_label_events(self) -> int:
         """Events are written only for inserts and real changes: the count of what a write did."""
