@@ -8,7 +8,7 @@ from workbench.services import importing, snapshots
 from workbench.services import golden_sets as gs
 from workbench.services.rubrics import add_rubric
 from workbench.store import Store
-from tests.conftest import DEMO_RUBRIC
+from tests.conftest import DEMO_RUBRIC, ROOT
 
 
 def _import_folder(store: Store, folder: Path, name: str) -> None:
@@ -42,7 +42,7 @@ def test_demo_round_trip_is_lossless(demo_store, tmp_path):
 
 def test_export_keeps_every_field(demo_store, tmp_path):
     snapshots.export_golden_set(demo_store, "demo", tmp_path / "out")
-    src = (Path(__file__).parents[1] / "golden_sets/demo/items.jsonl").read_text().splitlines()
+    src = (ROOT / "golden_sets/demo/items.jsonl").read_text().splitlines()
     import json
     exported = {json.loads(l)["id"]: json.loads(l) for l in (tmp_path / "out/items.jsonl").read_text().splitlines()}
     for line in src:
