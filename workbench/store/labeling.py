@@ -96,12 +96,6 @@ class LabelingQueries:
         return self.conn.execute("DELETE FROM reservations WHERE rubric_name = ? AND expires_at <= ?",
                                  (rubric_name, at)).rowcount
 
-    def reservations(self, golden_set_id: int, rubric_name: str) -> list[dict]:
-        return query(self.conn, """
-            SELECT i.item_id, v.rater, v.expires_at FROM reservations v JOIN items i ON i.pk = v.item_pk
-            WHERE i.golden_set_id = ? AND v.rubric_name = ? ORDER BY i.position, v.rater""",
-                     (golden_set_id, rubric_name))
-
     # -- what a blind reviewer sees ------------------------------------------------------------
 
     def golden_set_names(self) -> list[str]:

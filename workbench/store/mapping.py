@@ -15,11 +15,6 @@ from typing import Any, Callable
 from ..hashing import canonical_json, sha256_hex
 from ..models import Item, Judgment, Producer
 
-#: The columns of a judgment row that hold the verdict itself (what ``verdict_columns`` writes).
-VERDICT_COLUMNS = ("repeat", "score", "unscored_reason", "rationale", "evidence_steps", "trace", "tokens_in",
-                   "tokens_out", "tokens_cached", "cost_usd", "latency_ms", "model_version", "created_at")
-
-
 def to_json(obj: Any, *, sort_keys: bool = True, default: Callable[[Any], Any] | None = None) -> str | None:
     """JSON text of a column value (None stays NULL); non-ASCII text is kept as it is. A value JSON cannot hold
     raises ``TypeError`` unless ``default`` converts it."""
