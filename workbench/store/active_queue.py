@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from .db import now, query, query_one
+from .db import as_sqlite_utils, now, query, query_one
 from .mapping import from_json, to_json
 
 if TYPE_CHECKING:
@@ -45,10 +45,9 @@ def save_design(store: Store, golden_set_id: int, *, phase: int, rubric_name: st
         store.conn.execute("DELETE FROM active_inclusion WHERE golden_set_id = ?", (golden_set_id,))
         store.conn.execute("DELETE FROM active_served WHERE item_pk IN (SELECT pk FROM items WHERE golden_set_id = ?)",
                            (golden_set_id,))
-    store.conn.executemany(
-        "INSERT INTO active_inclusion (item_pk, phase, golden_set_id, stratum, probability, priority) "
-        "VALUES (:item_pk, :phase, :gs, :stratum, :probability, :priority)",
-        [{**r, "gs": golden_set_id, "phase": phase} for r in rows])
+    # inside the caller's BEGIN IMMEDIATE: sqlite-utils writes under a savepoint of it
+    as_sqlite_utils(store.conn)["active_inclusion"].insert_all(
+        {**r, "golden_set_id": golden_set_id, "phase": phase} for r in rows)
     store.conn.execute(
         """INSERT INTO active_designs (golden_set_id, phase, rubric_name, judge_id, expected_labels, labeled_before,
                                       checks, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from ..errors import NotFound
-from .db import now, query, query_one
+from .db import as_sqlite_utils, now, query, query_one
 from .mapping import from_json, to_json
 from .store import Store
 
@@ -51,8 +51,8 @@ def insert_split(store: Store, *, golden_set_id: int, golden_set_version_id: int
                    strata, n_unresolved, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
             (golden_set_id, golden_set_version_id, rubric_name, seed, held_out_fraction, strata, n_unresolved,
              now())).lastrowid
-        store.conn.executemany("INSERT INTO refine_split_items (split_id, item_pk, part, consensus) VALUES (?, ?, ?, ?)",
-                               [(sid, pk, part, c) for pk, part, c in items])
+        as_sqlite_utils(store.conn)["refine_split_items"].insert_all(  # under a savepoint of this transaction
+            {"split_id": sid, "item_pk": pk, "part": part, "consensus": c} for pk, part, c in items)
         return split(store, sid)
 
 
