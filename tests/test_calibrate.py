@@ -57,7 +57,7 @@ def test_calibrate_json_is_the_design_object(cli):
 def test_same_model_effect_is_measured_from_the_bare_model_name(demo_store):
     rep = calibrate(demo_store, "demo", "demo-patch-quality", "gpt4o-self", Options(resamples=200))
     # openai/gpt-4o produced the demo's openai items: the same-model effect exists and equals the family's
-    assert rep["self_preference"]["same_model"]["value"] == pytest.approx(0.585, abs=0.01)
+    assert rep.self_preference.same_model.value == pytest.approx(0.585, abs=0.01)
 
 
 def test_readable_table(cli):
@@ -77,7 +77,7 @@ def test_reports_are_cached_by_their_inputs(demo_store):
     calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts)
     assert count() == n + 2  # the report under its data key and under the quick data-version key
     # a changed adjudication changes them, even one given an old created_at by its file
-    from workbench.services.golden_sets import import_adjudications
+    from workbench.services.importing import import_adjudications
     from tests.conftest import write
     import tempfile
     from pathlib import Path
@@ -103,15 +103,15 @@ def test_seed_makes_intervals_reproducible(demo_store):
                   use_cache=False)
     c = calibrate(demo_store, "demo", "demo-patch-quality", "gpt4o-self", Options(resamples=300, seed=4),
                   use_cache=False)
-    assert a["metrics"] == b["metrics"] and a["metrics"] != c["metrics"]
+    assert a.metrics == b.metrics and a.metrics != c.metrics
 
 
 def test_compare_finds_the_significant_differences(demo_store, cli):
     result = compare(demo_store, "demo", "demo-patch-quality", Options(resamples=500))
-    assert result["best"] == "careful-sonnet"
-    diffs = {d["judge"]: d for d in result["differences"]}
+    assert result.best == "careful-sonnet"
+    diffs = {d.judge: d for d in result.differences}
     assert set(diffs) == {"lenient-mini", "gpt4o-self", "noisy-llama"}
-    assert all(d["significant"] and d["ci_high"] < 0 for d in diffs.values())
+    assert all(d.significant and d.ci_high < 0 for d in diffs.values())
     cli("demo", "--no-ui")
     out = cli("compare", "-g", "demo", "-r", "demo-patch-quality", "--resamples", "300").output
     assert "careful-sonnet" in out and "calibrated" in out and "significant" in out
@@ -146,12 +146,13 @@ def test_unknown_judge_and_missing_judgments(demo_store):
 def test_noise_floor_answers_how_many_more_labels(demo_store):
     wide = calibrate(demo_store, "demo", "demo-patch-quality", "gpt4o-self", Options(resamples=400, target_width=0.2))
     narrow = calibrate(demo_store, "demo", "demo-patch-quality", "gpt4o-self", Options(resamples=400, target_width=0.05))
-    a_wide = wide["noise_floor"]["metrics"]["krippendorff_alpha_ordinal"]
-    a_narrow = narrow["noise_floor"]["metrics"]["krippendorff_alpha_ordinal"]
-    width_now = wide["metrics"]["krippendorff_alpha_ordinal"]["ci_high"] - wide["metrics"]["krippendorff_alpha_ordinal"]["ci_low"]
-    assert width_now < 0.2 and a_wide["additional_items"] == 0  # already narrower than asked
+    a_wide = wide.noise_floor.metrics["krippendorff_alpha_ordinal"]
+    a_narrow = narrow.noise_floor.metrics["krippendorff_alpha_ordinal"]
+    alpha = wide.metric("krippendorff_alpha_ordinal")
+    width_now = alpha.ci_high - alpha.ci_low
+    assert width_now < 0.2 and a_wide.additional_items == 0  # already narrower than asked
     # the interval narrows as 1/sqrt(n): width w needs about n * (current width / w)^2 items
-    expected = wide["n_items"] * (width_now / 0.05) ** 2
-    assert 0.75 * expected < a_narrow["items_needed"] < 1.25 * expected
-    assert a_narrow["additional_items"] == a_narrow["items_needed"] - wide["n_items"]
-    assert 0 < a_wide["min_detectable_difference"] < 0.5
+    expected = wide.n_items * (width_now / 0.05) ** 2
+    assert 0.75 * expected < a_narrow.items_needed < 1.25 * expected
+    assert a_narrow.additional_items == a_narrow.items_needed - wide.n_items
+    assert 0 < a_wide.min_detectable_difference < 0.5

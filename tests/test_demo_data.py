@@ -49,6 +49,6 @@ def test_the_unpriced_judge_has_an_unknown_cost_never_zero(demo_store):
         costs[judge] = demo_store.judgment_columns(gs["id"], row["pk"])["cost_usd"]
     assert costs["noisy-llama"] and all(c is None for c in costs["noisy-llama"])
     assert all(c > 0 for c in costs["careful-sonnet"])
-    llama = calibrate(demo_store, DEMO_GOLDEN_SET, RUBRIC_NAME, "noisy-llama")["cost"]
-    assert llama["per_100_items_usd"] is None and llama["total_usd"] is None
-    assert calibrate(demo_store, DEMO_GOLDEN_SET, RUBRIC_NAME, "careful-sonnet")["cost"]["per_100_items_usd"] > 0
+    llama = calibrate(demo_store, DEMO_GOLDEN_SET, RUBRIC_NAME, "noisy-llama").cost
+    assert llama.per_100_items_usd is None and llama.total_usd is None
+    assert calibrate(demo_store, DEMO_GOLDEN_SET, RUBRIC_NAME, "careful-sonnet").cost.per_100_items_usd > 0

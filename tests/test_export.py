@@ -35,7 +35,7 @@ def test_export_writes_a_valid_bundle_once(demo_store, bundle, tmp_path):
 def test_failing_pair_writes_nothing(demo_store, tmp_path):
     with pytest.raises(GateFailed) as e:
         export_bundle(demo_store, "demo", "demo-patch-quality", "gpt4o-self", out_dir=tmp_path / "approved")
-    assert "self_preference" in {c["id"] for c in e.value.failed}
+    assert "self_preference" in {c.id for c in e.value.failed}
     assert not (tmp_path / "approved").exists()
 
 

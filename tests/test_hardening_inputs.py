@@ -178,7 +178,7 @@ def test_report_refuses_a_traversal_name_in_its_default_file_name(demo_store, tm
     from workbench.services.calibration import Options, calibrate
 
     report = calibrate(demo_store, "demo", "demo-patch-quality", "careful-sonnet", Options(resamples=50))
-    report["rubric"]["name"] = "../../../escaped"
+    report = report.but(rubric=report.rubric.but(name="../../../escaped"))
     monkeypatch.setattr(report_card, "calibrate", lambda *a, **k: report)
     work = tmp_path / "work" / "dir"
     work.mkdir(parents=True)

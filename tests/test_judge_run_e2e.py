@@ -69,8 +69,8 @@ def test_concurrent_run_records_every_item(golden):
         assert sum(server.answered.values()) == N
     with Store(golden) as s:
         rep = calibrate(s, "g", "loop-rubric", "loop")
-        assert rep["metrics"]["exact_agreement"]["value"] == 1.0  # the server scored as the humans did
-        assert rep["run"]["model_versions"] == ["loopback-model-v1"]  # the version the API returned
+        assert rep.metrics["exact_agreement"].value == 1.0  # the server scored as the humans did
+        assert rep.run.model_versions == ["loopback-model-v1"]  # the version the API returned
 
 
 def test_sigkill_halfway_then_resume_pays_for_no_item_twice(golden):

@@ -14,7 +14,8 @@ import pytest
 from workbench import gate, presentation
 from workbench.services import insights
 from workbench.services.calibration import calibrate, policy_for
-from workbench.services.report_card import card_sections
+from workbench.presentation import card_sections
+from workbench.report import Metric
 
 G, R = "demo", "demo-patch-quality"
 
@@ -26,15 +27,15 @@ def drifted(demo_store):
 
 def test_drift_p_value_is_one_number_everywhere(drifted, cli):
     store, rep = drifted
-    p = rep["drift"]["stuart_maxwell"]["p_value"]
+    p = rep.drift.stuart_maxwell.p_value
     shown = gate.fmt_p(p)
     assert shown == "3.4e-14"
     # the drift timeline computes drift with the report's own function, on the same items
     rows = insights.drift_timeline(store, G, R, "noisy-llama")
     assert rows[-1]["stuart_maxwell_p"] == p
     # the gate's message, the card and the CLI table print the same formatted value
-    check = next(c for c in rep["verdict"]["checks"] if c["id"] == "no_drift")
-    assert f"p = {shown})" in check["message"]
+    check = next(c for c in rep.verdict.checks if c.id == "no_drift")
+    assert f"p = {shown})" in check.message
     card = "\n".join(line for _, lines in card_sections(rep) for line in lines)
     assert f"Stuart-Maxwell p = {shown}" in card
     out = cli.runner.invoke(__import__("workbench.cli", fromlist=["main"]).main,
@@ -45,35 +46,35 @@ def test_drift_p_value_is_one_number_everywhere(drifted, cli):
 def test_drift_moved_is_decided_by_the_gate_rule(drifted):
     store, rep = drifted
     rows = insights.drift_timeline(store, G, R, "noisy-llama")
-    check = next(c for c in rep["verdict"]["checks"] if c["id"] == "no_drift")
-    assert rows[-1]["significant"] is (check["status"] == "failed") is True
-    assert rows[-1]["drift"] == "; ".join(gate.drift_problems(rep["drift"], policy_for_report(store, rep)))
+    check = next(c for c in rep.verdict.checks if c.id == "no_drift")
+    assert rows[-1]["significant"] is (check.status == "failed") is True
+    assert rows[-1]["drift"] == "; ".join(gate.drift_problems(rep.drift, policy_for_report(store, rep)))
 
 
 def policy_for_report(store, rep):
     from workbench.services.rubrics import get_rubric
-    return policy_for(get_rubric(store, rep["rubric"]["name"], rep["rubric"]["version"]))
+    return policy_for(get_rubric(store, rep.rubric.name, rep.rubric.version))
 
 
 @pytest.mark.parametrize("judge", ["careful-sonnet", "lenient-mini", "gpt4o-self", "noisy-llama"])
 def test_lenient_or_harsh_is_one_rule(demo_store, judge):
     rep = calibrate(demo_store, G, R, judge)
-    direction = gate.leniency(rep["metrics"]["mean_signed_error"])
+    direction = gate.leniency(rep.metrics["mean_signed_error"])
     sentence = presentation.leniency_sentence(rep)
-    agreement = next(c for c in rep["verdict"]["checks"] if c["id"] == "agreement")
+    agreement = next(c for c in rep.verdict.checks if c.id == "agreement")
     if direction is None:
-        assert sentence is None and "lenient" not in agreement["message"] and "harsh" not in agreement["message"]
+        assert sentence is None and "lenient" not in agreement.message and "harsh" not in agreement.message
     else:
         assert f"**{direction}**" in sentence
-        if agreement["status"] == "failed":
-            assert f"({direction})" in agreement["message"]
+        if agreement.status == "failed":
+            assert f"({direction})" in agreement.message
 
 
 def test_the_rule_reads_the_interval_not_the_size():
     # a small but certain lean is lenient; a large but uncertain one is not
-    assert gate.leniency({"value": 0.05, "ci_low": 0.01, "ci_high": 0.09}) == "lenient"
-    assert gate.leniency({"value": 0.3, "ci_low": -0.1, "ci_high": 0.7}) is None
-    assert gate.leniency({"value": -0.2, "ci_low": -0.3, "ci_high": -0.1}) == "harsh"
+    assert gate.leniency(Metric(0.05, 0.01, 0.09)) == "lenient"
+    assert gate.leniency(Metric(0.3, -0.1, 0.7)) is None
+    assert gate.leniency(Metric(-0.2, -0.3, -0.1)) == "harsh"
 
 
 def test_p_values_read_as_people_write_them():

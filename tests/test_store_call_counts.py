@@ -50,7 +50,7 @@ def counting(demo_store) -> CountingStore:
 
 def test_calibrate_looks_up_the_golden_set_once_and_reads_each_kind_of_data_once(counting, tmp_path):
     report = calibration.calibrate(counting, DEMO_GOLDEN_SET, RUBRIC, "noisy-llama", use_cache=False)
-    assert report["drift"] is not None and report["noise"] is not None  # every section computed, from one read
+    assert report.drift is not None and report.noise is not None  # every section computed, from one read
     assert counting.calls["golden_set"] == 1
     assert counting.reads(LABEL_READS) == 1
     assert counting.calls["adjudications"] == 1
@@ -74,13 +74,36 @@ def test_export_reads_the_judgments_at_most_once(counting, tmp_path, cached):
     assert result.path.exists()
     assert counting.calls["golden_set"] == 1
     assert counting.reads(JUDGMENT_READS) == (0 if cached else 1)
+    # the golden-set version is frozen from the snapshot the report was computed with: no second label read
     assert counting.reads(LABEL_READS) == (0 if cached else 1)
+    assert counting.calls["insert_golden_set_version"] == 1
+    # the export is recorded against the ids the report carries: nothing is looked up again by name or hash
+    assert counting.calls["golden_set_version_by_hash"] <= 1 and counting.calls["judge_row"] == 1
+
+
+def test_export_of_a_report_cached_by_another_process_reads_the_labels_once_to_freeze(counting, tmp_path,
+                                                                                     monkeypatch):
+    calibration.calibrate(counting._store, DEMO_GOLDEN_SET, RUBRIC, "careful-sonnet")
+    monkeypatch.setattr(calibration, "_SNAPSHOTS", {})  # a new process: the snapshot is not in memory
+    result = export.export_bundle(counting, DEMO_GOLDEN_SET, RUBRIC, "careful-sonnet", out_dir=tmp_path)
+    assert counting.reads(JUDGMENT_READS) == 0
+    assert counting.reads(LABEL_READS) == 1  # the consensus the frozen version records
+    version = counting._store.golden_set_version_by_hash(1, result.bundle["golden_set"]["version_hash"])
+    assert version["version"] == result.bundle["golden_set"]["version"] == 1
+
+
+def test_calibrate_writes_no_golden_set_version(counting):
+    report = calibration.calibrate(counting, DEMO_GOLDEN_SET, RUBRIC, "careful-sonnet", use_cache=False)
+    assert counting.calls["insert_golden_set_version"] == 0
+    assert counting._store.golden_set_versions(report.ids.golden_set_id) == []
+    # the version it names is the one freezing this state would record
+    assert (report.golden_set.version, report.ids.golden_set_version_id) == (1, None)
 
 
 def test_compare_with_cached_reports_looks_up_the_golden_set_once(counting):
     calibration.compare(counting._store, DEMO_GOLDEN_SET, RUBRIC)  # computes and caches every report
     result = calibration.compare(counting, DEMO_GOLDEN_SET, RUBRIC)
-    assert [r["judge"]["id"] for r in result["judges"]] == list(JUDGES_WITH_JUDGMENTS)
+    assert [r.judge.id for r in result.judges] == list(JUDGES_WITH_JUDGMENTS)
     assert counting.calls["golden_set"] == 1
     assert counting.reads(LABEL_READS) == 1  # the consensus for the paired differences
     assert counting.reads(JUDGMENT_READS) == len(JUDGES_WITH_JUDGMENTS)  # one read a judge, for the differences

@@ -2,9 +2,11 @@
 
 Active order either from the first label, or after the first 50 labels in random order (the gate's minimum
 evidence; what a lead does who switches the queue once some labels are in), re-planning whenever the set of
-undecided checks changes.
+undecided checks changes. Two references: the same switch with every design computed from the pool's true
+labels (Neyman allocation over the same strata as if every label were known, which no queue can know), and the
+most any order can save when the gate takes no decision before its 50 items (``1 - 50 / random``, a bound).
 
-    python validation/active_queue_simulation.py [--runs 20]
+    python validation/active_queue_simulation.py [--runs 20] [--first-seed 0]
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.planning.pools import SHARED, demo_pool, mtbench_pool, play_favorites_pool  # noqa: E402
-from workbench.stats.label_simulation import campaign, pool_decision, pool_values, summarize  # noqa: E402
+from workbench.stats.label_simulation import GateRule, campaign, pool_decision, pool_values, summarize  # noqa: E402
 
 POOLS = [
     ("demo, 10% fails", lambda: demo_pool(n_items=1000, fail_share=0.1, seed=11)),
@@ -37,25 +39,30 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--max-labels", type=int, default=1500)
+    ap.add_argument("--first-seed", type=int, default=0, help="campaign seeds start here (run-to-run spread)")
     args = ap.parse_args()
+    rule = GateRule()
     print("| pool | items | full-pool verdict | random: items (wrong) | active from the start (wrong) | saved "
-          "| random 50, then active (wrong) | saved |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| random 50, then active (wrong) | saved | random 50, then true-label allocation (wrong) | saved "
+          f"| most any order saves (stop at {rule.min_items}) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, make in POOLS:
         if ("Play" in name or "mtbench" in name) and not SHARED.exists():
             continue
         pool = make()
         truth = pool_decision(pool)
         out = {}
-        for key, order, warmup in (("random", "random", False), ("active", "active", False),
-                                   ("warmup", "active", True)):
+        seeds = range(args.first_seed, args.first_seed + args.runs)
+        for key, order, warmup, oracle in (("random", "random", False, False), ("active", "active", False, False),
+                                           ("warmup", "active", True, False), ("oracle", "active", True, True)):
             out[key] = summarize([campaign(pool, order, seed=s, truth=truth, max_labels=args.max_labels,
-                                           warmup=warmup) for s in range(args.runs)])
+                                           warmup=warmup, oracle=oracle, rule=rule) for s in seeds])
         v = pool_values(pool)
         cells = [f"{out['random']['mean_labels']:.0f} ({out['random']['wrong_rate']:.0%})"]
-        for key in ("active", "warmup"):
+        for key in ("active", "warmup", "oracle"):
             saved = 1 - out[key]["mean_labels"] / out["random"]["mean_labels"]
             cells += [f"{out[key]['mean_labels']:.0f} ({out[key]['wrong_rate']:.0%})", f"{saved:.0%}"]
+        cells.append(f"{1 - rule.min_items / out['random']['mean_labels']:.0%}")
         print(f"| {name} (alpha {v['krippendorff_alpha_ordinal']:.2f}, TNR {v['tnr']:.2f}) | {pool.size} | "
               f"{'calibrated' if truth else 'not calibrated'} | " + " | ".join(cells) + " |", flush=True)
     return 0

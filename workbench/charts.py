@@ -1,8 +1,8 @@
 """Altair charts of a calibration report, shared by the UI pages and the calibration card.
 
-Each builder takes plain report dicts (no storage, no Streamlit) and returns an
-``alt.Chart``; pages show it with ``st.altair_chart`` and the card saves it as
-an image.
+Each builder takes a typed :class:`~workbench.report.CalibrationReport` (or the
+rows of ``presentation``; no storage, no Streamlit) and returns an ``alt.Chart``;
+pages show it with ``st.altair_chart`` and the card saves it as an image.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pandas as pd
 
 from .gate import fmt_p
 from .presentation import category_rows
+from .report import CalibrationReport
 
 Width = int | str  # "container" fills the page's column; a number of pixels for exported images
 
@@ -32,10 +33,11 @@ FULL_LABELS = alt.Axis(labelLimit=0, labelOverlap=False, title=None)
 ROW = alt.Step(28)
 
 
-def metric_intervals(report: dict, *, threshold: float | None = None, width: Width = "container") -> alt.Chart:
+def metric_intervals(report: CalibrationReport, *, threshold: float | None = None,
+                     width: Width = "container") -> alt.Chart:
     """Each agreement metric as a point with its 95% interval, with the gate's threshold marked."""
-    rows = [{"metric": k, "value": m["value"], "low": m["ci_low"], "high": m["ci_high"]}
-            for k in HEADLINE if (m := report["metrics"].get(k)) and _ok(m.get("value"))]
+    rows = [{"metric": k, "value": m.value, "low": m.ci_low, "high": m.ci_high}
+            for k in HEADLINE if (m := report.metrics.get(k)) and _ok(m.value)]
     df = pd.DataFrame(rows, columns=["metric", "value", "low", "high"])  # columns even when nothing is defined
     base = alt.Chart(df).encode(y=alt.Y("metric:N", sort=list(HEADLINE), axis=FULL_LABELS))
     chart = (base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title="value with 95% interval",
@@ -48,11 +50,12 @@ def metric_intervals(report: dict, *, threshold: float | None = None, width: Wid
     return chart.properties(title="Agreement with the consensus", width=width, height=ROW)
 
 
-def confusion_heatmap(report: dict, labels: dict[int, str] | None = None, *, width: Width = "container") -> alt.Chart:
+def confusion_heatmap(report: CalibrationReport, labels: dict[int, str] | None = None, *,
+                      width: Width = "container") -> alt.Chart:
     """Counts of (consensus, judge) pairs: the diagonal is agreement; right of it the judge is lenient."""
-    conf = report["confusion"]
-    names = [f"{v} {labels.get(v, '')}".strip() if labels else str(v) for v in conf["labels"]]
-    rows = [{"consensus": names[i], "judge": names[j], "count": conf["matrix"][i][j]}
+    conf = report.confusion
+    names = [f"{v} {labels.get(v, '')}".strip() if labels else str(v) for v in conf.labels]
+    rows = [{"consensus": names[i], "judge": names[j], "count": conf.matrix[i][j]}
             for i in range(len(names)) for j in range(len(names))]
     df = pd.DataFrame(rows)
     base = alt.Chart(df).encode(x=alt.X("judge:N", sort=names, title="judge"),
@@ -65,7 +68,7 @@ def confusion_heatmap(report: dict, labels: dict[int, str] | None = None, *, wid
     return (heat + text).properties(title="Confusion matrix", width=width, height=220)
 
 
-def per_category(report: dict, *, width: Width = "container") -> alt.Chart:
+def per_category(report: CalibrationReport, *, width: Width = "container") -> alt.Chart:
     """Exact agreement per category with its 95% interval; every category labelled with its n, weak ones in red."""
     rows = [{"category": f"{r['category']} (n = {r['n']})", "exact agreement": r["exact_agreement"],
              "low": r["ci_low"], "high": r["ci_high"], "n": r["n"],
@@ -87,11 +90,11 @@ def per_category(report: dict, *, width: Width = "container") -> alt.Chart:
     return chart.properties(title="Exact agreement per category", width=width, height=ROW)
 
 
-def human_ceiling(report: dict, *, width: Width = "container") -> alt.Chart:
+def human_ceiling(report: CalibrationReport, *, width: Width = "container") -> alt.Chart:
     """Pairwise exact agreement: human with human against judge with human, on the same items."""
-    hc = report["human_ceiling"]
-    rows = [{"pair": "human - human", "agreement": hc.get("human_pairwise_agreement")},
-            {"pair": "judge - human", "agreement": hc.get("judge_human_pairwise_agreement")}]
+    hc = report.human_ceiling
+    rows = [{"pair": "human - human", "agreement": hc.human_pairwise_agreement},
+            {"pair": "judge - human", "agreement": hc.judge_human_pairwise_agreement}]
     df = pd.DataFrame([r for r in rows if _ok(r["agreement"])], columns=["pair", "agreement"])
     return (alt.Chart(df).mark_bar().encode(
         x=alt.X("agreement:Q", scale=alt.Scale(domain=[0, 1]), title="pairwise exact agreement"),
@@ -101,17 +104,17 @@ def human_ceiling(report: dict, *, width: Width = "container") -> alt.Chart:
             .properties(title="Judge against the humans' own agreement", width=width, height=alt.Step(36)))
 
 
-def self_preference_forest(report: dict, *, threshold: float = 0.1, width: Width = "container") -> alt.Chart:
+def self_preference_forest(report: CalibrationReport, *, threshold: float = 0.1, width: Width = "container") -> alt.Chart:
     """Same-model and same-family effects with intervals; beyond either dashed line is material bias.
 
     The gate looks both ways (favouring its own outputs, or harsh on them), so both -threshold and +threshold
     are drawn.
     """
     rows = []
-    for name, e in (report.get("self_preference") or {}).items():
-        if _ok(e.get("value")):
-            rows.append({"effect": f"{name.replace('_', ' ')} (n = {e.get('n')})", "value": e["value"],
-                         "low": e["ci_low"], "high": e["ci_high"], "n": e.get("n")})
+    for name, e in report.self_preference.effects().items():
+        if _ok(e.value):
+            rows.append({"effect": f"{name.replace('_', ' ')} (n = {e.n})", "value": e.value,
+                         "low": e.ci_low, "high": e.ci_high, "n": e.n})
     if not rows:
         rows = [{"effect": "not measurable", "value": 0.0, "low": 0.0, "high": 0.0, "n": 0}]
     df = pd.DataFrame(rows)

@@ -930,54 +930,15 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str, as_json: bool,
 
     report = run(ctx.store, golden_set, rubric, judge, _options(**opts), workspace=ctx.workspace)
     if as_json:
-        _echo_json(report)
+        _echo_json(report.to_json())
         return
-    _print_report(report)
+    from .presentation import report_text
+
+    for line in report_text(report):
+        click.secho(line.text, fg=TONE_COLOURS.get(line.tone), bold=line.bold or None)
 
 
-def _print_report(r: dict) -> None:
-    from .gate import STATUS_MARK
-    from .presentation import category_rows, drift_sentence, interval_sentence, metric_rows, self_preference_rows
-    from .services.calibration import noise_floor_sentence
-
-    v = r["verdict"]
-    head = "CALIBRATED" if v["calibrated"] else "NOT CALIBRATED"
-    click.secho(f"{head}: judge {r['judge']['id']} ({r['judge']['model']}) on golden set {r['golden_set']['name']} "
-                f"v{r['golden_set']['version']}, rubric {r['rubric']['name']} v{r['rubric']['version']}, run "
-                f"{r['run']['name']}", fg="green" if v["calibrated"] else "red", bold=True)
-    click.echo(f"{r['n_items']} items with consensus and judge score; {r['n_unresolved']} unresolved; "
-               f"{r['n_unscored']} unscored")
-    click.echo("\nmetric                        value   95% interval        n")
-    for m in metric_rows(r):
-        click.echo(f"  {m['metric']:28s}{_fmt(m['value']):>7}   {_fmt(m['ci_low'])} to {_fmt(m['ci_high']):7s}"
-                   f"{m['n'] if m['n'] is not None else '':>6}")
-    click.echo(interval_sentence(r))
-    cats = category_rows(r)
-    if cats:
-        click.echo("\ncategory                          n   exact   95% interval")
-        for c in cats:
-            click.echo(f"  {c['category'][:28]:28s}{c['n']:>5}   {_fmt(c['exact_agreement'])}   {_fmt(c['ci_low'])} to "
-                       f"{_fmt(c['ci_high'])}" + ("   weaker than the rest" if c["weaker"] else ""))
-    hc = r["human_ceiling"]
-    click.echo(f"\nhumans: alpha {_fmt(hc['krippendorff_alpha_ordinal'])}, human-human pairwise agreement "
-               f"{_fmt(hc['human_pairwise_agreement'])}, judge-human {_fmt(hc['judge_human_pairwise_agreement'])}")
-    if r["alt_test"]:
-        a = r["alt_test"]
-        click.echo(f"alt-test: winning rate {_fmt(a['winning_rate'])}, advantage probability "
-                   f"{_fmt(a['advantage_probability'])} (epsilon {a['epsilon']}, {a['metric']})")
-    if floor := noise_floor_sentence(r):
-        click.echo(f"noise floor: {floor}")
-    for e in self_preference_rows(r):
-        name = e["effect"].replace("_", "-")
-        click.echo(f"{name} effect: {_fmt(e['value'])} ({_fmt(e['ci_low'])} to {_fmt(e['ci_high'])}), n = {e['n']}, "
-                   f"OLS p = {e['ols_p'] or 'n/a'}" if e["value"] is not None else
-                   f"{name} effect: not measurable ({e['note']})")
-    if drift := drift_sentence(r.get("drift")):
-        click.echo(drift.replace("`", ""))
-    click.echo("\ngate:")
-    for c in v["checks"]:
-        mark = STATUS_MARK[c["status"]]
-        click.secho(f"  [{mark}] {c['name']}: {c['message']}", fg={"FAIL": "red", "WARN": "yellow"}.get(mark))
+TONE_COLOURS = {"pass": "green", "fail": "red", "warn": "yellow"}
 
 
 @main.command()
@@ -998,34 +959,12 @@ def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) 
 
     result = run(ctx.store, golden_set, rubric, _options(**opts), workspace=ctx.workspace)
     if as_json:
-        _echo_json(result)
+        _echo_json(result.to_json())
         return
-    # "signed err" is the mean *signed* error (judge minus consensus; > 0 is lenient), not a squared error.
-    click.echo(f"{'judge':18s}{'alpha':>7}  {'interval':15s}{'exact':>7}{'signed err':>12}{'TPR':>6}{'TNR':>6}"
-               f"{'family':>8}{'flips':>7}{'$/100':>9}  verdict")
-    for r in result["judges"]:
-        m = r["metrics"]
-        a = m["krippendorff_alpha_ordinal"]
-        fam = r["self_preference"]["same_family"]["value"]
-        flip = (r["noise"] or {}).get("flip_rate")
-        cost = r["cost"]["per_100_items_usd"]
-        signed = m["mean_signed_error"]["value"]
-        click.echo(f"{r['judge']['id']:18s}{_fmt(a['value'], 2):>7}  {_fmt(a['ci_low'], 2)}-{_fmt(a['ci_high'], 2):10s}"
-                   f"{_fmt(m['exact_agreement']['value'], 2):>7}{'n/a' if signed is None else f'{signed:+.2f}':>12}"
-                   f"{_fmt(m['tpr']['value'], 2):>6}{_fmt(m['tnr']['value'], 2):>6}{_fmt(fam, 2):>8}"
-                   f"{_fmt(flip, 2):>7}{fmt_usd(cost):>9}  {_verdict_cell(r['verdict'])}")
-    for d in result["differences"]:
-        click.echo(f"{d['judge']} vs {d['baseline']}: alpha difference {_fmt(d['value'])} "
-                   f"({_fmt(d['ci_low'])} to {_fmt(d['ci_high'])}) "
-                   f"{'significant' if d['significant'] else 'not significant'}")
+    from .presentation import compare_text
 
-
-def _verdict_cell(verdict: dict) -> str:
-    """'calibrated', or 'not calibrated: ' and the checks it failed (calibrate --judge J says why)."""
-    if verdict["calibrated"]:
-        return "calibrated"
-    from .gate import failed_checks
-    return "not calibrated: " + ", ".join(c["name"] for c in failed_checks(verdict))
+    for line in compare_text(result):
+        click.echo(line)
 
 
 # -- export and grading -------------------------------------------------------------
@@ -1076,7 +1015,7 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
             click.secho(f"Not exported: judge '{judge}' does not pass the gate for rubric '{rubric}'.", fg="red",
                         err=True)
             for c in e.failed:
-                click.echo(f"  [FAIL] {c['name']}: {c['message']}", err=True)
+                click.echo(f"  [FAIL] {c.name}: {c.message}", err=True)
             sys.exit(EXIT_GATE_FAILED)
         click.echo(f"Exported {_shown(res.path)} (sha256 {res.sha256[:16]}).")
         bundle, path = res.bundle, res.path

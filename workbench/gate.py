@@ -15,10 +15,13 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
 from .strict_yaml import load_yaml, read_utf8
+
+if TYPE_CHECKING:  # the report module builds on Check, Verdict and Policy: the checks only read its attributes
+    from .report import CalibrationReport, Drift, Metric
 
 PASSED, FAILED, WARNING, NOT_MEASURABLE, NOT_APPLICABLE = (
     "passed", "failed", "warning", "not_measurable", "not_applicable")
@@ -129,11 +132,6 @@ class Verdict:
         return {"calibrated": self.calibrated, "checks": [c.to_dict() for c in self.checks]}
 
 
-def failed_checks(verdict: dict) -> list[dict]:
-    """The failed checks of a verdict as the report carries it (``Verdict.failed`` for the serialized form)."""
-    return [c for c in verdict["checks"] if c["status"] == FAILED]
-
-
 def _num(x: Any) -> float | None:
     if x is None:
         return None
@@ -148,7 +146,7 @@ def _f(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
-def evaluate(report: dict[str, Any], policy: Policy) -> Verdict:
+def evaluate(report: CalibrationReport, policy: Policy) -> Verdict:
     """Every check of DESIGN section 6, in order, each with a sentence a lead can act on."""
     return Verdict((_evidence(report, policy), _agreement(report, policy), _pass_fail(report, policy),
                     _as_good_as_human(report, policy), _self_preference(report, policy), _categories(report, policy),
@@ -156,13 +154,8 @@ def evaluate(report: dict[str, Any], policy: Policy) -> Verdict:
                    + _probes(report, policy))
 
 
-def leniency(mean_signed_error: dict[str, Any] | None) -> str | None:
-    """'lenient' or 'harsh' when the interval of the mean signed error excludes 0, else None.
-
-    The one rule for calling a judge lenient or harsh, shown by the gate, the pages and the card.
-    """
-    m = mean_signed_error or {}
-    low, high = _num(m.get("ci_low")), _num(m.get("ci_high"))
+def _direction(low: Any, high: Any) -> str | None:
+    low, high = _num(low), _num(high)
     if low is not None and low > 0:
         return "lenient"
     if high is not None and high < 0:
@@ -170,12 +163,21 @@ def leniency(mean_signed_error: dict[str, Any] | None) -> str | None:
     return None
 
 
-def drift_problems(drift: dict[str, Any] | None, policy: Policy) -> list[str]:
+def leniency(mean_signed_error: Metric | None) -> str | None:
+    """'lenient' or 'harsh' when the interval of the mean signed error excludes 0, else None.
+
+    The one rule for calling a judge lenient or harsh, shown by the gate, the pages and the card.
+    """
+    m = mean_signed_error
+    return None if m is None else _direction(m.ci_low, m.ci_high)
+
+
+def drift_problems(drift: Drift | None, policy: Policy) -> list[str]:
     """Why a run moved from the one before (empty: it did not): the one drift rule, for the gate and the timeline."""
     if not drift:
         return []
-    pval = _num((drift.get("stuart_maxwell") or {}).get("p_value"))
-    delta = _num(((drift.get("deltas") or {}).get(policy.agreement_metric) or {}).get("value"))
+    pval = _num(drift.stuart_maxwell.p_value if drift.stuart_maxwell else None)
+    delta = _num(_value(drift.deltas.get(policy.agreement_metric)))
     problems = []
     if pval is not None and pval < policy.drift_min_p:
         problems.append(f"its score distribution changed (Stuart-Maxwell p = {fmt_p(pval)})")
@@ -187,9 +189,15 @@ def drift_problems(drift: dict[str, Any] | None, policy: Policy) -> list[str]:
 def probe_moves(effect: dict[str, Any] | None) -> str | None:
     """'raises' or 'lowers' when the interval of a probe's mean shift excludes 0, else None.
 
-    The one rule for "this perturbation moves the judge", shown by the gate, the Robustness tab and the card.
+    The one rule for "this perturbation moves the judge", shown by the gate, the Robustness tab and the card;
+    ``effect`` is ``stats.probe_effect``'s result, read before the report exists.
     """
-    return {"lenient": "raises", "harsh": "lowers"}.get(leniency((effect or {}).get("mean_shift")))
+    shift = (effect or {}).get("mean_shift") or {}
+    return {"lenient": "raises", "harsh": "lowers"}.get(_direction(shift.get("ci_low"), shift.get("ci_high")))
+
+
+def _value(m: Metric | None) -> Any:
+    return None if m is None else m.value
 
 
 def fmt_p(p: float | None) -> str:
@@ -202,10 +210,10 @@ def fmt_p(p: float | None) -> str:
     return f"{p:.2g}" if p < 0.001 else f"{p:.3f}".rstrip("0").rstrip(".") if p < 1 else "1"
 
 
-def _evidence(r: dict, p: Policy) -> Check:
-    ev = r.get("evidence") or {}
-    n = int(ev.get("n_items", r.get("n_items", 0)) or 0)
-    multi = int(ev.get("n_multi_rated", 0) or 0)
+def _evidence(r: CalibrationReport, p: Policy) -> Check:
+    ev = r.evidence
+    n = int((ev.n_items if ev is not None else r.n_items) or 0)
+    multi = int((ev.n_multi_rated if ev is not None else 0) or 0)
     share = multi / n if n else 0.0
     need_items = max(0, p.min_items - n)
     # multi-rated items needed so that multi / max(n, min_items) reaches the share
@@ -228,24 +236,24 @@ def _evidence(r: dict, p: Policy) -> Check:
                  {"min_items": p.min_items, "min_multi_rated_share": p.min_multi_rated_share}, msg)
 
 
-def _agreement(r: dict, p: Policy) -> Check:
-    m = (r.get("metrics") or {}).get(p.agreement_metric) or {}
-    value, low = _num(m.get("value")), _num(m.get("ci_low"))
+def _agreement(r: CalibrationReport, p: Policy) -> Check:
+    m = r.metric(p.agreement_metric)
+    value, low = _num(m.value), _num(m.ci_low)
     name = p.agreement_metric
     if low is None:
         return Check("agreement", "agreement", FAILED, value, p.min_agreement_lower,
-                     f"{name} has no interval ({m.get('reason') or 'too few items or a single label'}); "
+                     f"{name} has no interval ({m.reason or 'too few items or a single label'}); "
                      f"add labeled items with varied scores.")
     ok = low >= p.min_agreement_lower
-    caveat = (r.get("metric_reasons") or {}).get(name)
-    msg = (f"{name} is {_f(value)} (interval {_f(low)} to {_f(_num(m.get('ci_high')))}); its lower bound "
+    caveat = r.metric_reasons.get(name)
+    msg = (f"{name} is {_f(value)} (interval {_f(low)} to {_f(_num(m.ci_high))}); its lower bound "
            + (f"clears {p.min_agreement_lower}." if ok else
               f"is below {p.min_agreement_lower}: the judge does not agree with the consensus reliably enough."))
     if not ok:
-        mse = (r.get("metrics") or {}).get("mean_signed_error") or {}
+        mse = r.metric("mean_signed_error")
         direction = leniency(mse)
         if direction:
-            msg += (f" It scores {abs(_num(mse.get('value')) or 0):.2f} {'higher' if direction == 'lenient' else 'lower'}"
+            msg += (f" It scores {abs(_num(mse.value) or 0):.2f} {'higher' if direction == 'lenient' else 'lower'}"
                     f" than the humans on average ({direction}): tighten the rubric's level descriptions.")
     if caveat:  # e.g. undefined in many resamples: the interval is conditional, and the lead should know
         msg += f" Note: {caveat}."
@@ -253,20 +261,20 @@ def _agreement(r: dict, p: Policy) -> Check:
                  p.min_agreement_lower, msg)
 
 
-def _as_good_as_human(r: dict, p: Policy) -> Check:
-    alt = r.get("alt_test")
-    qualified = len(alt.get("raters") or []) if alt else 0
-    if alt and qualified >= p.alt_test_min_raters and alt.get("winning_rate") is not None:
-        ok = bool(alt.get("passed"))
-        wr, adv = _num(alt.get("winning_rate")), _num(alt.get("advantage_probability"))
+def _as_good_as_human(r: CalibrationReport, p: Policy) -> Check:
+    alt = r.alt_test
+    qualified = len(alt.raters) if alt else 0
+    if alt and qualified >= p.alt_test_min_raters and alt.winning_rate is not None:
+        ok = bool(alt.passed)
+        wr, adv = _num(alt.winning_rate), _num(alt.advantage_probability)
         msg = (f"Alternative-annotator test over {qualified} raters: winning rate {_f(wr)} "
-               f"(advantage probability {_f(adv)}, epsilon {alt.get('epsilon')}); "
+               f"(advantage probability {_f(adv)}, epsilon {alt.epsilon}); "
                + ("the judge can stand in for a reviewer." if ok else
                   "below 0.5: the judge cannot yet replace a reviewer."))
         return Check("as_good_as_human", "as good as a human", PASSED if ok else FAILED,
                      {"winning_rate": wr, "advantage_probability": adv}, {"winning_rate": 0.5}, msg)
-    hc = r.get("human_ceiling") or {}
-    hh, jh = _num(hc.get("human_pairwise_agreement")), _num(hc.get("judge_human_pairwise_agreement"))
+    hc = r.human_ceiling
+    hh, jh = _num(hc.human_pairwise_agreement), _num(hc.judge_human_pairwise_agreement)
     if hh is None or jh is None:
         return Check("as_good_as_human", "as good as a human", FAILED, None, None,
                      f"Cannot compare the judge with the humans: {qualified} rater(s) qualify for the alternative-"
@@ -279,25 +287,25 @@ def _as_good_as_human(r: dict, p: Policy) -> Check:
                  {"judge_human": jh, "human_human": hh}, {"margin": p.human_margin}, msg)
 
 
-def _self_preference(r: dict, p: Policy) -> Check:
+def _self_preference(r: CalibrationReport, p: Policy) -> Check:
     """Both effects, both directions: the worst of the two decides; inconclusive is a warning."""
-    sp = r.get("self_preference") or {}
-    family = (r.get("judge") or {}).get("family") or "its"
+    sp = r.self_preference
+    family = r.judge.family or "its"
     t = p.max_self_preference
     states, sentences, values = [], [], {}
     for name, who in (("same_family", f"its own family ({family})"), ("same_model", "its own model")):
-        e = sp.get(name) or {}
-        value, low, high = _num(e.get("value")), _num(e.get("ci_low")), _num(e.get("ci_high"))
-        values[name] = {"value": value, "ci_low": low, "ci_high": high, "n": e.get("n")}
+        e = getattr(sp, name)
+        value, low, high = (_num(e.value), _num(e.ci_low), _num(e.ci_high)) if e else (None, None, None)
+        values[name] = {"value": value, "ci_low": low, "ci_high": high, "n": e.n if e else None}
         if value is None or low is None or high is None:
             if name == "same_family":
                 states.append(NOT_MEASURABLE)
-                why = (e.get("reason") or f"no items produced by the {family} family").rstrip(".")
+                why = ((e.reason if e else None) or f"no items produced by the {family} family").rstrip(".")
                 sentences.append(f"Not measurable: {why}; this is a warning, not evidence of no bias.")
             continue
         direction = "higher" if value >= 0 else "lower"
         said = (f"The judge scores {who} {abs(value):.2f} {direction} than humans do, relative to other families "
-                f"(interval {_f(low)} to {_f(high)}, {e.get('n')} items)")
+                f"(interval {_f(low)} to {_f(high)}, {e.n} items)")
         if low > t or high < -t:
             states.append(FAILED)
             side = f"above +{t}" if low > t else f"below -{t}"
@@ -309,7 +317,7 @@ def _self_preference(r: dict, p: Policy) -> Check:
             sentences.append(f"{said}: within +/-{t}.")
         else:
             states.append(WARNING)
-            more = _items_to_settle(value, low, high, int(e.get("n") or 0), t)
+            more = _items_to_settle(value, low, high, int(e.n or 0), t)
             sentences.append(f"{said}: inconclusive, the interval crosses {'+' if value >= 0 else '-'}{t}"
                              + (f"; about {more} more {'same-family' if name == 'same_family' else 'same-model'} "
                                 "items would settle it." if more else
@@ -331,15 +339,14 @@ def _items_to_settle(value: float, low: float, high: float, n: int, t: float) ->
     return max(1, math.ceil(n * (half / needed) ** 2) - n)
 
 
-def _pass_fail(r: dict, p: Policy) -> Check:
+def _pass_fail(r: CalibrationReport, p: Policy) -> Check:
     """Enough consensus passes and fails to judge TPR and TNR, and both shown to be high enough."""
-    metrics = r.get("metrics") or {}
-    den = r.get("denominators") or {}
-    n_pos, n_neg = int(den.get("n_pos") or 0), int(den.get("n_neg") or 0)
+    den = r.denominators
+    n_pos, n_neg = (int(den.n_pos or 0), int(den.n_neg or 0)) if den else (0, 0)
     problems, fine = [], []
     for name, n, kind, bound in (("TPR", n_pos, "pass", p.min_tpr_lower), ("TNR", n_neg, "fail", p.min_tnr_lower)):
-        m = metrics.get(name.lower()) or {}
-        value, low, high = _num(m.get("value")), _num(m.get("ci_low")), _num(m.get("ci_high"))
+        m = r.metric(name.lower())
+        value, low, high = _num(m.value), _num(m.ci_low), _num(m.ci_high)
         if n < p.min_class_items:
             problems.append(f"{name} cannot be judged yet: {n} item{'s' * (n != 1)} {'has' if n == 1 else 'have'} a "
                             f"consensus {kind}; label about {p.min_class_items - n} more items that humans would "
@@ -355,32 +362,31 @@ def _pass_fail(r: dict, p: Policy) -> Check:
     msg = ("; ".join(fine) + "." if ok else "; ".join(problems) + "."
            + (f" ({'; '.join(fine)}.)" if fine else ""))
     return Check("pass_fail", "passes and fails", PASSED if ok else FAILED,
-                 {"n_pos": n_pos, "n_neg": n_neg, "tpr_ci_low": _num((metrics.get("tpr") or {}).get("ci_low")),
-                  "tnr_ci_low": _num((metrics.get("tnr") or {}).get("ci_low"))},
+                 {"n_pos": n_pos, "n_neg": n_neg, "tpr_ci_low": _num(r.metric("tpr").ci_low),
+                  "tnr_ci_low": _num(r.metric("tnr").ci_low)},
                  {"min_class_items": p.min_class_items, "min_tpr_lower": p.min_tpr_lower,
                   "min_tnr_lower": p.min_tnr_lower}, msg)
 
 
-def _categories(r: dict, p: Policy) -> Check:
+def _categories(r: CalibrationReport, p: Policy) -> Check:
     """A warning for each category where the judge agrees significantly less than on the rest."""
-    cats = r.get("per_category") or {}
-    worse = {name: c for name, c in cats.items() if (c.get("worse_than_rest") or {}).get("significant")}
+    cats = r.per_category
+    worse = {name: c for name, c in cats.items() if c.weaker}
     if len(cats) < 2:
         return Check("categories", "no weak category", NOT_APPLICABLE, None, None,
                      "Only one category, so there is nothing to compare it with.")
     if not worse:
         return Check("categories", "no weak category", PASSED, [], None,
                      f"No category of {len(cats)} is significantly worse than the rest.")
-    parts = [f"'{name}' (exact agreement {_f((c.get('exact_agreement') or {}).get('value'))}, n = {c.get('n_items')}, "
-             f"{abs(c['worse_than_rest']['difference']):.2f} below the rest)" for name, c in worse.items()]
+    parts = [f"'{name}' (exact agreement {_f(_num(_value(c.exact_agreement)))}, n = {c.n_items}, "
+             f"{abs(c.worse_than_rest.difference):.2f} below the rest)" for name, c in worse.items()]
     return Check("categories", "no weak category", WARNING, sorted(worse), None,
                  f"The judge is significantly worse on {', '.join(parts)}: read its disagreements there before "
                  "trusting it on that category.")
 
 
-def _stable(r: dict, p: Policy) -> Check:
-    noise = r.get("noise")
-    flip = _num((noise or {}).get("flip_rate"))
+def _stable(r: CalibrationReport, p: Policy) -> Check:
+    flip = _num(r.noise.flip_rate if r.noise else None)
     if flip is None:
         return Check("stable", "stable", NOT_APPLICABLE, None, p.max_flip_rate,
                      "No repeats recorded; run the judge with --repeats 2 or more to measure its noise.")
@@ -391,9 +397,9 @@ def _stable(r: dict, p: Policy) -> Check:
     return Check("stable", "stable", PASSED if ok else FAILED, flip, p.max_flip_rate, msg)
 
 
-def _complete(r: dict, p: Policy) -> Check:
-    n_unscored = int(r.get("n_unscored") or 0)
-    total = n_unscored + int(r.get("n_scored") or (r.get("evidence") or {}).get("n_items") or 0)
+def _complete(r: CalibrationReport, p: Policy) -> Check:
+    n_unscored = int(r.n_unscored or 0)
+    total = n_unscored + int(r.n_scored or (r.evidence.n_items if r.evidence else 0) or 0)
     share = n_unscored / total if total else 0.0
     ok = share <= p.max_unscored_share
     msg = (f"{n_unscored} of {total} judgments are unscored ({share:.1%})"
@@ -401,17 +407,18 @@ def _complete(r: dict, p: Policy) -> Check:
     return Check("complete", "complete", PASSED if ok else FAILED, round(share, 4), p.max_unscored_share, msg)
 
 
-def _no_drift(r: dict, p: Policy) -> Check:
-    d = r.get("drift")
+def _no_drift(r: CalibrationReport, p: Policy) -> Check:
+    d = r.drift
     if not d:
         return Check("no_drift", "no drift", NOT_APPLICABLE, None, None,
                      "No earlier run of this judge config to compare with.")
-    pval = _num((d.get("stuart_maxwell") or {}).get("p_value"))
-    delta = _num(((d.get("deltas") or {}).get(p.agreement_metric) or {}).get("value"))
+    pval = _num(d.stuart_maxwell.p_value if d.stuart_maxwell else None)
+    delta = _num(_value(d.deltas.get(p.agreement_metric)))
     problems = drift_problems(d, p)
-    versions = d.get("model_versions") or {}
-    seen = " -> ".join(", ".join(versions.get(k) or ["unknown"]) for k in ("baseline", "candidate")) if versions else ""
-    runs = f"run '{d.get('baseline_run')}' to run '{d.get('run')}'"
+    versions = d.model_versions
+    seen = (" -> ".join(", ".join(v or ["unknown"]) for v in (versions.baseline, versions.candidate))
+            if versions else "")
+    runs = f"run '{d.baseline_run}' to run '{d.run}'"
     if problems:
         msg = f"From {runs} " + " and ".join(problems) + (f" (model versions {seen})" if seen else "") + \
               "; recalibrate before trusting the new run."
@@ -422,7 +429,7 @@ def _no_drift(r: dict, p: Policy) -> Check:
                  {"min_p": p.drift_min_p, "max_drop": p.drift_max_agreement_drop}, msg)
 
 
-def _probes(r: dict, p: Policy) -> tuple[Check, ...]:
+def _probes(r: CalibrationReport, p: Policy) -> tuple[Check, ...]:
     """Stress probes (``workbench probe``): a warning by default; part of the gate with ``probe_check: fail``.
 
     Like self-preference: a probe whose shift interval lies wholly beyond +-max_probe_shift is material; all
@@ -431,7 +438,7 @@ def _probes(r: dict, p: Policy) -> tuple[Check, ...]:
     """
     if p.probe_check == "off":
         return ()
-    probes = [e for e in (r.get("probes") or {}).get("probes", []) if e.get("n_items")]
+    probes = [e for e in (r.probes.probes if r.probes else ()) if e.n_items]
     blocking = p.probe_check == "fail"
     if not probes:
         if not blocking:
@@ -442,15 +449,15 @@ def _probes(r: dict, p: Policy) -> tuple[Check, ...]:
     limit = p.max_probe_shift
     material, unsettled = [], []
     for e in probes:
-        shift = e.get("mean_shift") or {}
-        low, high, value = _num(shift.get("ci_low")), _num(shift.get("ci_high")), _num(shift.get("value"))
+        shift = e.mean_shift
+        low, high, value = (_num(shift.ci_low), _num(shift.ci_high), _num(shift.value)) if shift else (None,) * 3
         if low is None or high is None:
-            unsettled.append(e["probe"])
+            unsettled.append(e.probe)
         elif low > limit or high < -limit:
-            material.append(f"{e['probe']} ({value:+.2f}, {low:+.2f} to {high:+.2f})")
+            material.append(f"{e.probe} ({value:+.2f}, {low:+.2f} to {high:+.2f})")
         elif not (-limit <= low and high <= limit):
-            unsettled.append(e["probe"])
-    worst = max((abs(_num((e.get("mean_shift") or {}).get("value")) or 0.0) for e in probes), default=None)
+            unsettled.append(e.probe)
+    worst = max((abs(_num(_value(e.mean_shift)) or 0.0) for e in probes), default=None)
     if material:
         return (Check("probes", "robust to stress probes", FAILED if blocking else WARNING, worst, limit,
                       f"Perturbations that should not matter move the judge's scores by more than {limit:.2f}: "

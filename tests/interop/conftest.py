@@ -20,8 +20,9 @@ def add_qa_rubric(store, tmp_path: Path, import_maps: str = "") -> None:
 
 
 def calibrated(store, golden_set: str, judge: str, tmp_path: Path) -> dict:
-    """The calibration report of an imported judge (few resamples: the report's arithmetic is what is checked)."""
+    """The calibration report of an imported judge as its JSON (few resamples: the report's arithmetic is what is
+    checked)."""
     from workbench.workspace import Workspace
 
     return calibrate(store, golden_set, "qa", judge, Options(resamples=200), workspace=Workspace.resolve(
-        str(tmp_path), None))
+        str(tmp_path), None)).to_json()

@@ -32,7 +32,7 @@ def record(approved) -> tuple[dict, dict]:
     assert "Every Eval Ever schema, validated" in r.stdout
     report = calibrate(approved.store, "demo", "demo-patch-quality", JUDGE, Options(resamples=RESAMPLES),
                        workspace=Workspace.resolve(str(approved.db.parent), str(approved.db)))
-    return json.loads(path.read_text()), report
+    return json.loads(path.read_text()), report.to_json()
 
 
 def test_record_is_valid_against_the_every_eval_ever_schema(record):

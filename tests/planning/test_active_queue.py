@@ -93,14 +93,14 @@ def test_calibration_report_names_the_design_and_weights(store: Store, tmp_path:
     labels = tmp_path / "sample.jsonl"  # labeled outside the queue: no inclusion probabilities recorded
     labels.write_text("".join(json.dumps({k: r[k] for k in ("item_id", "rater", "score")}) + "\n" for r in rows))
     importing.import_labels(store, labels, "pool", RUBRIC)
-    assert "sampling_design" not in calibrate(store, "pool", RUBRIC, "careful-sonnet", Options(resamples=300))
+    assert calibrate(store, "pool", RUBRIC, "careful-sonnet", Options(resamples=300)).sampling_design is None
     for r in rows:  # as if the queue had served them: no label changes, yet the cached report must not be reused
         active_queue.record_served(store, gs, pks[r["item_id"]], RUBRIC, r["rater"])
     report = calibrate(store, "pool", RUBRIC, "careful-sonnet", Options(resamples=300))
-    assert report["sampling_design"]["design"] == "active"
-    assert report["sampling_design"]["kish_effective_n"] < report["n_items"]
-    alpha = report["metrics"]["krippendorff_alpha_ordinal"]
-    assert alpha["ci_low"] < alpha["value"] < alpha["ci_high"]
+    assert report.sampling_design.design == "active"
+    assert report.sampling_design.kish_effective_n < report.n_items
+    alpha = report.metrics["krippendorff_alpha_ordinal"]
+    assert alpha.ci_low < alpha.value < alpha.ci_high
 
 
 def test_random_order_is_unchanged_and_refuses_bad_orders(store: Store) -> None:

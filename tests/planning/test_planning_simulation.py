@@ -55,13 +55,14 @@ def test_weighted_intervals_cover_the_full_pool_value() -> None:
 def test_active_order_reaches_the_pools_decision_with_fewer_labels() -> None:
     """10% fails, 1,000 items: the first 50 labels in random order, then the active queue re-planned as checks
     are decided, reaches the whole pool's decision with at least 20% fewer labels than random order and no more
-    wrong decisions (measured: 30%, README "Fewer labels to a verdict"; the issue's 30% is not reached on every
-    pool, which the README's table shows)."""
+    wrong decisions (measured: 29% and 32% over two blocks of 64 campaigns, README "Fewer labels to a verdict";
+    32 campaigns give 21-40% over four blocks of seeds, where 12 gave 8-46%; the issue's 30% is not
+    reached on every pool, which the README's table shows)."""
     pool = demo_pool(n_items=1000, fail_share=0.1, seed=11)
     truth = pool_decision(pool)
-    random_runs = summarize([campaign(pool, "random", seed=s, truth=truth, max_labels=800) for s in range(12)])
+    random_runs = summarize([campaign(pool, "random", seed=s, truth=truth, max_labels=800) for s in range(32)])
     active_runs = summarize([campaign(pool, "active", seed=s, truth=truth, max_labels=800, warmup=True)
-                             for s in range(12)])
+                             for s in range(32)])
     assert active_runs["mean_labels"] <= 0.8 * random_runs["mean_labels"], (active_runs, random_runs)
     assert active_runs["wrong_rate"] <= random_runs["wrong_rate"]
 
@@ -93,3 +94,39 @@ def estimates_alpha(pool, idx, seed) -> dict:
                                           seed=seed)
     m = a["metrics"]["krippendorff_alpha_ordinal"]
     return {"se": a["standard_errors"]["krippendorff_alpha_ordinal"], "width": m["ci_high"] - m["ci_low"]}
+
+
+def test_true_label_allocation_serves_only_where_the_judge_errs() -> None:
+    """The bound of the README's table: with the pool's true labels, Neyman allocation for agreement puts every
+    label it can on the one stratum where the judge errs (judge +1, category b); the exact strata share one lower
+    rate (the Hajek estimator's variable is the distance minus its pool mean, which an exact item still has)."""
+    from workbench.stats.label_simulation import Pool, oracle_design
+
+    rng = np.random.default_rng(3)
+    n = 600
+    judge = rng.choice([-1, 0, 1], n)
+    category = np.where(rng.random(n) < 0.5, "a", "b").astype(object)
+    consensus = judge.copy()
+    errs = (judge == 1) & (category == "b")
+    consensus[errs] = rng.choice([-1, 0, 1], errs.sum())
+    pool = Pool(consensus=consensus, judge=judge, clusters=np.arange(n).astype(object), category=category,
+                family=np.array(["x"] * n), model=np.array(["m"] * n), judge_model="j", judge_family="none")
+    pi = oracle_design(pool, expected_labels=60, checks=("agreement",))
+    assert pi[errs].min() > 3 * pi[~errs].max()
+    assert np.ptp(pi[~errs]) == pytest.approx(0) and pi[~errs].min() > 0.25 * 60 / n
+    assert pi.sum() == pytest.approx(60)
+
+
+def test_conditional_by_group_follows_a_groups_own_errors() -> None:
+    """A judge that errs on every 'hard' item it scores +1 and never on 'easy' ones: with 200 labels per group the
+    hard group's P(human = +1 | judge +1) falls near 0 and the easy group's stays near 1; a group with no label
+    keeps the pooled estimate."""
+    judge = np.array([1] * 400)
+    human = np.array([-1] * 200 + [1] * 200)
+    group = np.array(["hard"] * 200 + ["easy"] * 200)
+    p = sp.human_given_judge_by_group(judge, human, group, item_judge=[1, 1, 1], item_group=["hard", "easy", "new"],
+                                      scale=(-1, 0, 1))
+    pooled = sp.human_given_judge(judge, human, scale=(-1, 0, 1))[2]
+    assert p[0, 2] < 0.05 and p[1, 2] > 0.95
+    assert p[2] == pytest.approx(pooled)
+    assert p.sum(axis=1) == pytest.approx(np.ones(3))

@@ -74,7 +74,7 @@ def test_probes_find_the_planted_susceptibilities_and_nothing_else(golden, mode,
     with LoopbackServer(model=MODEL, judge_mode=mode, noise=noise) as server, Store(golden) as store:
         judging.run(store, "g", "loop-rubric", "loop", provider_options={"env": server.env()})
         before = calibrate(store, "g", "loop-rubric", "loop", OPTIONS)
-        assert before["probes"] is None and [c["id"] for c in before["verdict"]["checks"]][-1] == "no_drift"
+        assert before.probes is None and [c.id for c in before.verdict.checks][-1] == "no_drift"
         result = _probe(store, server)
         assert server.requests == REQUESTS
         assert result["not_applicable"] == ["order"]
@@ -89,20 +89,20 @@ def test_probes_find_the_planted_susceptibilities_and_nothing_else(golden, mode,
 
         # probe runs are never calibration runs: same run, same numbers, nothing left for `judge run`
         after = calibrate(store, "g", "loop-rubric", "loop", OPTIONS)
-        assert after["run"] == before["run"] and after["metrics"] == before["metrics"]
+        assert after.run == before.run and after.metrics == before.metrics
         assert [r["name"] for r in judging.run_status(store, "g", "loop-rubric", "loop")["runs"]] == ["run-1"]
         again = judging.run(store, "g", "loop-rubric", "loop", provider_options={"env": server.env()})
         assert again["n_recorded"] == 0 and again["run"] == "run-1"
         assert server.requests == REQUESTS
 
         # the gate: a warning by default, a failure when the policy makes probes part of it
-        checks = {c["id"]: c for c in after["verdict"]["checks"]}
+        checks = {c.id: c for c in after.verdict.checks}
         if expected:
-            assert checks["probes"]["status"] == WARNING and "verbosity" in checks["probes"]["message"]
-            failing = evaluate(after, Policy(probe_check="fail")).to_dict()
-            assert {c["id"]: c["status"] for c in failing["checks"]}["probes"] == FAILED
+            assert checks["probes"].status == WARNING and "verbosity" in checks["probes"].message
+            failing = evaluate(after, Policy(probe_check="fail"))
+            assert {c.id: c.status for c in failing.checks}["probes"] == FAILED
         else:
-            assert checks["probes"]["status"] == "passed"
+            assert checks["probes"].status == "passed"
         assert "probes" not in {c.id for c in evaluate(after, Policy(probe_check="off")).checks}
 
 

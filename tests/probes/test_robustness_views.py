@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from tests.ui.conftest import choose_judge, lead_page, markdown, open_tab
+from workbench.presentation import card_sections
 from workbench.services import judging
 from workbench.services import probes as probe_service
-from workbench.services.calibration import Options, calibrate
+from workbench.services.calibration import Options, calibrate, resolve
 from workbench.services.export import build_bundle, validate_bundle
-from workbench.services.report_card import card_sections
 
 G, R, J = "demo", "demo-patch-quality", "test-results"
 
@@ -51,7 +51,7 @@ def test_the_card_and_the_bundle_carry_the_probes(probed_demo):
     high = 1.96 ** 2 / (clusters + 1.96 ** 2)
     assert row == (f"| verbosity | 150 | 0.000 (0.000 to 0.000) | 0.000 (0.000 to {high:.3f}) | 1.000 ({1 - high:.3f} "
                    "to 1.000) | 0.000 (0.000 to 0.000) | no |")
-    bundle = build_bundle(report, probed_demo, G, R, J)
+    bundle = build_bundle(report, resolve(probed_demo, G, R, J))
     validate_bundle(bundle)
     assert [p["probe"] for p in bundle["calibration"]["probes"]] == ["authorship-self", "verbosity", "injection"]
     assert "Stress probes" not in dict(card_sections(calibrate(probed_demo, G, R, "careful-sonnet",

@@ -159,7 +159,7 @@ def test_fix_for_the_lenient_judge_is_confirmed_accepted_and_exported_through_th
     from workbench.workspace import Workspace
 
     ws = Workspace.resolve(str(tmp_path), demo_store.path)
-    assert not calibrate(demo_store, GS, RUBRIC, JUDGE, workspace=ws)["verdict"]["calibrated"]
+    assert not calibrate(demo_store, GS, RUBRIC, JUDGE, workspace=ws).calibrated
     judge, optimizer = endpoints(demo_store, fix_leniency)
     summary = run(demo_store, judge, optimizer, budget_usd=0.5, workspace=ws)
     (rnd,) = summary.rounds
@@ -189,7 +189,7 @@ def test_fix_for_the_lenient_judge_is_confirmed_accepted_and_exported_through_th
 
     judging.run(demo_store, GS, RUBRIC, JUDGE, provider_options=judge.options())  # the whole golden set
     report = calibrate(demo_store, GS, RUBRIC, JUDGE, workspace=ws)
-    assert report["rubric"]["version"] == rv.version and report["verdict"]["calibrated"]
+    assert report.rubric.version == rv.version and report.calibrated
     assert export_bundle(demo_store, GS, RUBRIC, JUDGE, workspace=ws).path.exists()
     card = write_card(demo_store, GS, RUBRIC, JUDGE, fmt="md", workspace=ws).read_text()
     assert "## Refinement" in card and "development items" in card and "held-out items decided" in card

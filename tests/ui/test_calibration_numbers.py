@@ -10,13 +10,14 @@ import pytest
 
 from tests.ui.conftest import choose_judge, lead_page, markdown, open_tab
 from workbench import gate, presentation
+from workbench.report import CalibrationReport
 from workbench.services import calibration, insights
 from workbench.store import Store
 
 GS, RUBRIC = "demo", "demo-patch-quality"
 
 
-def report_of(db, judge: str) -> dict:
+def report_of(db, judge: str) -> CalibrationReport:
     with Store(db) as s:
         return calibration.calibrate(s, GS, RUBRIC, judge)
 
@@ -29,15 +30,15 @@ def test_metric_table_shows_each_proportion_with_its_denominator(demo_db):
     rep = report_of(demo_db, "noisy-llama")
     at = choose_judge(lead_page("calibration"), "noisy-llama")
     table = table_with(at, "metric").set_index("metric")
-    d = rep["denominators"]
-    assert table.loc["tnr", "n"] == d["n_neg"] == 46
-    assert table.loc["tpr", "n"] == d["n_pos"] and table.loc["exact_agreement", "n"] == d["n_items"]
+    d = rep.denominators
+    assert table.loc["tnr", "n"] == d.n_neg == 46
+    assert table.loc["tpr", "n"] == d.n_pos and table.loc["exact_agreement", "n"] == d.n_items
     for row in presentation.metric_rows(rep):  # the CLI's and the card's rows, number for number
         assert table.loc[row["metric"], "value"] == pytest.approx(row["value"])
         assert table.loc[row["metric"], "95% low"] == pytest.approx(row["ci_low"])
     assert pd.isna(table.loc["cohen_kappa", "n"])  # not a proportion: no denominator, shown as "–"
     assert {df.proto.placeholder for df in at.dataframe} == {"–"}
-    assert f"**{d['n_pos']}** consensus passes" in markdown(at) and f"**{d['n_neg']}** consensus fails" in markdown(at)
+    assert f"**{d.n_pos}** consensus passes" in markdown(at) and f"**{d.n_neg}** consensus fails" in markdown(at)
     assert presentation.interval_sentence(rep) in [c.value for c in at.caption]
 
 
@@ -69,7 +70,7 @@ def test_leniency_is_decided_by_the_gate_rule_not_by_the_page(demo_db, monkeypat
 
 def test_calibration_drift_p_value_is_the_gate_format(demo_db):
     rep = report_of(demo_db, "noisy-llama")
-    p = rep["drift"]["stuart_maxwell"]["p_value"]
+    p = rep.drift.stuart_maxwell.p_value
     at = open_tab(choose_judge(lead_page("calibration"), "noisy-llama"), "Noise & drift")
     text = markdown(at)
     assert gate.fmt_p(p) == "3.4e-14" and "Stuart-Maxwell p = 3.4e-14" in text
@@ -84,7 +85,7 @@ def test_drift_page_opens_on_a_judge_with_two_runs_and_shows_the_same_p(demo_db)
     with Store(demo_db) as s:
         rows = insights.drift_timeline(s, GS, RUBRIC, "noisy-llama")
     p = rows[1]["stuart_maxwell_p"]
-    assert p == pytest.approx(report_of(demo_db, "noisy-llama")["drift"]["stuart_maxwell"]["p_value"])
+    assert p == pytest.approx(report_of(demo_db, "noisy-llama").drift.stuart_maxwell.p_value)
     assert list(table_with(at, "run")["Stuart-Maxwell p"].fillna("")) == ["", gate.fmt_p(p)] == ["", "3.4e-14"]
     assert any("Stuart-Maxwell p = 3.4e-14" in e.value for e in at.error)
 
@@ -102,15 +103,15 @@ def test_alternative_annotator_table_says_what_rejected_means(demo_db):
     at = open_tab(choose_judge(lead_page("calibration"), "careful-sonnet"), "Humans")
     table = table_with(at, "rater")
     assert "rejected" not in table.columns
-    assert list(table["judge at least as good as this rater"]) == ["yes"] * len(rep["alt_test"]["raters"])
-    assert list(table["p (one-sided)"]) == [gate.fmt_p(r["p_value"]) for r in rep["alt_test"]["raters"]]
+    assert list(table["judge at least as good as this rater"]) == ["yes"] * len(rep.alt_test.raters)
+    assert list(table["p (one-sided)"]) == [gate.fmt_p(r.p_value) for r in rep.alt_test.raters]
 
 
 def test_self_preference_table_formats_the_ols_p_and_explains_missing_effects(demo_db):
     rep = report_of(demo_db, "gpt4o-self")
     at = open_tab(choose_judge(lead_page("calibration"), "gpt4o-self"), "Self-preference")
     table = table_with(at, "effect").set_index("effect")
-    assert table.loc["same family", "OLS p"] == gate.fmt_p(rep["self_preference"]["same_family"]["p_value"])
+    assert table.loc["same family", "OLS p"] == gate.fmt_p(rep.self_preference.same_family.p_value)
     at = open_tab(choose_judge(at, "careful-sonnet"), "Self-preference")
     assert "no item was produced by the judge's own model" in markdown(at)
 
@@ -118,11 +119,11 @@ def test_self_preference_table_formats_the_ols_p_and_explains_missing_effects(de
 def test_export_page_lists_the_failed_checks_one_per_line(demo_db):
     rep = report_of(demo_db, "noisy-llama")
     at = lead_page("export")
-    failed = [c for c in rep["verdict"]["checks"] if c["status"] == "failed"]
+    failed = rep.verdict.failed
     [block] = [m.value for m in at.markdown if m.value.startswith("Export is disabled because:")
                and "no drift" in m.value]
     items = [line for line in block.splitlines() if line.startswith("- ")]
-    assert [line.split("**")[1] for line in items] == [c["name"] for c in failed] and len(items) == 5
+    assert [line.split("**")[1] for line in items] == [c.name for c in failed] and len(items) == 5
     assert "Stuart-Maxwell p = 3.4e-14" in block
 
 
@@ -163,7 +164,7 @@ def test_per_category_chart_names_every_category_in_full(demo_db):
     rep = report_of(demo_db, "noisy-llama")
     spec = charts.per_category(rep).to_dict()
     rows = next(iter(spec["datasets"].values()))
-    assert sorted(r["category"].split(" (n = ")[0] for r in rows) == sorted(rep["per_category"])
+    assert sorted(r["category"].split(" (n = ")[0] for r in rows) == sorted(rep.per_category)
     assert all(r["low"] is not None and r["high"] is not None for r in rows)
     for layer in spec["layer"]:
         axis = layer["encoding"]["y"]["axis"]

@@ -10,29 +10,13 @@ import click
 from workbench.cli import Ctx, _echo_json, _finite, _require, clean_errors, pass_ctx
 
 
-def _fmt(x: Any, signed: bool = False) -> str:
-    if x is None:
-        return "n/a"
-    return f"{x:+.2f}" if signed else f"{x:.2f}"
-
-
-def _interval(m: dict, signed: bool = False) -> str:
-    return f"{_fmt(m.get('value'), signed)} [{_fmt(m.get('ci_low'), signed)}, {_fmt(m.get('ci_high'), signed)}]"
-
-
 def print_probe_report(report: dict | None) -> None:
     """One row per probe: shift, flip and robustness rates with intervals, the change against the humans."""
-    if not report:
-        click.echo("No probe has been run on this judge yet.")
-        return
-    click.echo(f"Compared with the verdicts of run {report['baseline_run']} (95% paired cluster-bootstrap intervals):")
-    click.echo(f"{'probe':20s}{'n':>5}  {'mean shift':24s}{'flip rate':22s}{'robustness':22s}"
-               f"{'vs consensus (signed err)':28s}moves?")
-    for e in report["probes"]:
-        moves = {"raises": "RAISES scores", "lowers": "LOWERS scores"}.get(e["moves"], "no")
-        click.echo(f"{e['probe']:20s}{e['n_items']:>5}  {_interval(e['mean_shift'], True):24s}"
-                   f"{_interval(e['flip_rate']):22s}{_interval(e['robustness_rate']):22s}"
-                   f"{_interval(e['consensus_shift'], True):28s}{moves}")
+    from workbench.presentation import probe_text
+    from workbench.report import Probes
+
+    for line in probe_text(Probes.from_json(report) if report else None):
+        click.echo(line)
 
 
 def _not_applicable(names: list[str]) -> None:

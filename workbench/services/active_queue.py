@@ -87,19 +87,23 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
         raise InputError(f"judge '{judge}' has scored no item of golden set '{golden_set}'",
                          fix="run or import the judge on the golden set first")
     cons = consensus(store, golden_set, rv.name)
-    pairs = [(scores[i], s) for i, s in cons.resolved.items() if i in scores]
+    pairs = [(i, scores[i], s) for i, s in cons.resolved.items() if i in scores]
     # with no labels yet every check is open, and the rarer class is still to be found
     checks = (undecided_checks(plan(store, golden_set, rubric, judge, workspace=workspace)) if pairs
               else list(sp.CHECK_TARGETS + sp.COUNT_TARGETS))
     scale = list(rv.rubric.scale.values)
-    cond = sp.human_given_judge([j for j, _ in pairs], [h for _, h in pairs], scale=scale)
     family = (data.spec.family or "").casefold()
     # items the judge did not score get its middle score: they stay in the design, with a fair chance
     middle = scale[len(scale) // 2]
     judged = np.array([scores.get(r["item_id"], middle) for r in index])
     same = np.array([(r["producer_family"] or "").casefold() == family and bool(family) for r in index])
+    group = {r["item_id"]: f"{f}|{r['category']}" for r, f in zip(index, same)}
+    # P(human | judge score) in each family x category group: a judge may err more on one of them
+    cond = sp.human_given_judge_by_group([j for _, j, _ in pairs], [h for _, _, h in pairs],
+                                         [group[i] for i, _, _ in pairs], item_judge=judged,
+                                         item_group=[group[r["item_id"]] for r in index], scale=scale)
     dev = sp.stratum_deviations(judged, same, cond, scale=scale, pass_threshold=rv.rubric.pass_threshold,
-                                checks=checks)
+                                checks=checks, by_item=True)
     strata = [f"judge {s:+d} | {'own family' if f else 'other family'} | {r['category']}"
               for s, f, r in zip(judged, same, index)]
     expected = float(min(len(index), expected_labels or max(len(index) / 4, 1)))

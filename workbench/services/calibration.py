@@ -2,7 +2,12 @@
 
 A report is keyed by a hash of everything it is computed from (labels,
 adjudications, judgments, item clusters and producers, options and policy),
-so an unchanged report is read back instead of recomputed.
+so an unchanged report is read back instead of recomputed. The report is a
+typed :class:`~workbench.report.CalibrationReport`; the cache holds its JSON.
+
+Calibrating only reads: the golden-set version a report names is the one its
+items and consensus have, or the number they would get when frozen (writers
+such as ``export`` freeze them first).
 """
 
 from __future__ import annotations
@@ -14,16 +19,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotFound
+from ..errors import NotFound, WorkbenchError
 from ..gate import Policy, evaluate, load_policy
 from ..hashing import sha256_hex
 from ..models import JudgeSpec
+from ..report import SCHEMA, CalibrationReport, Comparison, Difference, Ids
 from ..stats import methods as interval_choices
 from ..store import Store
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
 from .golden_sets import Consensus, consensus
-from .snapshots import freeze
+from .snapshots import current_snapshot
 from .rubrics import RubricVersion, get_rubric
 
 if TYPE_CHECKING:
@@ -32,7 +38,6 @@ if TYPE_CHECKING:
 # numpy, pandas and the statistics are imported inside the functions that compute: a report read back from the
 # cache needs none of them, and they take most of a second to import (`workbench calibrate` of a cached report).
 
-SCHEMA = "workbench.calibration/1"
 # Bump when the report's content changes shape, so cached reports of the old shape are not reused.
 REPORT_REVISION = 5
 # How intervals are made is part of a report's inputs: changing a method must not serve an old report.
@@ -173,8 +178,8 @@ def _scores(frame: pd.DataFrame, run_id: int, repeat: int | None = 0) -> pd.Seri
 
 def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options(), *,
               use_cache: bool = True, data: JudgeData | None = None, scope: Scope | None = None,
-              workspace: Workspace | None = None, labels_of: str | None = None) -> dict[str, Any]:
-    """The calibration report of DESIGN section 8 (``calibrate --json``), with the gate's verdict.
+              workspace: Workspace | None = None, labels_of: str | None = None) -> CalibrationReport:
+    """The calibration report of DESIGN section 8 (``calibrate --json`` is its ``to_json()``), with the verdict.
 
     ``data`` is the judge's data when the caller has already loaded it (``compare`` needs it too), ``scope`` the
     names already resolved (``export``); either way each is read once.
@@ -194,7 +199,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
                             **active_design_key(store, gs["id"]),  # {} unless the set has an active design
                             "methods": INTERVAL_METHODS})
     if use_cache and (cached := store.report(quick_key)) is not None:
-        return cached
+        return _current(store, CalibrationReport.from_json(cached), scope)
     import numpy as np
     import pandas as pd
 
@@ -227,8 +232,13 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
         cached = store.report(key)
         if cached is not None:
             store.save_report(quick_key, gs["id"], rv.id, data.judge_row["pk"], "calibration", cached)
-            return cached
-    version = freeze(store, golden_set, known={labels_of or rv.name: cons}, gs=gs, index=index_rows)
+            return _current(store, CalibrationReport.from_json(cached), scope)
+    version_hash, snapshot = current_snapshot(store, golden_set, known={labels_of or rv.name: cons}, gs=gs,
+                                              index=index_rows)
+    _SNAPSHOTS[version_hash] = snapshot
+    while len(_SNAPSHOTS) > 8:
+        _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
+    version_id, version = golden_set_version(store, gs["id"], version_hash)
 
     primary = _scores(data.judgments, data.run["id"])
     unscored = int(primary.isna().sum())
@@ -274,7 +284,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
                                                 resamples=options.resamples, seed=options.seed)
     report: dict[str, Any] = {
         "schema": SCHEMA,
-        "golden_set": {"name": golden_set, "version": version["version"], "version_hash": version["hash"]},
+        "golden_set": {"name": golden_set, "version": version, "version_hash": version_hash},
         "rubric": {"name": rv.name, "version": rv.version, "hash": rv.hash},
         "judge": {"id": spec.id, "model": spec.model, "family": spec.family, "mode": spec.mode,
                   "config_hash": data.judge_row["config_hash"]},
@@ -308,11 +318,56 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     }
     if sampling:
         report["sampling_design"] = sampling
-    report = stats.jsonable(report)
-    report["verdict"] = evaluate(report, policy).to_dict()
-    store.save_report(key, gs["id"], rv.id, data.judge_row["pk"], "calibration", report)
-    store.save_report(quick_key, gs["id"], rv.id, data.judge_row["pk"], "calibration", report)
-    return report
+    # the statistics return plain dicts with numpy numbers and NaN: they become the typed report here, once
+    typed = CalibrationReport.from_json(stats.jsonable(report))
+    typed = typed.but(verdict=evaluate(typed, policy), ids=_ids(scope, version_id))
+    saved = typed.to_json()
+    store.save_report(key, gs["id"], rv.id, data.judge_row["pk"], "calibration", saved)
+    store.save_report(quick_key, gs["id"], rv.id, data.judge_row["pk"], "calibration", saved)
+    return typed
+
+
+# Snapshots this process computed, by their hash (content-addressed, so never stale): a writer that freezes the
+# version a report was computed on records it without reading the labels a second time.
+_SNAPSHOTS: dict[str, dict] = {}
+
+
+def freeze_version(store: Store, report: CalibrationReport, scope: Scope) -> CalibrationReport:
+    """Freeze the golden-set version the report was computed on (a writer's explicit step: ``export``); the report
+    with that version's number and id."""
+    if report.ids is not None and report.ids.golden_set_version_id is not None:
+        return report
+    version_hash = report.golden_set.version_hash
+    snapshot = _SNAPSHOTS.get(version_hash)
+    if snapshot is None:
+        now, snapshot = current_snapshot(store, scope.golden_set["name"], gs=scope.golden_set)
+        if now != version_hash:
+            raise WorkbenchError(f"golden set '{scope.golden_set['name']}' changed while the report was read (its items or "
+                           "consensus labels are not those the report was computed on); run the command again")
+    row = store.insert_golden_set_version(scope.golden_set["id"], version_hash, snapshot)
+    return report.but(golden_set=report.golden_set.but(version=row["version"]),
+                      ids=(report.ids or _ids(scope, None)).but(golden_set_version_id=row["id"]))
+
+
+def golden_set_version(store: Store, golden_set_id: int, version_hash: str) -> tuple[int | None, int]:
+    """(id, number) of the golden set's version with this hash; (None, the number freezing it would give) when its
+    state has not been frozen. Reads only: calibrating must not write."""
+    row = store.golden_set_version_by_hash(golden_set_id, version_hash)
+    if row is not None:
+        return row["id"], row["version"]
+    return None, max((v["version"] for v in store.golden_set_versions(golden_set_id)), default=0) + 1
+
+
+def _ids(scope: Scope, golden_set_version_id: int | None) -> Ids:
+    return Ids(golden_set_id=scope.golden_set["id"], golden_set_version_id=golden_set_version_id,
+               rubric_version_id=scope.rubric.id, judge_pk=scope.judge_row["pk"], run_id=scope.run["id"])
+
+
+def _current(store: Store, report: CalibrationReport, scope: Scope) -> CalibrationReport:
+    """A report read back from the cache, with the golden-set version its hash has now (it may have been frozen,
+    or another state frozen under the number it expected, since) and the ids of the scope just resolved."""
+    version_id, version = golden_set_version(store, scope.golden_set["id"], report.golden_set.version_hash)
+    return report.but(golden_set=report.golden_set.but(version=version), ids=_ids(scope, version_id))
 
 
 def _digest(frame: pd.DataFrame, *, with_index: bool = False) -> str:
@@ -325,18 +380,6 @@ def _digest(frame: pd.DataFrame, *, with_index: bool = False) -> str:
 
     hashes = pd.util.hash_pandas_object(frame, index=with_index).to_numpy()
     return f"{list(frame.columns)}:{len(frame)}:" + hashlib.sha256(hashes.tobytes()).hexdigest()
-
-
-def noise_floor_sentence(report: dict[str, Any]) -> str | None:
-    """'With 141 items a difference in alpha smaller than 0.06 cannot be told apart; ...' (None if undefined)."""
-    nf = report["noise_floor"]["metrics"].get("krippendorff_alpha_ordinal", {})
-    if nf.get("min_detectable_difference") is None:
-        return None
-    more = nf.get("additional_items")
-    return (f"With {report['n_items']} items a difference in alpha smaller than {nf['min_detectable_difference']:.2f} "
-            "cannot be told apart"
-            + (f"; about {more} more labeled items would narrow its interval to {report['noise_floor']['target_width']}."
-               if more else "."))
 
 
 def _drift(data: JudgeData, resolved: dict[str, int], index: pd.DataFrame, scale: list[int], rv: RubricVersion,
@@ -390,7 +433,7 @@ def judges_of(store: Store, golden_set: str, rubric: str) -> list[str]:
 
 
 def compare(store: Store, golden_set: str, rubric: str, options: Options = Options(), *,
-            workspace: Workspace | None = None) -> dict[str, Any]:
+            workspace: Workspace | None = None) -> Comparison:
     """Every judge of the rubric side by side, with paired-bootstrap differences from the best one."""
     import pandas as pd
 
@@ -412,11 +455,11 @@ def compare(store: Store, golden_set: str, rubric: str, options: Options = Optio
     cons = consensus(store, golden_set, rv.name, gs=gs).resolved
     index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
     metric = "krippendorff_alpha_ordinal"
-    best = max(rows, key=lambda r: _val(r["metrics"][metric]["value"]))
-    best_id = best["judge"]["id"]
+    best = max(rows, key=lambda r: _val(r.metric(metric).value))
+    best_id = best.judge.id
     differences = []
     for r in rows:
-        jid = r["judge"]["id"]
+        jid = r.judge.id
         if jid == best_id:
             continue
         ids = [i for i in index.index if i in cons and i in scores[jid].index and i in scores[best_id].index]
@@ -426,10 +469,11 @@ def compare(store: Store, golden_set: str, rubric: str, options: Options = Optio
                                          resamples=options.resamples, seed=options.seed)
         m = stats.jsonable(d["metrics"][metric])
         significant = m["ci_high"] is not None and m["ci_low"] is not None and (m["ci_high"] < 0 or m["ci_low"] > 0)
-        differences.append({"judge": jid, "baseline": best_id, "metric": metric, "n_items": d["n_items"], **m,
-                            "significant": bool(significant)})
-    return {"schema": "workbench.compare/1", "golden_set": golden_set, "rubric": rubric, "best": best_id,
-            "judges": rows, "differences": differences}
+        differences.append(Difference.from_json(
+            {"judge": jid, "baseline": best_id, "metric": metric, "n_items": d["n_items"], **m,
+             "significant": bool(significant)}))
+    return Comparison(golden_set=golden_set, rubric=rubric, best=best_id, judges=tuple(rows),
+                      differences=tuple(differences))
 
 
 def _val(x: Any) -> float:

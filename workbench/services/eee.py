@@ -26,11 +26,12 @@ from ..errors import WorkbenchError
 from ..judges.prompting import DEFAULT_MAX_TOKENS, system_prompt
 from ..names import safe_path
 from ..presentation import INTERVAL_WORDS
+from ..report import CalibrationReport, Effect, Metric
 from ..stats.bias import INTERVAL as SELF_PREFERENCE_INTERVAL
 from ..store import Store
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
-from .calibration import Options, calibrate, judge_data
+from .calibration import Options, calibrate, resolve
 from .export import write_atomic
 
 EEE_SCHEMA_VERSION = "0.3.0"
@@ -90,10 +91,10 @@ def _model_info(spec, model_versions: list[str]) -> dict[str, Any]:
     }
 
 
-def _interval(m: dict, method: str, n: int | None, resamples: int) -> dict[str, Any] | None:
-    if m.get("ci_low") is None or m.get("ci_high") is None:
+def _interval(m: Metric | Effect, method: str, n: int | None, resamples: int) -> dict[str, Any] | None:
+    if m.ci_low is None or m.ci_high is None:
         return None
-    out: dict[str, Any] = {"confidence_interval": {"lower": m["ci_low"], "upper": m["ci_high"],
+    out: dict[str, Any] = {"confidence_interval": {"lower": m.ci_low, "upper": m.ci_high,
                                                    "confidence_level": 0.95, "method": method}}
     if n is not None:
         out["num_samples"] = int(n)
@@ -102,83 +103,82 @@ def _interval(m: dict, method: str, n: int | None, resamples: int) -> dict[str, 
     return out
 
 
-def build_eee(report: dict, rubric_text: str | None, spec, *, organization: str = "unspecified") -> dict:
+def build_eee(report: CalibrationReport, rubric_text: str | None, spec, *, organization: str = "unspecified") -> dict:
     """The Every Eval Ever record of a calibration report (``rubric_text``: the judge's prompt, None for a grader)."""
-    b = report["bootstrap"]
-    methods = b.get("intervals") or {}
-    created = datetime.fromisoformat(report["computed_at"])
+    b = report.bootstrap
+    methods = b.intervals
+    created = datetime.fromisoformat(report.computed_at)
     retrieved = str(int(created.timestamp()))
-    gs, rub, judge = report["golden_set"], report["rubric"], report["judge"]
-    model_info = _model_info(spec, report["run"]["model_versions"])
-    scale = report["confusion"]["labels"]
+    gs, rub, judge = report.golden_set, report.rubric, report.judge
+    model_info = _model_info(spec, report.run.model_versions)
+    scale = report.confusion.labels
     span = scale[-1] - scale[0]
-    source_data = {"dataset_name": gs["name"], "source_type": "other", "additional_details": _strings({
-        "golden_set_version": gs["version"], "golden_set_version_hash": gs["version_hash"],
+    source_data = {"dataset_name": gs.name, "source_type": "other", "additional_details": _strings({
+        "golden_set_version": gs.version, "golden_set_version_hash": gs.version_hash,
         "reference": "consensus of human labels (adjudicated, else strict majority)",
-        "n_unresolved": report["n_unresolved"], "n_unscored": report["n_unscored"]})}
+        "n_unresolved": report.n_unresolved, "n_unscored": report.n_unscored})}
     llm_scoring = None
     if rubric_text is not None:
         llm_scoring = {"judges": [{"model_info": model_info, **({"temperature": spec.temperature}
                                                                  if spec.temperature is not None else {})}],
                        "input_prompt": rubric_text}
-    hc = report["human_ceiling"]
+    hc = report.human_ceiling
     results = []
-    rows = [(name, report["metrics"].get(name) or {}, *meta) for name, meta in METRICS.items()]
-    rows += [(f"self_preference_{k}", report["self_preference"][k], f"Self-preference, {k.replace('_', ' ')} effect "
-              "(mean residual on its own items minus on other families' items)", "self_preference", "scale points",
-              None, None) for k in ("same_model", "same_family")]
+    rows: list[tuple[str, Metric | Effect, str, str, str, Any, Any]] = [
+        (name, report.metric(name), *meta) for name, meta in METRICS.items()]
+    rows += [(f"self_preference_{k}", getattr(report.self_preference, k) or Effect(), f"Self-preference, "
+              f"{k.replace('_', ' ')} effect (mean residual on its own items minus on other families' items)",
+              "self_preference", "scale points", None, None) for k in ("same_model", "same_family")]
     for name, m, display, kind, unit, lo, hi in rows:
-        if m.get("value") is None:
+        if m.value is None:
             continue  # not measurable here (too few items of a class, no item of the judge's family)
         base = name.removeprefix("self_preference_")
         method_key = SELF_PREFERENCE_INTERVAL if name != base else methods.get(name, "percentile")
         method = {**INTERVAL_WORDS, "expanded": "expanded percentile bootstrap"}.get(method_key, method_key)
         if method_key != "wilson":
-            method += f", {b['resamples']} resamples of task clusters, seed {b['seed']}"
-        n = m.get("n") if m.get("n") is not None else report["n_items"]
+            method += f", {b.resamples} resamples of task clusters, seed {b.seed}"
+        n = m.n if m.n is not None else report.n_items
         config: dict[str, Any] = {
-            "evaluation_description": f"Agreement of judge '{judge['id']}' with the human consensus on rubric "
-                                      f"'{rub['name']}' v{rub['version']} (scale {scale}).",
+            "evaluation_description": f"Agreement of judge '{judge.id}' with the human consensus on rubric "
+                                      f"'{rub.name}' v{rub.version} (scale {scale}).",
             "metric_id": f"judge_workbench.{name}", "metric_name": display, "metric_kind": kind,
             "metric_unit": unit, "lower_is_better": False, "score_type": "continuous",
             "min_score": -span if lo is None else lo, "max_score": span if hi is None else hi,
             "additional_details": _strings({"best_value": "0 (a signed error: neither direction is better)"
                                             if base in BEST_AT_ZERO else None,
-                                            "rubric_hash": rub["hash"], "judge_config_hash": judge["config_hash"]}),
+                                            "rubric_hash": rub.hash, "judge_config_hash": judge.config_hash}),
         }
         if llm_scoring is not None:
             scoring = dict(llm_scoring)
-            if name in EXPERT_BASELINE and hc.get(EXPERT_BASELINE[name]) is not None:
-                scoring["expert_baseline"] = hc[EXPERT_BASELINE[name]]  # the humans among themselves
+            if name in EXPERT_BASELINE and (baseline := getattr(hc, EXPERT_BASELINE[name])) is not None:
+                scoring["expert_baseline"] = baseline  # the humans among themselves
             config["llm_scoring"] = scoring
-        details = {"score": m["value"], "details": _strings({"n": n, "interval_method": method_key})}
-        if (u := _interval(m, method, n, b["resamples"])) is not None:
+        details = {"score": m.value, "details": _strings({"n": n, "interval_method": method_key})}
+        if (u := _interval(m, method, n, b.resamples)) is not None:
             details["uncertainty"] = u
         args: dict[str, Any] = {"temperature": spec.temperature}
         if spec.provider != "python":
             args["max_tokens"] = spec.max_tokens or DEFAULT_MAX_TOKENS
-        results.append({"evaluation_result_id": name, "evaluation_name": f"{rub['name']}: {display}",
-                        "source_data": source_data, "evaluation_timestamp": report["computed_at"],
+        results.append({"evaluation_result_id": name, "evaluation_name": f"{rub.name}: {display}",
+                        "source_data": source_data, "evaluation_timestamp": report.computed_at,
                         "metric_config": config, "score_details": details,
                         "generation_config": {"generation_args": args,
-                                              "additional_details": _strings({"run": report["run"]["name"]})}})
-    verdict = report["verdict"]
+                                              "additional_details": _strings({"run": report.run.name})}})
     return {
         "schema_version": EEE_SCHEMA_VERSION,
-        "evaluation_id": f"{rub['name']}@v{rub['version']}--{judge['id']}/{spec.model}/{retrieved}",
-        "evaluation_timestamp": report["computed_at"],
+        "evaluation_id": f"{rub.name}@v{rub.version}--{judge.id}/{spec.model}/{retrieved}",
+        "evaluation_timestamp": report.computed_at,
         "retrieved_timestamp": retrieved,
         "source_metadata": {"source_name": "Judge Workbench calibration", "source_type": "evaluation_run",
                             "source_organization_name": organization,
                             "evaluator_relationship": "third_party" if spec.provider in FIRST_PARTY else "other",
                             "additional_details": _strings({
-                                "calibrated": "yes" if verdict["calibrated"] else "no",
-                                "failed_checks": ", ".join(c["name"] for c in verdict["checks"]
-                                                           if c["status"] == "failed") or None})},
+                                "calibrated": "yes" if report.calibrated else "no",
+                                "failed_checks": ", ".join(c.name for c in report.verdict.failed) or None})},
         "eval_library": {"name": "judge-workbench", "version": __version__,
-                         "additional_details": _strings({"report_schema": report["schema"],
-                                                         "cluster_bootstrap": b.get("cluster"),
-                                                         "bootstrap_seed": b.get("seed")})},
+                         "additional_details": _strings({"report_schema": report.schema,
+                                                         "cluster_bootstrap": b.cluster,
+                                                         "bootstrap_seed": b.seed})},
         "model_info": model_info,
         "evaluation_results": results,
     }
@@ -189,12 +189,12 @@ def write_eee(store: Store, golden_set: str, rubric: str, judge: str, *, out: st
               organization: str = "unspecified") -> Path:
     """Calibrate (or read the cached report), build the record, validate it, write it; returns the file."""
     workspace = workspace or current_workspace()
-    report = calibrate(store, golden_set, rubric, judge, options, workspace=workspace)
-    data = judge_data(store, golden_set, rubric, judge, report["run"]["name"])
-    prompt = system_prompt(data.rubric.rubric, data.spec) if data.spec.provider != "python" else None
-    record = build_eee(report, prompt, data.spec, organization=organization)
+    scope = resolve(store, golden_set, rubric, judge, options.run)  # the prompt needs the rubric, not the judgments
+    report = calibrate(store, golden_set, rubric, judge, options, scope=scope, workspace=workspace)
+    prompt = system_prompt(scope.rubric.rubric, scope.spec) if scope.spec.provider != "python" else None
+    record = build_eee(report, prompt, scope.spec, organization=organization)
     validate_eee(record)
-    name = f"calibration-{report['rubric']['name']}-v{report['rubric']['version']}-{judge}.eee.json"
+    name = f"calibration-{report.rubric.name}-v{report.rubric.version}-{judge}.eee.json"
     path = Path(out) if out else safe_path(workspace.reports, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n")

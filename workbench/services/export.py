@@ -18,14 +18,15 @@ import jsonschema
 import yaml
 
 from ..errors import InputError, WorkbenchError
-from ..gate import failed_checks
+from ..gate import Check
 from ..hashing import sha256_hex
 from ..names import safe_path
+from ..report import CalibrationReport
 from ..store import Store
 from ..strict_yaml import load_yaml, read_utf8
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
-from .calibration import Options, Scope, calibrate, resolve
+from .calibration import Options, Scope, calibrate, freeze_version, resolve
 
 BUNDLE_SCHEMA = "workbench.bundle/1"
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schemas" / "bundle.schema.json"
@@ -34,10 +35,10 @@ SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schemas" / "bundle.schema.j
 class GateFailed(WorkbenchError):
     """The pair did not pass the gate; carries the failed checks."""
 
-    def __init__(self, rubric: str, judge: str, failed: list[dict]):
+    def __init__(self, rubric: str, judge: str, failed: list[Check]):
         self.failed = failed
         super().__init__(f"judge '{judge}' is not calibrated for rubric '{rubric}': "
-                         + "; ".join(f"{c['name']}: {c['message']}" for c in failed))
+                         + "; ".join(f"{c.name}: {c.message}" for c in failed))
 
 
 class BundleRefused(WorkbenchError):
@@ -85,44 +86,43 @@ class ExportResult:
     bundle: dict
 
 
-def build_bundle(report: dict, store: Store, golden_set: str, rubric: str, judge: str, *,
-                 scope: Scope | None = None) -> dict:
-    """The bundle's content and sha256; ``scope`` is the report's golden set, rubric, judge and run, resolved."""
-    scope = scope or resolve(store, golden_set, rubric, judge, report["run"]["name"])
+def build_bundle(report: CalibrationReport, scope: Scope) -> dict:
+    """The bundle's content and sha256; ``scope`` holds the report's rubric version and judge, resolved."""
     rv, spec = scope.rubric, scope.spec
-    m = report["metrics"]
+    r = report.to_json()  # the bundle is an edge: it carries the report's own JSON, section by section
+    m = r["metrics"]
     content = {
         "schema": BUNDLE_SCHEMA,
         "rubric": {"name": rv.name, "version": rv.version, "hash": rv.hash, "content": rv.rubric.content()},
         "judge": {"id": spec.id, "model": spec.model, "family": spec.family, "mode": spec.mode,
-                  "config": spec.config(), "config_hash": report["judge"]["config_hash"]},
-        "golden_set": {"name": report["golden_set"]["name"], "version": report["golden_set"]["version"],
-                       "version_hash": report["golden_set"]["version_hash"]},
+                  "config": spec.config(), "config_hash": report.judge.config_hash},
+        "golden_set": {"name": report.golden_set.name, "version": report.golden_set.version,
+                       "version_hash": report.golden_set.version_hash},
         "calibration": {
-            "n_items": report["n_items"], "n_unresolved": report["n_unresolved"], "n_unscored": report["n_unscored"],
-            "run": report["run"], "bootstrap": report["bootstrap"], "metrics": m, "confusion": report["confusion"],
-            "tpr": m["tpr"]["value"], "tnr": m["tnr"]["value"], "denominators": report["denominators"],
-            "per_category": report["per_category"],
-            "human_ceiling": {k: report["human_ceiling"].get(k) for k in
+            "n_items": report.n_items, "n_unresolved": report.n_unresolved, "n_unscored": report.n_unscored,
+            "run": r["run"], "bootstrap": r["bootstrap"], "metrics": m, "confusion": r["confusion"],
+            "tpr": m["tpr"]["value"], "tnr": m["tnr"]["value"], "denominators": r["denominators"],
+            "per_category": r["per_category"],
+            "human_ceiling": {k: r["human_ceiling"].get(k) for k in
                               ("krippendorff_alpha_ordinal", "human_pairwise_agreement",
                                "judge_human_pairwise_agreement", "n_items", "n_raters")},
-            "alt_test": ({k: report["alt_test"].get(k) for k in
+            "alt_test": ({k: r["alt_test"].get(k) for k in
                           ("epsilon", "metric", "q", "winning_rate", "advantage_probability", "passed")}
-                         if report["alt_test"] else None),
+                         if r["alt_test"] else None),
             "self_preference": {k: {f: v.get(f) for f in ("value", "ci_low", "ci_high", "n", "p_value", "measurable")}
-                                for k, v in report["self_preference"].items()},
-            "noise": ({k: report["noise"].get(k) for k in ("flip_rate", "krippendorff_alpha_ordinal", "pass_hat_k",
-                                                            "repeats")} if report["noise"] else None),
-            "drift": ({"baseline_run": report["drift"]["baseline_run"], "flip_rate": report["drift"]["flip_rate"],
-                       "stuart_maxwell": report["drift"]["stuart_maxwell"],
-                       "model_versions": report["drift"]["model_versions"]} if report["drift"] else None),
+                                for k, v in r["self_preference"].items()},
+            "noise": ({k: r["noise"].get(k) for k in ("flip_rate", "krippendorff_alpha_ordinal", "pass_hat_k",
+                                                       "repeats")} if r["noise"] else None),
+            "drift": ({"baseline_run": r["drift"]["baseline_run"], "flip_rate": r["drift"]["flip_rate"],
+                       "stuart_maxwell": r["drift"]["stuart_maxwell"],
+                       "model_versions": r["drift"]["model_versions"]} if r["drift"] else None),
             "probes": ([{k: e.get(k) for k in ("probe", "n_items", "mean_shift", "flip_rate", "robustness_rate",
-                                                "consensus_shift", "moves")} for e in report["probes"]["probes"]]
-                       if report.get("probes") else None),
+                                                "consensus_shift", "moves")} for e in r["probes"]["probes"]]
+                       if r.get("probes") else None),
         },
-        "verdict": report["verdict"],
-        "policy": report["policy"],
-        "created_at": report["computed_at"],
+        "verdict": r["verdict"],
+        "policy": r["policy"],
+        "created_at": report.computed_at,
     }
     return {**content, "sha256": sha256_hex(content)}
 
@@ -130,12 +130,17 @@ def build_bundle(report: dict, store: Store, golden_set: str, rubric: str, judge
 def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out_dir: str | Path | None = None,
                   options: Options = Options(), workspace: Workspace | None = None) -> ExportResult:
     """Write rubrics/approved/<rubric>@v<version>--<judge>.yaml of the workspace (or ``out_dir``) for a passing
-    pair; refuse otherwise."""
+    pair; refuse otherwise.
+
+    Exporting is a write: it freezes the golden-set version the report was computed on (calibrating does not),
+    and records the export against the ids the report carries.
+    """
     scope = resolve(store, golden_set, rubric, judge, options.run)  # the names, looked up once for all below
     report = calibrate(store, golden_set, rubric, judge, options, scope=scope, workspace=workspace)
-    if not report["verdict"]["calibrated"]:
-        raise GateFailed(rubric, judge, failed_checks(report["verdict"]))
-    bundle = build_bundle(report, store, golden_set, rubric, judge, scope=scope)
+    if not report.calibrated:
+        raise GateFailed(rubric, judge, report.verdict.failed if report.verdict else [])
+    report = freeze_version(store, report, scope)
+    bundle = build_bundle(report, scope)
     validate_bundle(bundle, source="the new bundle")
     if out_dir is None:
         out_dir = approved_dir(workspace)
@@ -144,8 +149,8 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     text = ("# Approved by Judge Workbench: do not edit (the sha256 covers every field).\n"
             + yaml.dump(bundle, Dumper=_PlainDumper, sort_keys=True, allow_unicode=True, width=120))
     write_atomic(path, text)
-    version = store.golden_set_version_by_hash(scope.golden_set["id"], bundle["golden_set"]["version_hash"])
-    store.record_export(str(path), bundle["sha256"], scope.rubric.id, scope.judge_row["pk"], version["id"])
+    ids = report.ids
+    store.record_export(str(path), bundle["sha256"], ids.rubric_version_id, ids.judge_pk, ids.golden_set_version_id)
     return ExportResult(path, bundle["sha256"], bundle)
 
 

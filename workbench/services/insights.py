@@ -14,6 +14,7 @@ from ..errors import NotFound
 from ..hashing import sha256_hex
 from . import calibration
 from ..gate import drift_problems
+from ..report import Drift
 from .calibration import Options, judge_data, judge_run
 from .rubrics import get_rubric, rubric_versions
 from ..consensus import consensus_label
@@ -115,7 +116,7 @@ def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, optio
             d = calibration.drift_between(base_frame, base_run, run, cons, index, scale=scale, pass_threshold=thr,
                                           options=options, candidate=frame)
             if d is not None:
-                problems = drift_problems(d, policy)
+                problems = drift_problems(Drift.from_json(stats.jsonable(d)), policy)
                 row.update(stuart_maxwell_p=d["stuart_maxwell"]["p_value"],
                            alpha_change=d["deltas"]["krippendorff_alpha_ordinal"]["value"],
                            significant=bool(problems), drift="; ".join(problems) or None)

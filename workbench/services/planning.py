@@ -17,6 +17,7 @@ from typing import Any
 from .. import stats
 from ..errors import InputError
 from ..gate import Policy
+from ..report import CalibrationReport, Metric
 from ..stats import planning as sp
 from ..store import Store
 from ..workspace import Workspace
@@ -81,7 +82,7 @@ def _rate(hits: int, n: int) -> float:
 
 def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width: float | None = None,
          budget: int | None = None, workspace: Workspace | None = None,
-         report: dict | None = None) -> Plan:
+         report: CalibrationReport | None = None) -> Plan:
     """The label plan of a (golden set, rubric, judge) from its current calibration report."""
     if target_width is not None and not 0 < target_width < 2:
         raise InputError(f"--target-width {target_width} is not a usable interval width",
@@ -116,16 +117,15 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         return None if items is None else math.ceil(items / max(yield_, 1e-3) * per_item)
 
     checks: list[CheckPlan] = []
-    n = int(report["n_items"])
+    n = int(report.n_items)
     need = max(0, policy.min_items - n)
     checks.append(CheckPlan("evidence", need == 0, "any", need, labels(need), labels(need),
                             f"About {labels(need)} more labels on any items would reach {policy.min_items} items "
                             "with a consensus." if need else "Enough items are labeled."))
-    metrics = report["metrics"]
     name = policy.agreement_metric
-    m = metrics.get(name) or {}
-    se = (report.get("noise_floor") or {}).get("metrics", {}).get(name, {}).get("se")
-    low, high, value = m.get("ci_low"), m.get("ci_high"), m.get("value")
+    m = report.metric(name)
+    se = _floor_se(report, name)
+    low, high, value = m.ci_low, m.ci_high, m.value
     if low is not None and (low >= policy.min_agreement_lower or high < policy.min_agreement_lower):
         checks.append(CheckPlan("agreement", True, "any", 0, 0, 0, f"{name} is decided."))
     else:
@@ -136,13 +136,13 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
             f"About {labels(more)} more labels would decide {name} (now {value:.2f}, threshold "
             f"{policy.min_agreement_lower})." if more else
             f"{name} sits on its threshold {policy.min_agreement_lower}: more labels will hardly decide it."))
-    den = report.get("denominators") or {}
+    n_pos, n_neg = _class_counts(report)
     for check, kind, n_k, bound, yld, share in (
-            ("tpr", "judge passes", int(den.get("n_pos") or 0), policy.min_tpr_lower, pass_given_jp, 1 - fail_share),
-            ("tnr", "judge fails", int(den.get("n_neg") or 0), policy.min_tnr_lower, fail_given_jf, fail_share)):
-        mm = metrics.get(check) or {}
-        need_p = sp.plan_proportion(mm.get("value"), n_k, bound, min_items=policy.min_class_items,
-                                    deff=float(mm.get("design_effect") or 1.0))
+            ("tpr", "judge passes", n_pos, policy.min_tpr_lower, pass_given_jp, 1 - fail_share),
+            ("tnr", "judge fails", n_neg, policy.min_tnr_lower, fail_given_jf, fail_share)):
+        mm = report.metric(check)
+        need_p = sp.plan_proportion(mm.value, n_k, bound, min_items=policy.min_class_items,
+                                    deff=float(mm.design_effect or 1.0))
         what = "fails" if check == "tnr" else "passes"
         more = need_p["more"]
         if need_p["decided"]:
@@ -153,8 +153,8 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
                 f"About {labels(more, yld)} more labels on items the {kind} would decide {check.upper()} "
                 f"({more} more consensus {what}; {labels(more, share)} in random order)." if more else f"{check.upper()} sits on its bound {bound}: more labels will hardly decide it."))
     for effect in ("same_family", "same_model"):
-        e = (report.get("self_preference") or {}).get(effect) or {}
-        v, lo, hi, n_e = e.get("value"), e.get("ci_low"), e.get("ci_high"), int(e.get("n") or 0)
+        e = getattr(report.self_preference, effect)
+        v, lo, hi, n_e = (e.value, e.ci_low, e.ci_high, int(e.n or 0)) if e else (None, None, None, 0)
         t = policy.max_self_preference
         who = "same-family" if effect == "same_family" else "same-model"
         if v is None or lo is None or hi is None:
@@ -178,13 +178,13 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
             f"({labels(more, share_same)} in random order)." if more else
             f"The {who} effect sits at +/-{t}: more labels will hardly settle it."))
     cat_width = target_width or DEFAULT_CATEGORY_WIDTH
-    for cat, c in sorted((report.get("per_category") or {}).items()):
-        ea = c.get("exact_agreement") or {}
-        n_c = int(c.get("n_items") or 0)
-        if ea.get("value") is None or ea.get("ci_low") is None:
+    for cat, c in sorted(report.per_category.items()):
+        ea = c.exact_agreement
+        n_c = int(c.n_items or 0)
+        if ea is None or ea.value is None or ea.ci_low is None:
             continue
-        width = ea["ci_high"] - ea["ci_low"]
-        needed = sp.items_for_proportion_width(ea["value"], cat_width)
+        width = ea.ci_high - ea.ci_low
+        needed = sp.items_for_proportion_width(ea.value, cat_width)
         more = 0 if width <= cat_width or needed is None else max(1, needed - n_c)
         checks.append(CheckPlan(f"category:{cat}", more == 0, f"category {cat}", more, labels(more), labels(more),
                                 f"About {labels(more)} more labels in category '{cat}' would narrow its agreement "
@@ -196,8 +196,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     if budget is not None:
         result.budget = int(budget)
         result.budget_widths = _budget_widths(report, int(budget / per_item), fail_share)
-    result.class_counts = {"n_pos": int(den.get("n_pos") or 0), "n_neg": int(den.get("n_neg") or 0),
-                           "min_class_items": policy.min_class_items}
+    result.class_counts = {"n_pos": n_pos, "n_neg": n_neg, "min_class_items": policy.min_class_items}
     result.queue_advice = _queue_advice(store, gs, rv.name, judge, result)
     result.assumptions = [
         f"Each item needs {overlap} labels for a consensus (the golden set's overlap), and {resolved_share:.0%} of "
@@ -215,56 +214,64 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     return result
 
 
-def _widths(report: dict, width: float, per_item: float) -> dict[str, dict[str, Any]]:
+def _floor_se(report: CalibrationReport, name: str) -> float | None:
+    """The metric's standard error as the noise floor estimated it (None where it could not)."""
+    floor = report.noise_floor.metrics.get(name) if report.noise_floor else None
+    return floor.se if floor else None
+
+
+def _class_counts(report: CalibrationReport) -> tuple[int, int]:
+    """(consensus passes, consensus fails): the denominators of TPR and TNR."""
+    den = report.denominators
+    return (int(den.n_pos or 0), int(den.n_neg or 0)) if den else (0, 0)
+
+
+def _widths(report: CalibrationReport, width: float, per_item: float) -> dict[str, dict[str, Any]]:
     """Items (and labels) for each main metric's interval to reach ``width``."""
     out: dict[str, dict[str, Any]] = {}
-    n = int(report["n_items"])
-    nf = (report.get("noise_floor") or {}).get("metrics", {})
+    n = int(report.n_items)
     for name in ("krippendorff_alpha_ordinal", "cohen_kappa"):
-        m = report["metrics"].get(name) or {}
-        se = (nf.get(name) or {}).get("se") or _se_from_interval(m)
+        m = report.metric(name)
+        se = _floor_se(report, name) or _se_from_interval(m)
         needed = sp.items_for_width(se, n, width) if se else None
         out[name] = _width_entry(m, needed, n, per_item)
-    den = report.get("denominators") or {}
-    for name, n_k in (("exact_agreement", n), ("tpr", int(den.get("n_pos") or 0)), ("tnr", int(den.get("n_neg") or 0))):
-        m = report["metrics"].get(name) or {}
-        needed = (sp.items_for_proportion_width(m["value"], width, deff=float(m.get("design_effect") or 1.0))
-                  if m.get("value") is not None else None)
+    n_pos, n_neg = _class_counts(report)
+    for name, n_k in (("exact_agreement", n), ("tpr", n_pos), ("tnr", n_neg)):
+        m = report.metric(name)
+        needed = (sp.items_for_proportion_width(m.value, width, deff=float(m.design_effect or 1.0))
+                  if m.value is not None else None)
         out[name] = _width_entry(m, needed, n_k, per_item)
     return out
 
 
-def _se_from_interval(m: dict) -> float | None:
-    if m.get("ci_low") is None or m.get("ci_high") is None:
+def _se_from_interval(m: Metric) -> float | None:
+    if not m.has_interval:
         return None
-    return (m["ci_high"] - m["ci_low"]) / (2 * sp.z_value(0.95))
+    return (m.ci_high - m.ci_low) / (2 * sp.z_value(0.95))
 
 
-def _width_entry(m: dict, needed: int | None, n: int, per_item: float) -> dict[str, Any]:
-    now = None if m.get("ci_low") is None or m.get("ci_high") is None else m["ci_high"] - m["ci_low"]
+def _width_entry(m: Metric, needed: int | None, n: int, per_item: float) -> dict[str, Any]:
+    now = m.ci_high - m.ci_low if m.has_interval else None
     more = None if needed is None else max(0, needed - n)
     return {"now": now, "items_needed": needed, "more_items": more,
             "more_labels": None if more is None else math.ceil(more * per_item)}
 
 
-def _budget_widths(report: dict, more_items: int, fail_share: float) -> dict[str, float | None]:
+def _budget_widths(report: CalibrationReport, more_items: int, fail_share: float) -> dict[str, float | None]:
     """Expected interval widths after ``more_items`` more items with a consensus, in random order."""
     out: dict[str, float | None] = {}
-    n = int(report["n_items"])
-    nf = (report.get("noise_floor") or {}).get("metrics", {})
-    m = report["metrics"]
+    n = int(report.n_items)
     for name in ("krippendorff_alpha_ordinal", "cohen_kappa"):
-        se = (nf.get(name) or {}).get("se") or _se_from_interval(m.get(name) or {})
+        se = _floor_se(report, name) or _se_from_interval(report.metric(name))
         out[name] = sp.expected_width_after(se, n, more_items) if se else None
-    den = report.get("denominators") or {}
-    for name, n_k, share in (("exact_agreement", n, 1.0), ("tpr", int(den.get("n_pos") or 0), 1 - fail_share),
-                             ("tnr", int(den.get("n_neg") or 0), fail_share)):
-        mm = m.get(name) or {}
-        if mm.get("value") is None:
+    n_pos, n_neg = _class_counts(report)
+    for name, n_k, share in (("exact_agreement", n, 1.0), ("tpr", n_pos, 1 - fail_share), ("tnr", n_neg, fail_share)):
+        mm = report.metric(name)
+        if mm.value is None:
             out[name] = None
             continue
-        low, high = stats.proportion.proportion_interval(mm["value"], n_k + more_items * share,
-                                                         deff=float(mm.get("design_effect") or 1.0))
+        low, high = stats.proportion.proportion_interval(mm.value, n_k + more_items * share,
+                                                         deff=float(mm.design_effect or 1.0))
         out[name] = high - low
     return out
 

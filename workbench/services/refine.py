@@ -42,6 +42,7 @@ from ..judges.prompting import estimate_input_tokens
 from ..judges.runner import estimate_run
 from ..judges.types import BudgetExceeded
 from ..models import Item, JudgeSpec, Rubric, parse_model
+from ..report import CalibrationReport
 from ..rubrics import rubric_from_dict
 from ..stats import jsonable, paired_bootstrap_delta
 from ..stats.refine import paired_gain, stratified_split
@@ -244,16 +245,18 @@ def _evaluate(c: _Ctx, rv: RubricVersion) -> str | None:
     return None
 
 
-def _report(c: _Ctx, rv: RubricVersion, part: str) -> dict[str, Any]:
+def _report(c: _Ctx, rv: RubricVersion, part: str) -> CalibrationReport:
     opts = Options(resamples=c.options.resamples, seed=c.options.seed, run=RUN_OF_PART[part])
     return calibrate(c.store, c.golden_set, rv.name, c.judge, opts, workspace=c.workspace, labels_of=c.base.name)
 
 
-def _summary(report: dict[str, Any]) -> dict[str, Any]:
-    return {"n_items": report["n_items"], "n_unscored": report["n_unscored"],
-            "metrics": {m: report["metrics"][m] for m in SHOWN_METRICS if m in report["metrics"]},
-            "calibrated": report["verdict"]["calibrated"],
-            "checks": [{k: ch[k] for k in ("id", "name", "status", "message")} for ch in report["verdict"]["checks"]]}
+def _summary(report: CalibrationReport) -> dict[str, Any]:
+    """What a round records of a report (stored as JSON with the round)."""
+    return {"n_items": report.n_items, "n_unscored": report.n_unscored,
+            "metrics": {m: report.metrics[m].to_json() for m in SHOWN_METRICS if m in report.metrics},
+            "calibrated": report.calibrated,
+            "checks": [{"id": ch.id, "name": ch.name, "status": ch.status, "message": ch.message}
+                       for ch in report.verdict.checks]}
 
 
 def _disagreements(c: _Ctx, rv: RubricVersion) -> list[opt.Disagreement]:
@@ -284,8 +287,8 @@ def _disagreements(c: _Ctx, rv: RubricVersion) -> list[opt.Disagreement]:
     return out[:MAX_DISAGREEMENTS]
 
 
-def _findings(report: dict[str, Any]) -> str:
-    failing = [ch["message"] for ch in report["verdict"]["checks"] if ch["status"] == FAILED]
+def _findings(report: CalibrationReport) -> str:
+    failing = [ch.message for ch in report.verdict.failed]
     return "\n".join(f"- {m}" for m in failing) or "- The gate passes on the development items."
 
 

@@ -1,5 +1,7 @@
 """The calibration card: a shareable Markdown or HTML page of the verdict, measurements and charts.
 
+Its words and tables are ``presentation.card_sections`` (the CLI's and the pages' rows), its images ``charts``.
+
 HTML embeds its charts as PNG data so the one file can be attached to a pull
 request or a review; Markdown writes the PNGs beside it.
 """
@@ -13,17 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from .. import charts
-from ..gate import STATUS_MARK
-from ..presentation import category_rows, drift_sentence, interval_sentence, metric_rows, self_preference_rows
+from ..presentation import card_sections
 from ..names import safe_path
-from ..scale import fmt as _f
+from ..report import CalibrationReport
 from ..store import Store
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
-from .calibration import Options, calibrate, noise_floor_sentence
+from .calibration import Options, calibrate
 from .export import write_atomic
 from .refine import card_note
-
 
 
 def _png(chart) -> bytes:
@@ -31,75 +31,12 @@ def _png(chart) -> bytes:
     return vlc.vegalite_to_png(chart.to_json(), scale=2)
 
 
-def card_sections(r: dict) -> list[tuple[str, list[str]]]:
-    """(heading, markdown lines) of the card; shared by both formats."""
-    v = r["verdict"]
-    out = [("Verdict", [f"**{'CALIBRATED' if v['calibrated'] else 'NOT CALIBRATED'}**: judge `{r['judge']['id']}` "
-                        f"(`{r['judge']['model']}`, {r['judge']['mode']}) on golden set `{r['golden_set']['name']}` "
-                        f"version {r['golden_set']['version']} (`{r['golden_set']['version_hash'][:16]}`), rubric "
-                        f"`{r['rubric']['name']}` v{r['rubric']['version']}, run `{r['run']['name']}`.", "",
-                        "| check | status | reason |", "|---|---|---|"]
-            + [f"| {c['name']} | {STATUS_MARK[c['status']].strip() or 'n/a'} | {c['message']} |" for c in v["checks"]])]
-    lines = [f"{r['n_items']} items with a consensus label and a judge score ({r['n_unresolved']} unresolved, "
-             f"{r['n_unscored']} unscored). {interval_sentence(r)}", "",
-             "| metric | value | 95% interval | n |", "|---|---|---|---|"]
-    lines += [f"| {m['metric']} | {_f(m['value'])} | {_f(m['ci_low'])} to {_f(m['ci_high'])} | {m['n'] or ''} |"
-              for m in metric_rows(r)]
-    out.append(("Agreement with the consensus", lines))
-    lines = ["| category | n | exact agreement | 95% interval | alpha | mean signed error | weaker than the rest |",
-             "|---|---|---|---|---|---|---|"]
-    lines += [f"| {c['category']} | {c['n']} | {_f(c['exact_agreement'])} | {_f(c['ci_low'])} to {_f(c['ci_high'])} "
-              f"| {_f(c['alpha'])} | {_f(c['mean_signed_error'])} | {'yes' if c['weaker'] else 'no'} |"
-              for c in category_rows(r)]
-    out.append(("Per category", lines))
-    hc = r["human_ceiling"]
-    lines = [f"Humans among themselves: Krippendorff's alpha {_f(hc['krippendorff_alpha_ordinal'])}, pairwise exact "
-             f"agreement {_f(hc['human_pairwise_agreement'])}; judge with each human "
-             f"{_f(hc['judge_human_pairwise_agreement'])} on the same items."]
-    a = r.get("alt_test")
-    lines.append(f"Alternative-annotator test: winning rate {_f(a['winning_rate'])}, advantage probability "
-                 f"{_f(a['advantage_probability'])} (epsilon {a['epsilon']}, {a['metric']}, {len(a['raters'])} raters)"
-                 if a else f"Alternative-annotator test: not run ({r.get('alt_test_reason')}).")
-    out.append(("Against the humans", lines))
-    lines = [f"- {e['effect'].replace('_', ' ')}: " + (f"{_f(e['value'])} ({_f(e['ci_low'])} to {_f(e['ci_high'])}), "
-                                                       f"n = {e['n']}, OLS p = {e['ols_p'] or 'n/a'}"
-                                                       if e["value"] is not None else f"not measurable ({e['note']})")
-             for e in self_preference_rows(r)]
-    out.append(("Self-preference", lines))
-    lines = [noise_floor_sentence(r) or "The noise floor is undefined: the alpha interval could not be computed."]
-    if r.get("noise"):
-        lines.append(f"Repeats: {r['noise']['flip_rate']:.0%} of items change score; pass^k "
-                     f"{_f(r['noise'].get('pass_hat_k'))}.")
-    if sentence := drift_sentence(r.get("drift")):
-        lines.append(sentence)
-    out.append(("Noise, drift and the noise floor", lines))
-    if r.get("probes"):
-        out.append(("Stress probes", probe_card_lines(r["probes"])))
-    return out
-
-
-def probe_card_lines(probes: dict) -> list[str]:
-    """Each probe against the calibrated run's verdicts: shift, flip rate, robustness, change against the humans."""
-    lines = [f"Verdicts on perturbed items compared with run `{probes['baseline_run']}` (paired cluster-bootstrap "
-             "95% intervals); every probe should leave the human label unchanged.", "",
-             "| probe | n | mean shift | flip rate | robustness | shift vs consensus | moves the judge |",
-             "|---|---|---|---|---|---|---|"]
-    for e in probes["probes"]:
-        ms, fr, rr, cs = e["mean_shift"], e["flip_rate"], e["robustness_rate"], e["consensus_shift"]
-        lines.append(f"| {e['probe']} | {e['n_items']} | {_f(ms['value'])} ({_f(ms['ci_low'])} to {_f(ms['ci_high'])}) "
-                     f"| {_f(fr['value'])} ({_f(fr['ci_low'])} to {_f(fr['ci_high'])}) "
-                     f"| {_f(rr['value'])} ({_f(rr['ci_low'])} to {_f(rr['ci_high'])}) "
-                     f"| {_f(cs['value'])} ({_f(cs['ci_low'])} to {_f(cs['ci_high'])}) | {e['moves'] or 'no'} |")
-    return lines
-
-
-def card_charts(r: dict) -> list[tuple[str, Any]]:
+def card_charts(r: CalibrationReport) -> list[tuple[str, Any]]:
     w = 480  # images have no container to fill
-    return [("agreement", charts.metric_intervals(r, threshold=r["policy"]["min_agreement_lower"], width=w)),
+    return [("agreement", charts.metric_intervals(r, threshold=r.policy.min_agreement_lower, width=w)),
             ("confusion", charts.confusion_heatmap(r, width=260)), ("categories", charts.per_category(r, width=w)),
             ("humans", charts.human_ceiling(r, width=w)),
-            ("self_preference", charts.self_preference_forest(r, threshold=r["policy"]["max_self_preference"],
-                                                              width=w))]
+            ("self_preference", charts.self_preference_forest(r, threshold=r.policy.max_self_preference, width=w))]
 
 
 def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: str = "html",
@@ -111,12 +48,12 @@ def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: s
     workspace = workspace or current_workspace()
     r = calibrate(store, golden_set, rubric, judge, options, workspace=workspace)
     # The default file name is made of names from the database: built only through safe_path.
-    name = f"calibration-{r['rubric']['name']}-v{r['rubric']['version']}-{judge}.{fmt}"
+    name = f"calibration-{r.rubric.name}-v{r.rubric.version}-{judge}.{fmt}"
     out = Path(out) if out else safe_path(workspace.reports, name)
     images = [(name, _png(chart)) for name, chart in card_charts(r)]
-    title = f"Calibration card: {judge} on {r['rubric']['name']} v{r['rubric']['version']}"
+    title = f"Calibration card: {judge} on {r.rubric.name} v{r.rubric.version}"
     sections = card_sections(r)
-    if note := card_note(store, r["rubric"]["name"], r["rubric"]["version"]):  # accepted from the refinement loop
+    if note := card_note(store, r.rubric.name, r.rubric.version):  # accepted from the refinement loop
         sections.insert(1, ("Refinement", [note]))
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "md":

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from .agreement import agreement_metrics
-from .planning import CHECK_TARGETS, COUNT_TARGETS, human_given_judge, neyman_inclusion, stratum_deviations
+from .planning import (CHECK_TARGETS, COUNT_TARGETS, human_given_judge_by_group, neyman_inclusion,
+                       stratum_deviations)
 from .weighted import weighted_agreement_with_intervals, weighted_self_preference
 
 
@@ -137,29 +138,53 @@ def active_design(pool: Pool, *, expected_labels: float, floor: float = 0.25,
                   checks: tuple[str, ...] = CHECK_TARGETS + COUNT_TARGETS) -> np.ndarray:
     """Neyman inclusion probabilities of every pool item, strata = judge score x family x category.
 
-    ``labeled`` (indices with known labels) sharpens P(human | judge); without
+    ``labeled`` (indices with known labels) sharpens P(human | judge) in each family x category group; without
     it the prior of :func:`~workbench.stats.planning.human_given_judge` is used.
     """
     idx = np.zeros(0, dtype=int) if labeled is None else labeled
-    cond = human_given_judge(pool.judge[idx], pool.consensus[idx], scale=pool.scale)
     same = np.char.lower(pool.family.astype(str)) == pool.judge_family.lower()
+    group = np.array([f"{f}|{c}" for f, c in zip(same, pool.category)], dtype=object)
+    cond = human_given_judge_by_group(pool.judge[idx], pool.consensus[idx], group[idx], item_judge=pool.judge,
+                                      item_group=group, scale=pool.scale)
     dev = stratum_deviations(pool.judge, same, cond, scale=pool.scale, pass_threshold=pool.pass_threshold,
-                             checks=checks)
-    strata = [f"{s}|{f}|{c}" for s, f, c in zip(pool.judge, same, pool.category)]
+                             checks=checks, by_item=True)
+    strata = [f"{g}|{s}" for s, g in zip(pool.judge, group)]
     return neyman_inclusion(strata, dev, expected_labels=min(expected_labels, pool.size), floor=floor)
+
+
+def oracle_design(pool: Pool, *, expected_labels: float, floor: float = 0.25, labeled: np.ndarray | None = None,
+                  checks: tuple[str, ...] = CHECK_TARGETS + COUNT_TARGETS) -> np.ndarray:
+    """:func:`active_design` with each stratum's deviation computed from the pool's true labels and values.
+
+    No queue can know them: Neyman allocation over the same strata (score x family x category) for the same
+    checks as if every label were known, the reference against which the active design is measured (not a
+    bound: it minimises each check's variance at a fixed number of labels, not the labels to a sequential
+    decision). ``labeled`` is accepted for the signature of :func:`active_design` and not needed.
+    """
+    values = np.asarray(pool.scale)
+    truth = np.eye(len(values))[np.searchsorted(values, pool.consensus)]
+    same = np.char.lower(pool.family.astype(str)) == pool.judge_family.lower()
+    v = pool_values(pool)
+    dev = stratum_deviations(pool.judge, same, truth, scale=pool.scale, pass_threshold=pool.pass_threshold,
+                             checks=checks, by_item=True, tpr=v["tpr"], tnr=v["tnr"])
+    strata = np.unique([f"{s}|{f}|{c}" for s, f, c in zip(pool.judge, same, pool.category)], return_inverse=True)[1]
+    rms = np.sqrt(np.bincount(strata, weights=dev**2) / np.bincount(strata))  # S_h: root mean square per stratum
+    return neyman_inclusion(strata, rms[strata], expected_labels=min(expected_labels, pool.size), floor=floor)
 
 
 def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: int = 200,
              rule: GateRule = GateRule(), expected_labels: float | None = None, truth: bool | None = None,
-             max_labels: int | None = None, replan: bool = True, warmup: bool = False) -> Campaign:
+             max_labels: int | None = None, replan: bool = True, warmup: bool = False,
+             oracle: bool = False) -> Campaign:
     """Label the pool in ``order`` ("random" or "active") until the gate is decided; the labels it took.
 
     Active order serves ``v / pi`` lowest first under a Neyman design; with ``replan`` (what a lead does with
     ``golden-set queue --order active`` again) a new phase with fresh uniforms starts whenever the set of
     undecided checks changes, and every labeled item is weighted by :func:`phased_inclusion`. With ``warmup``
     the first labels (up to the gate's minimum of items) are served in random order and the first design is
-    planned from them, as when a lead switches the queue to active once some labels are in. A campaign not
-    decided by ``max_labels`` counts as labeling the whole pool (and reaching its decision).
+    planned from them, as when a lead switches the queue to active once some labels are in. With ``oracle``
+    the designs are :func:`oracle_design`'s. A campaign not decided by ``max_labels`` counts as labeling the
+    whole pool (and reaching its decision).
     """
     if order not in ("random", "active"):
         raise ValueError(f"order must be 'random' or 'active', got {order!r}")
@@ -167,7 +192,8 @@ def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: in
     n = pool.size
     truth = pool_decision(pool, rule) if truth is None else truth
     expected = expected_labels or n / 4
-    rate = np.ones(n) if order == "random" or warmup else active_design(pool, expected_labels=expected)
+    design = oracle_design if oracle else active_design
+    rate = np.ones(n) if order == "random" or warmup else design(pool, expected_labels=expected)
     v = rng.random(n)
     included = np.zeros(n, dtype=bool)
     sequence: list[int] = []
@@ -197,8 +223,7 @@ def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: in
             phases.append((rate, threshold))
             counts = tuple(name for name, c in (("find_fails", est["n_neg"]), ("find_passes", est["n_pos"]))
                            if c < rule.min_class_items)
-            rate = active_design(pool, expected_labels=expected, labeled=idx,
-                                 checks=(open_now or CHECK_TARGETS) + counts)
+            rate = design(pool, expected_labels=expected, labeled=idx, checks=(open_now or CHECK_TARGETS) + counts)
             v, threshold = rng.random(n), 0.0
         open_before = open_now
     if result.decision is None:

@@ -11,8 +11,10 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from ..gate import STATUS_ICON, failed_checks
+from ..gate import STATUS_ICON
 from ..errors import NotFound
+from ..presentation import failed_names
+from ..report import CalibrationReport, Comparison
 from ..services import calibration, insights, judging
 from ..services.golden_sets import list_golden_sets
 from ..services.rubrics import get_rubric, list_rubrics
@@ -27,12 +29,13 @@ def _version() -> tuple:
 
 
 @st.cache_data(show_spinner="Computing the calibration report…", max_entries=64)
-def _calibrate(db: str, version: tuple, golden_set: str, rubric: str, judge: str, run: str | None) -> dict:
+def _calibrate(db: str, version: tuple, golden_set: str, rubric: str, judge: str,
+               run: str | None) -> CalibrationReport:
     return calibration.calibrate(store(), golden_set, rubric, judge, calibration.Options(run=run))
 
 
 @st.cache_data(show_spinner="Comparing judges…", max_entries=16)
-def _compare(db: str, version: tuple, golden_set: str, rubric: str) -> dict:
+def _compare(db: str, version: tuple, golden_set: str, rubric: str) -> Comparison:
     return calibration.compare(store(), golden_set, rubric)
 
 
@@ -63,11 +66,11 @@ def run_counts(golden_set: str, rubric: str) -> dict[str, int]:
     return _run_counts(db_path(), _version(), golden_set, rubric)
 
 
-def report(golden_set: str, rubric: str, judge: str, run: str | None = None) -> dict:
+def report(golden_set: str, rubric: str, judge: str, run: str | None = None) -> CalibrationReport:
     return _calibrate(db_path(), _version(), golden_set, rubric, judge, run)
 
 
-def comparison(golden_set: str, rubric: str) -> dict:
+def comparison(golden_set: str, rubric: str) -> Comparison:
     return _compare(db_path(), _version(), golden_set, rubric)
 
 
@@ -169,9 +172,9 @@ def drift_chart(golden_set: str, rubric: str, judge: str) -> None:
 @st.cache_data(max_entries=16, show_spinner=False)
 def _cost_chart(db: str, version: tuple, golden_set: str, rubric: str) -> dict | None:
     result = _compare(db, version, golden_set, rubric)
-    points = [{"judge": r["judge"]["id"], "alpha": r["metrics"]["krippendorff_alpha_ordinal"]["value"],
-               "cost per 100 items (USD)": r["cost"]["per_100_items_usd"],
-               "verdict": "calibrated" if r["verdict"]["calibrated"] else "not calibrated"} for r in result["judges"]]
+    points = [{"judge": r.judge.id, "alpha": r.metric("krippendorff_alpha_ordinal").value,
+               "cost per 100 items (USD)": r.cost.per_100_items_usd,
+               "verdict": "calibrated" if r.calibrated else "not calibrated"} for r in result.judges]
     if all(p["cost per 100 items (USD)"] is None for p in points):
         return None
     from .. import charts
@@ -208,13 +211,11 @@ def page_header(title: str, key: str, roles: tuple[str, ...], *, with_judge: boo
     return golden_set, rubric, judge
 
 
-def verdict_box(rep: dict) -> None:
-    v = rep["verdict"]
-    if v["calibrated"]:
-        st.success(f"**Calibrated**: {code_span(rep['judge']['id'])} passes every check of the gate.", icon="✅")
+def verdict_box(rep: CalibrationReport) -> None:
+    if rep.calibrated:
+        st.success(f"**Calibrated**: {code_span(rep.judge.id)} passes every check of the gate.", icon="✅")
     else:
-        failed = [c["name"] for c in failed_checks(v)]
-        st.error(f"**Not calibrated**: {code_span(rep['judge']['id'])} fails {', '.join(failed)}.", icon="❌")
+        st.error(f"**Not calibrated**: {code_span(rep.judge.id)} fails {', '.join(failed_names(rep))}.", icon="❌")
     # one list, not one element a check; the messages name categories and model versions, which come from items
     # and provider replies
-    st.markdown("\n".join(f"- {STATUS_ICON[c['status']]} **{c['name']}**: {plain(c['message'])}" for c in v["checks"]))
+    st.markdown("\n".join(f"- {STATUS_ICON[c.status]} **{c.name}**: {plain(c.message)}" for c in rep.verdict.checks))

@@ -12,10 +12,11 @@ import pandas as pd
 import streamlit as st
 
 from workbench.errors import WorkbenchError
-from workbench.presentation import (DENOMINATOR_WORDS, alt_test_rows, category_rows, drift_sentence, interval_sentence,
-                                    leniency_sentence, metric_rows, self_preference_rows)
+from workbench.presentation import (alt_test_rows, category_rows, drift_rows, drift_sentence, interval_method,
+                                    interval_sentence, leniency_sentence, metric_rows, noise_floor_sentence,
+                                    self_preference_rows)
+from workbench.report import CalibrationReport
 from workbench.scale import fmt as _fmt
-from workbench.services.calibration import noise_floor_sentence
 from workbench.services.insights import item_evidence
 from workbench.ui import auth, probes_view
 from workbench.ui.components import code_span, plain, prose
@@ -40,10 +41,10 @@ def render() -> None:
     except WorkbenchError as e:
         st.warning(prose(str(e)))
         return
-    st.caption(f"Golden set {code_span(golden_set)} v{rep['golden_set']['version']} · rubric "
-               f"{code_span(rep['rubric']['name'])} v{rep['rubric']['version']} · {code_span(rep['judge']['model'])} "
-               f"({rep['judge']['mode']}) · run {code_span(rep['run']['name'])} · {rep['n_items']} items with "
-               f"consensus and judge score, {rep['n_unresolved']} unresolved, {rep['n_unscored']} unscored")
+    st.caption(f"Golden set {code_span(golden_set)} v{rep.golden_set.version} · rubric "
+               f"{code_span(rep.rubric.name)} v{rep.rubric.version} · {code_span(rep.judge.model)} "
+               f"({rep.judge.mode}) · run {code_span(rep.run.name)} · {rep.n_items} items with "
+               f"consensus and judge score, {rep.n_unresolved} unresolved, {rep.n_unscored} unscored")
     verdict_box(rep)
     render_plan(store(), golden_set, rubric, judge, rep)  # labels to a decision, in words (ui/planning_view.py)
     # on_change="rerun": only the open tab runs, so a lead does not wait for four tabs they are not reading
@@ -55,25 +56,25 @@ def render() -> None:
                 section(rep, picked)
 
 
-def _agreement(rep: dict, picked: tuple[str, str, str]) -> None:
+def _agreement(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
     left, right = st.columns([3, 2])
-    report_chart("metric_intervals", *picked, threshold=rep["policy"]["min_agreement_lower"], container=left)
+    report_chart("metric_intervals", *picked, threshold=rep.policy.min_agreement_lower, container=left)
     report_chart("confusion_heatmap", *picked, container=right)
-    d = rep["denominators"]
-    st.markdown(f"**{d['n_items']}** items with a consensus label and a judge score: **{d['n_pos']}** consensus "
-                f"passes (the denominator of TPR) and **{d['n_neg']}** consensus fails (the denominator of TNR).")
+    if d := rep.denominators:
+        st.markdown(f"**{d.n_items}** items with a consensus label and a judge score: **{d.n_pos}** consensus "
+                    f"passes (the denominator of TPR) and **{d.n_neg}** consensus fails (the denominator of TNR).")
     rows = metric_rows(rep)
     show_table(pd.DataFrame([{"metric": r["metric"], "value": r["value"], "95% low": r["ci_low"],
-                              "95% high": r["ci_high"], "n": r["n"], "interval": _method(rep, r["metric"])}
+                              "95% high": r["ci_high"], "n": r["n"], "interval": interval_method(rep, r["metric"])}
                              for r in rows]),
                {"value": NUMBER, "95% low": NUMBER, "95% high": NUMBER, "n": "%d"}, key="cal-metrics")
     _notes({r["metric"]: r["note"] for r in rows})
     st.caption(interval_sentence(rep))
-    mse = rep["metrics"]["mean_signed_error"]
+    mse = rep.metric("mean_signed_error")
     lean = leniency_sentence(rep)
     st.markdown("Mean signed error: " + (lean + "." if lean else
-                                        f"{_fmt(mse['value'], 2)} (interval {_fmt(mse['ci_low'], 2)} to "
-                                        f"{_fmt(mse['ci_high'], 2)}): the interval includes 0, no systematic lean."))
+                                        f"{_fmt(mse.value, 2)} (interval {_fmt(mse.ci_low, 2)} to "
+                                        f"{_fmt(mse.ci_high, 2)}): the interval includes 0, no systematic lean."))
     st.subheader("Per category")
     cats = category_rows(rep)
     report_chart("per_category", *picked)
@@ -101,36 +102,29 @@ def _notes(notes: dict[str, str | None]) -> None:
         st.markdown("\n".join(lines))
 
 
-def _method(rep: dict, metric: str) -> str | None:
-    method = (rep.get("bootstrap", {}).get("intervals") or {}).get(metric)
-    if method is None:
-        return None
-    return f"{method}, n = {DENOMINATOR_WORDS[metric]}" if metric in DENOMINATOR_WORDS else method
-
-
-def _humans(rep: dict, picked: tuple[str, str, str]) -> None:
-    hc = rep["human_ceiling"]
+def _humans(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
+    hc = rep.human_ceiling
     a, b, c = st.columns(3)
-    a.metric("Humans' alpha (all raters)", _fmt(hc["krippendorff_alpha_ordinal"]))
-    b.metric("Human-human pairwise agreement", _fmt(hc["human_pairwise_agreement"]))
-    c.metric("Judge-human pairwise agreement", _fmt(hc["judge_human_pairwise_agreement"]))
+    a.metric("Humans' alpha (all raters)", _fmt(hc.krippendorff_alpha_ordinal))
+    b.metric("Human-human pairwise agreement", _fmt(hc.human_pairwise_agreement))
+    c.metric("Judge-human pairwise agreement", _fmt(hc.judge_human_pairwise_agreement))
     report_chart("human_ceiling", *picked)
-    alt = rep.get("alt_test")
+    alt = rep.alt_test
     if not alt:
-        st.info(f"Alternative-annotator test not run: {plain(rep.get('alt_test_reason'))}")
+        st.info(f"Alternative-annotator test not run: {plain(rep.alt_test_reason)}")
         return
-    st.markdown(f"**Alternative-annotator test** (epsilon {alt['epsilon']}, {alt['metric']}, "
-                f"Benjamini-Yekutieli q = {alt['q']}): winning rate **{_fmt(alt['winning_rate'], 2)}** (the share of "
+    st.markdown(f"**Alternative-annotator test** (epsilon {alt.epsilon}, {alt.metric}, "
+                f"Benjamini-Yekutieli q = {alt.q}): winning rate **{_fmt(alt.winning_rate, 2)}** (the share of "
                 f"raters the judge is at least as good as; it passes at 0.5), advantage probability "
-                f"**{_fmt(alt['advantage_probability'], 2)}**: " + ("passed." if alt["passed"] else "not passed."))
+                f"**{_fmt(alt.advantage_probability, 2)}**: " + ("passed." if alt.passed else "not passed."))
     show_table(pd.DataFrame([{"rater": r["rater"], "items": r["n"], "p (one-sided)": r["p"],
                               "judge at least as good as this rater": "yes" if r["judge_as_good"] else "no",
                               "advantage probability": r["advantage_probability"]} for r in alt_test_rows(rep)]),
                {"items": "%d", "p (one-sided)": RIGHT, "advantage probability": NUMBER}, key="cal-alt")
 
 
-def _self_preference(rep: dict, picked: tuple[str, str, str]) -> None:
-    report_chart("self_preference_forest", *picked, threshold=rep["policy"]["max_self_preference"])
+def _self_preference(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
+    report_chart("self_preference_forest", *picked, threshold=rep.policy.max_self_preference)
     rows = self_preference_rows(rep)
     show_table(pd.DataFrame([{"effect": r["effect"].replace("_", " "), "value": r["value"], "95% low": r["ci_low"],
                               "95% high": r["ci_high"], "items": r["n"], "OLS p": r["ols_p"]} for r in rows]),
@@ -139,28 +133,28 @@ def _self_preference(rep: dict, picked: tuple[str, str, str]) -> None:
     _notes({r["effect"].replace("_", " "): r["note"] for r in rows})
 
 
-def _noise_and_drift(rep: dict, picked: tuple[str, str, str]) -> None:
-    noise = rep.get("noise")
+def _noise_and_drift(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
+    noise = rep.noise
     if noise:
         a, b, c = st.columns(3)
-        a.metric("Flip rate between repeats", f"{noise['flip_rate']:.0%}")
-        b.metric("Alpha across repeats", _fmt(noise["krippendorff_alpha_ordinal"]))
-        c.metric(f"pass^k, k = {noise['repeats']}", _fmt(noise.get("pass_hat_k")),
+        a.metric("Flip rate between repeats", f"{noise.flip_rate:.0%}")
+        b.metric("Alpha across repeats", _fmt(noise.krippendorff_alpha_ordinal))
+        c.metric(f"pass^k, k = {noise.repeats}", _fmt(noise.pass_hat_k),
                  help="Share of items whose every one of the k repeats agrees with the consensus.")
     else:
         st.info("No repeats recorded: run the judge with `--repeats 2` or more to measure its noise.")
-    d = rep.get("drift")
+    d = rep.drift
     if not d:
         st.info("No earlier run of this judge to compare with.")
         return
     # the sentence the CLI and the card print; run names and model versions come from imports and providers
     st.markdown(prose(drift_sentence(d)))
-    show_table(pd.DataFrame([{"metric": k, "change": m["value"], "95% low": m["ci_low"], "95% high": m["ci_high"]}
-                             for k, m in d["deltas"].items()]),
+    show_table(pd.DataFrame([{"metric": r["metric"], "change": r["change"], "95% low": r["ci_low"],
+                              "95% high": r["ci_high"]} for r in drift_rows(d)]),
                {"change": SIGNED, "95% low": SIGNED, "95% high": SIGNED}, key="cal-drift")
 
 
-def _disagreements(rep: dict, picked: tuple[str, str, str]) -> None:
+def _disagreements(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
     golden_set, rubric, judge = picked
     df = disagreement_table(golden_set, rubric, judge)
     if df.empty:

@@ -6,7 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from workbench.errors import WorkbenchError
-from workbench.gate import failed_checks
+from workbench.presentation import failed_names
+from workbench.report import Comparison
 from workbench.scale import fmt_usd
 from workbench.ui import auth
 from workbench.ui.components import code_span, prose
@@ -15,34 +16,33 @@ from workbench.ui.lead import NUMBER, SIGNED, comparison, cost_chart, page_heade
 ROLES = auth.LEADS
 
 
-def table(result: dict) -> pd.DataFrame:
+def table(result: Comparison) -> pd.DataFrame:
     """One row per judge, narrow enough for the page at 1400 px; the columns a lead decides on (verdict,
     agreement, cost) come first. Models and failed checks are listed under it (:func:`judge_lines`)."""
     rows = []
-    for r in result["judges"]:
-        m = r["metrics"]
-        a = m["krippendorff_alpha_ordinal"]
-        fam = r["self_preference"]["same_family"]
+    for r in result.judges:
+        a = r.metric("krippendorff_alpha_ordinal")
+        fam = r.self_preference.same_family
         rows.append({
-            "judge": r["judge"]["id"],
-            "verdict": "calibrated" if r["verdict"]["calibrated"] else "not calibrated",
-            "alpha": a["value"],
-            "alpha 95%": f"{a['ci_low']:.2f} – {a['ci_high']:.2f}" if a["ci_low"] is not None else None,
-            "cost / 100 items": fmt_usd(r["cost"]["per_100_items_usd"]),
-            "exact": m["exact_agreement"]["value"], "mean signed error": m["mean_signed_error"]["value"],
-            "TPR": m["tpr"]["value"], "TNR": m["tnr"]["value"],
-            "same-family effect": fam["value"], "flip rate": (r["noise"] or {}).get("flip_rate"),
+            "judge": r.judge.id,
+            "verdict": "calibrated" if r.calibrated else "not calibrated",
+            "alpha": a.value,
+            "alpha 95%": f"{a.ci_low:.2f} – {a.ci_high:.2f}" if a.has_interval else None,
+            "cost / 100 items": fmt_usd(r.cost.per_100_items_usd),
+            "exact": r.metric("exact_agreement").value, "mean signed error": r.metric("mean_signed_error").value,
+            "TPR": r.metric("tpr").value, "TNR": r.metric("tnr").value,
+            "same-family effect": fam.value if fam else None, "flip rate": r.noise.flip_rate if r.noise else None,
         })
     return pd.DataFrame(rows)
 
 
-def judge_lines(result: dict) -> str:
+def judge_lines(result: Comparison) -> str:
     """'- `lenient-mini` (`openai/gpt-4o-mini`, single, median latency 1.1 s): fails agreement, ...' per judge."""
     lines = []
-    for r in result["judges"]:
-        failed = [c["name"] for c in failed_checks(r["verdict"])]
-        latency = r["cost"]["median_latency_ms"]
-        lines.append(f"- {code_span(r['judge']['id'])} ({code_span(r['judge']['model'])}, {r['judge']['mode']}"
+    for r in result.judges:
+        failed = failed_names(r)
+        latency = r.cost.median_latency_ms
+        lines.append(f"- {code_span(r.judge.id)} ({code_span(r.judge.model)}, {r.judge.mode}"
                      + (f", median latency {latency / 1000:.1f} s" if latency is not None else "") + "): "
                      + (f"fails {', '.join(failed)}" if failed else "passes every check"))
     return "\n".join(lines)
@@ -74,16 +74,16 @@ def render() -> None:
     else:
         st.error("No judge of this rubric passes the gate yet.")
     cost_chart(golden_set, rubric)
-    unknown = [r["judge"]["id"] for r in result["judges"] if r["cost"]["per_100_items_usd"] is None]
+    unknown = [r.judge.id for r in result.judges if r.cost.per_100_items_usd is None]
     if unknown:
         st.caption("Cost unknown (no price recorded), so not plotted: " + ", ".join(code_span(j) for j in unknown)
                    + ".")
     st.subheader("Which differences are real")
-    st.caption(f"Paired bootstrap of each judge against the best ({code_span(result['best'])}) on the same items: "
+    st.caption(f"Paired bootstrap of each judge against the best ({code_span(result.best)}) on the same items: "
                "a difference is significant when its 95% interval excludes 0.")
-    show_table(pd.DataFrame([{"judge": d["judge"], "vs": d["baseline"], "alpha difference": d["value"],
-                              "95% low": d["ci_low"], "95% high": d["ci_high"],
-                              "significant": "yes" if d["significant"] else "no"} for d in result["differences"]]),
+    show_table(pd.DataFrame([{"judge": d.judge, "vs": d.baseline, "alpha difference": d.value,
+                              "95% low": d.ci_low, "95% high": d.ci_high,
+                              "significant": "yes" if d.significant else "no"} for d in result.differences]),
                {"alpha difference": SIGNED, "95% low": SIGNED, "95% high": SIGNED}, key="cmp-diffs")
 
 

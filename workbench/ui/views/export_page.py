@@ -8,6 +8,7 @@ import streamlit as st
 
 from workbench.errors import WorkbenchError
 from workbench.gate import FAILED, NOT_MEASURABLE, STATUS_ICON, WARNING
+from workbench.report import CalibrationReport
 from workbench.services.export import GateFailed, export_bundle, list_bundles
 from workbench.services.rubrics import get_rubric
 from workbench.ui import auth
@@ -18,10 +19,10 @@ from workbench.ui.state import store
 ROLES = auth.LEADS
 
 
-def reasons(rep: dict, statuses: tuple[str, ...] = (FAILED,)) -> str:
+def reasons(rep: CalibrationReport, statuses: tuple[str, ...] = (FAILED,)) -> str:
     """The gate's checks of these statuses as a markdown list, one check a line, in the gate's words."""
-    return "\n".join(f"- {STATUS_ICON[c['status']]} **{c['name']}**: {plain(c['message'])}"
-                     for c in rep["verdict"]["checks"] if c["status"] in statuses)
+    return "\n".join(f"- {STATUS_ICON[c.status]} **{c.name}**: {plain(c.message)}"
+                     for c in rep.verdict.checks if c.status in statuses)
 
 
 def _export(golden_set: str, rubric: str, judge: str) -> None:
@@ -49,9 +50,9 @@ def render() -> None:
             except WorkbenchError as e:
                 st.markdown(f"**{plain(spec.id)}** ({code_span(spec.model)}): {plain(str(e))}")
                 continue
-            ok = rep["verdict"]["calibrated"]
+            ok = rep.calibrated
             left, right = st.columns([5, 1])
-            left.markdown(f"**{plain(spec.id)}** ({code_span(spec.model)}) on rubric v{rep['rubric']['version']}: "
+            left.markdown(f"**{plain(spec.id)}** ({code_span(spec.model)}) on rubric v{rep.rubric.version}: "
                           + ("✅ calibrated" if ok else "❌ not calibrated"))
             if not ok:
                 left.markdown("Export is disabled because:\n\n" + reasons(rep))
