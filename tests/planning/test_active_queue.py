@@ -166,3 +166,24 @@ def test_calibration_page_says_the_plan_and_offers_a_replan(tmp_path, monkeypatc
     with Store(path) as s:
         d = active_queue.q.design(s, s.golden_set("demo")["id"])
     assert d["phase"] == 2 and d["checks"] == ["self_preference"]
+
+
+def test_a_lead_switches_the_queue_order_on_the_calibration_page(tmp_path, monkeypatch) -> None:
+    """The Calibration page's queue switch: random to active plans a design for the chosen judge, and back."""
+    from tests.ui.conftest import lead_page, choose_judge
+    from workbench.services.demo import seed_demo
+
+    path = tmp_path / "demo.db"
+    with Store(path) as s:
+        seed_demo(s)
+    monkeypatch.setenv("WORKBENCH_DB", str(path))
+    at = choose_judge(lead_page("calibration"), "careful-sonnet")
+    switch = at.radio(key="queue_order:demo:careful-sonnet")
+    assert switch.value == "random"
+    switch.set_value("active").run(timeout=60)
+    with Store(path) as s:
+        q = active_queue.queue_setting(s, "demo")
+    assert q.order == "active" and q.design["judge_id"] == "careful-sonnet" and q.design["rubric_name"] == RUBRIC
+    at.radio(key="queue_order:demo:careful-sonnet").set_value("random").run(timeout=60)
+    with Store(path) as s:
+        assert active_queue.queue_setting(s, "demo").order == "random"
