@@ -2,9 +2,11 @@
 
 Every front end reads a :class:`CalibrationReport` through attributes; the JSON is written only at the edges
 (``calibrate --json``, the report cache, the bundle, the card) by :meth:`Record.to_json` and read back by
-:meth:`Record.from_json`. Reading and writing are exact: ``X.from_json(d).to_json() == d`` for every report
-this workbench wrote, because each object remembers which keys it was read with and keeps keys it does not name
-in ``extra`` (a section that gains a key in ``stats`` round-trips before it gains a field here).
+:meth:`Record.from_json`. Reading and writing are exact: ``X.from_json(d).to_json() == d``, because each object
+remembers which keys it was read with and keeps keys it does not name in ``extra`` (a section that gains a key in
+``stats`` round-trips before it gains a field here). One exception: the gate's ``policy`` is read as today's
+``gate.Policy``, so a report written before a policy key existed reads with that key's default (the report cache
+never serves such a report: its key holds the report revision and the policy).
 
 Typed deeply: the resolved names and ids, the metrics (value, interval, denominator), the verdict (``gate.Verdict``
 with its checks and ``failed``), the human ceiling, the alternative-annotator test, self-preference, evidence,
