@@ -34,9 +34,9 @@ COMPARE_SCHEMA = "workbench.compare/1"
 R = TypeVar("R", bound="Record")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class Record:
-    """A frozen dataclass read from and written to JSON, field name = key.
+    """A frozen dataclass read from and written to JSON, field name = key (subclasses are made by :func:`record`).
 
     ``extra`` holds the keys the class does not name; ``present`` the keys it was read with (None when built in
     code: then every field is written except ``None`` ones marked :func:`optional`).
@@ -44,6 +44,17 @@ class Record:
 
     extra: dict[str, Any] = field(default_factory=dict, repr=False, kw_only=True)
     present: frozenset[str] | None = field(default=None, repr=False, compare=False, kw_only=True)
+
+    # One equality and one repr for every record, instead of code generated for each class: thirty generated
+    # classes cost 50 ms at import, on the path that reads a cached report.
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self) if f.compare)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return f"{type(self).__name__}({shown})"
 
     @classmethod
     def from_json(cls: type[R], data: dict[str, Any]) -> R:
@@ -72,6 +83,11 @@ class Record:
         """A copy with ``changes``; a changed field is written even if the original was read without it."""
         present = None if self.present is None else self.present | changes.keys()
         return dataclasses.replace(self, **changes, present=present)
+
+
+def record(cls: type[R]) -> type[R]:
+    """Make a :class:`Record` subclass a frozen dataclass (its equality and repr are Record's)."""
+    return dataclass(frozen=True, repr=False, eq=False)(cls)
 
 
 def optional(default: Any = None) -> Any:
@@ -119,7 +135,7 @@ def _encode(value: Any) -> Any:
 
 # -- what was calibrated --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class GoldenSetRef(Record):
     """The golden set and the version its current items and consensus have (or would get when frozen)."""
 
@@ -128,14 +144,14 @@ class GoldenSetRef(Record):
     version_hash: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class RubricRef(Record):
     name: str = ""
     version: int = 0
     hash: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class JudgeRef(Record):
     id: str = ""
     model: str = ""
@@ -144,14 +160,14 @@ class JudgeRef(Record):
     config_hash: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class RunRef(Record):
     name: str = ""
     source: str = ""
     model_versions: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record
 class Ids(Record):
     """The store's rows the report was computed from, so a writer (export) need not look the names up again.
 
@@ -167,7 +183,7 @@ class Ids(Record):
 
 # -- measurements ---------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class Metric(Record):
     """An estimate with its 95% interval (None where undefined); proportions also carry their denominator ``n``."""
 
@@ -183,7 +199,7 @@ class Metric(Record):
         return self.ci_low is not None and self.ci_high is not None
 
 
-@dataclass(frozen=True)
+@record
 class Bootstrap(Record):
     resamples: int | None = None
     seed: int | None = None
@@ -192,7 +208,7 @@ class Bootstrap(Record):
     intervals: dict[str, str] = field(default_factory=dict)  # metric -> interval method
 
 
-@dataclass(frozen=True)
+@record
 class Denominators(Record):
     """Items with a consensus and a judge score, and how many of them the humans pass (TPR's) and fail (TNR's)."""
 
@@ -201,13 +217,13 @@ class Denominators(Record):
     n_neg: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class Confusion(Record):
     labels: list[int] = field(default_factory=list)
     matrix: list[list[int]] = field(default_factory=list)  # [consensus][judge]
 
 
-@dataclass(frozen=True)
+@record
 class HumanCeiling(Record):
     krippendorff_alpha_ordinal: float | None = None
     human_pairwise_agreement: float | None = None
@@ -219,7 +235,7 @@ class HumanCeiling(Record):
     reasons: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class AltRater(Record):
     rater: str | None = None
     n_items: int | None = None
@@ -228,7 +244,7 @@ class AltRater(Record):
     advantage_probability: float | None = None
 
 
-@dataclass(frozen=True)
+@record
 class AltTest(Record):
     """The alternative-annotator test (Calderon et al. 2025); the report holds None where it cannot run."""
 
@@ -246,7 +262,7 @@ class AltTest(Record):
     reason: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Effect(Record):
     """A self-preference effect: how much more the judge scores outputs of its own model or family than humans do."""
 
@@ -262,7 +278,7 @@ class Effect(Record):
     undefined_resamples: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class SelfPreference(Record):
     same_model: Effect | None = None
     same_family: Effect | None = None
@@ -273,7 +289,7 @@ class SelfPreference(Record):
                 if e is not None}
 
 
-@dataclass(frozen=True)
+@record
 class WorseThanRest(Record):
     difference: float | None = None
     ci_low: float | None = None
@@ -283,7 +299,7 @@ class WorseThanRest(Record):
     reason: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class CategoryAgreement(Record):
     n_items: int = 0
     exact_agreement: Metric | None = None
@@ -298,7 +314,7 @@ class CategoryAgreement(Record):
         return bool(self.worse_than_rest and self.worse_than_rest.significant)
 
 
-@dataclass(frozen=True)
+@record
 class Noise(Record):
     """Repeat noise (``stats.repeat_noise``): the fields the gate and the pages read; the rest kept as JSON."""
 
@@ -308,7 +324,7 @@ class Noise(Record):
     repeats: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class StuartMaxwell(Record):
     statistic: float | None = None
     df: int | None = None
@@ -318,14 +334,14 @@ class StuartMaxwell(Record):
     reason: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class ModelVersions(Record):
     baseline: list[str] = field(default_factory=list)
     candidate: list[str] = field(default_factory=list)
     changed: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Drift(Record):
     """From the run before to the calibrated run (``stats.drift``); the bootstrap settings are kept as JSON."""
 
@@ -340,7 +356,7 @@ class Drift(Record):
     model_versions: ModelVersions | None = None
 
 
-@dataclass(frozen=True)
+@record
 class FloorEstimate(Record):
     se: float | None = None
     min_detectable_difference: float | None = None
@@ -348,7 +364,7 @@ class FloorEstimate(Record):
     additional_items: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class NoiseFloor(Record):
     """The smallest difference the evidence can tell apart, and the labels that would narrow it (``stats.noise_floor``)."""
 
@@ -359,14 +375,14 @@ class NoiseFloor(Record):
     metrics: dict[str, FloorEstimate] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class Evidence(Record):
     n_items: int = 0
     n_multi_rated: int = 0
     unresolved_items: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record
 class Cost(Record):
     """None where unknown (no price recorded), never $0."""
 
@@ -375,7 +391,7 @@ class Cost(Record):
     median_latency_ms: float | None = None
 
 
-@dataclass(frozen=True)
+@record
 class ProbeEffect(Record):
     """One stress probe against the calibrated run's verdicts; ``moves`` is ``gate.probe_moves`` ('raises', ...)."""
 
@@ -389,13 +405,13 @@ class ProbeEffect(Record):
     moves: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Probes(Record):
     baseline_run: str | None = None
     probes: tuple[ProbeEffect, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class SamplingDesign(Record):
     """Labels served by the active queue: estimates weighted by 1 / inclusion probability (``active_queue``)."""
 
@@ -405,7 +421,7 @@ class SamplingDesign(Record):
 
 # -- the report -------------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class CalibrationReport(Record):
     """One judge against the humans on one golden set (DESIGN sections 5, 6 and 8), with the gate's verdict."""
 
@@ -450,7 +466,7 @@ class CalibrationReport(Record):
         return bool(self.verdict and self.verdict.calibrated)
 
 
-@dataclass(frozen=True)
+@record
 class Difference(Record):
     """A judge's agreement minus the best judge's, paired on the same items (``compare``)."""
 
@@ -464,7 +480,7 @@ class Difference(Record):
     significant: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Comparison(Record):
     """Every judge of a rubric on one golden set, and each one's difference from the best (``compare --json``)."""
 
