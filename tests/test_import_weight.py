@@ -23,10 +23,10 @@ finally:
 """
 
 
-def run_cli(args: list[str], cwd) -> tuple[str, list[str]]:
-    """The CLI in a fresh process: (its output, the heavy libraries imported by then)."""
+def run_cli(args: list[str], cwd, heavy: tuple[str, ...] = HEAVY) -> tuple[str, list[str]]:
+    """The CLI in a fresh process: (its output, which of the ``heavy`` libraries it imported by then)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(args=args, heavy=HEAVY)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(args=args, heavy=heavy)], capture_output=True,
                           text=True, cwd=cwd, env=env, timeout=120)
     return proc.stdout, json.loads(proc.stderr.strip().splitlines()[-1])
 
@@ -38,6 +38,23 @@ def test_a_cached_calibrate_imports_no_numerical_library(demo_store, tmp_path):
                              "-r", "demo-patch-quality", "-j", "careful-sonnet", "--json"], tmp_path)
     report = json.loads(out)
     assert report["judge"]["id"] == "careful-sonnet" and report["metrics"]["krippendorff_alpha_ordinal"]["value"]
+    assert imported == []
+
+
+# What a computed report must not import: scipy.stats and statsmodels' model classes (with the formula machinery
+# they pull in) are 0.6 s; the statistics use scipy.special and statsmodels' pinv and cluster sandwich instead
+# (tests/stats/test_library_equivalents.py holds them to the library calls' floats).
+SLOW_TO_IMPORT = ("scipy.stats", "statsmodels.regression.linear_model", "statsmodels.stats.multitest", "formulaic")
+
+
+def test_a_computed_calibrate_imports_neither_scipy_stats_nor_statsmodels_models(demo_store, tmp_path):
+    demo_store.close()
+    # gpt4o-self judges items of its own family: the cluster-robust OLS runs and gives the effect a p-value
+    out, imported = run_cli(["--db", demo_store.path, "--project", str(tmp_path), "calibrate", "-g", "demo",
+                             "-r", "demo-patch-quality", "-j", "gpt4o-self", "--json"], tmp_path, heavy=SLOW_TO_IMPORT)
+    report = json.loads(out)
+    assert 0 < report["self_preference"]["same_family"]["p_value"] < 1
+    assert report["alt_test"]["raters"] and report["noise_floor"]["metrics"]  # the t-tests and the quantiles ran
     assert imported == []
 
 
