@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from .staging import Landed, StagedItems
 
 T = TypeVar("T")
-__all__ = ["Store", "now"]
 
 
 def _chunks(seq: Sequence, n: int = 500) -> Iterator[Sequence]:
@@ -329,21 +328,20 @@ class Store:
         with self.transaction():
             self.ensure_raters({lab.rater for lab in labels})
             before = self.count_label_events()
-            self._upsert_label_rows(rows)
+            self.conn.executemany(
+                """INSERT INTO labels (item_pk, rater, rubric_name, rubric_id, score, rationale, created_at,
+                                       updated_at)
+                   VALUES (:item_pk, :rater, :rubric_name, :rubric_id, :score, :rationale, coalesce(:created_at, :at),
+                           :at)
+                   ON CONFLICT (item_pk, rater, rubric_name) DO UPDATE
+                   SET score = excluded.score, rationale = excluded.rationale, rubric_id = excluded.rubric_id,
+                       updated_at = excluded.updated_at
+                   WHERE labels.score IS NOT excluded.score OR labels.rationale IS NOT excluded.rationale""", rows)
             active_queue.record_inclusion(self, [
                 {"item_pk": item_pks[lab.item_id], "rater": lab.rater, "rubric_name": rubric_name,
                  "inclusion_probability": lab.inclusion_probability}
                 for lab in labels if lab.inclusion_probability is not None])
             return self.count_label_events() - before
-
-    def _upsert_label_rows(self, rows: list[dict]) -> None:
-        self.conn.executemany(
-            """INSERT INTO labels (item_pk, rater, rubric_name, rubric_id, score, rationale, created_at, updated_at)
-               VALUES (:item_pk, :rater, :rubric_name, :rubric_id, :score, :rationale, coalesce(:created_at, :at), :at)
-               ON CONFLICT (item_pk, rater, rubric_name) DO UPDATE
-               SET score = excluded.score, rationale = excluded.rationale, rubric_id = excluded.rubric_id,
-                   updated_at = excluded.updated_at
-               WHERE labels.score IS NOT excluded.score OR labels.rationale IS NOT excluded.rationale""", rows)
 
     def count_label_events(self) -> int:
         """Events are written only for inserts and real changes: the count of what a write did."""
