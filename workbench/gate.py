@@ -1,7 +1,7 @@
 """The gate: a policy turns a calibration report into a verdict with reasons (DESIGN section 6).
 
-Pure: it reads the report's numbers and the policy, and writes sentences a lead
-can act on. A check is *passed*, *failed*, a *warning* (inconclusive
+Pure: it reads the typed report's numbers (``report.CalibrationReport``, by
+attribute) and the policy, and writes sentences a lead can act on. A check is *passed*, *failed*, a *warning* (inconclusive
 evidence, or a category where the judge is worse: it does not block, and says
 what would settle it), *not measurable* (a warning that does not block, said
 plainly) or *not applicable* (e.g. no repeats to judge stability by).

@@ -235,9 +235,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
             return _current(store, CalibrationReport.from_json(cached), scope)
     version_hash, snapshot = current_snapshot(store, golden_set, known={labels_of or rv.name: cons}, gs=gs,
                                               index=index_rows)
-    _SNAPSHOTS[version_hash] = snapshot
-    while len(_SNAPSHOTS) > 8:
-        _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
+    _remember(version_hash, snapshot)
     version_id, version = golden_set_version(store, gs["id"], version_hash)
 
     primary = _scores(data.judgments, data.run["id"])
@@ -330,6 +328,12 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
 # Snapshots this process computed, by their hash (content-addressed, so never stale): a writer that freezes the
 # version a report was computed on records it without reading the labels a second time.
 _SNAPSHOTS: dict[str, dict] = {}
+
+
+def _remember(version_hash: str, snapshot: dict) -> None:
+    _SNAPSHOTS[version_hash] = snapshot
+    while len(_SNAPSHOTS) > 8:  # oldest first out: a process calibrates a few golden sets at most
+        _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
 
 
 def freeze_version(store: Store, report: CalibrationReport, scope: Scope) -> CalibrationReport:
