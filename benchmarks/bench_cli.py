@@ -3,16 +3,28 @@
 `workbench --help`, and `workbench calibrate --json` on 10,000 items x 3 raters x 2,000 resamples, first
 computed and then read back from the report cache. Each is the median of several runs of a fresh process.
 
+The command runs as the console script pip installed next to this interpreter. A version manager's shim in front
+of it (pyenv's ``~/.pyenv/shims/workbench``, a bash script) adds about 0.1 s here before Python starts; that is
+the shell's, not the command's, so it is not counted.
+
+``--baseline DIR`` times another checkout too (``git worktree add DIR <commit>``), run by the same interpreter,
+alternating run by run with this one so that both see the same load (the machine is shared); its rows are
+printed beside this checkout's. CPU time (user + system) is printed as well: it moves less with the load.
+
 For scale, the naive way to get the same intervals: one library call per bootstrap resample (krippendorff.alpha
 and cohen_kappa_score, two of the ten metrics, on a 10,000-item set: ``bench_stats.library_loop``), timed on
 ``--loop-resamples`` resamples and extrapolated to 2,000; the ratio is that loop's time over the whole command's.
 
-Usage: python benchmarks/bench_cli.py [--runs 3] [--loop-resamples 20]
+Usage: python benchmarks/bench_cli.py [--runs 5] [--loop-resamples 20] [--baseline DIR]
 """
 
 from __future__ import annotations
 
+import compileall
+import os
+import resource
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -27,48 +39,84 @@ from benchmarks.bench_lead_pages import N_ITEMS, build  # noqa: E402  (the same 
 from benchmarks.bench_stats import library_loop, synthetic_golden_set  # noqa: E402
 
 RESAMPLES = 2000
+# The console script's body, for a checkout given by PYTHONPATH (the installed script imports this checkout).
+LAUNCH = "import sys; from workbench.cli import main; sys.exit(main())"
 
 
-def timed(args: list[str], runs: int, before=None) -> float:
-    times = []
+def command(tree: Path | None) -> tuple[list[str], dict[str, str]]:
+    """The `workbench` command of this checkout (its console script), or of another checkout ``tree``."""
+    if tree is None:
+        script = Path(sys.executable).with_name("workbench")
+        exe = str(script) if script.exists() else shutil.which("workbench")
+        if exe is None:
+            sys.exit("workbench is not on PATH: pip install -e .")
+        return [exe], dict(os.environ)
+    return [sys.executable, "-c", LAUNCH], {**os.environ, "PYTHONPATH": str(tree)}
+
+
+def timed(variants: dict[str, tuple[list[str], dict[str, str]]], args: list[str], runs: int, cwd: Path,
+          before=None) -> dict[str, tuple[float, float]]:
+    """{variant: (median wall seconds, median CPU seconds)} of ``runs`` fresh processes, variants alternating."""
+    wall: dict[str, list[float]] = {v: [] for v in variants}
+    cpu: dict[str, list[float]] = {v: [] for v in variants}
     for _ in range(runs):
-        if before:
-            before()
-        start = time.perf_counter()
-        subprocess.run(args, check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, (cmd, env) in variants.items():
+            if before:
+                before()
+            used = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(cmd + args, check=True, capture_output=True, env=env, cwd=cwd)
+            wall[name].append(time.perf_counter() - start)
+            now = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime)
+    return {v: (statistics.median(wall[v]), statistics.median(cpu[v])) for v in variants}
 
 
 def main() -> int:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3, help="fresh processes per computed report (default 3)")
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes per computed report (default 5)")
     parser.add_argument("--loop-resamples", type=int, default=20, help="resamples of the naive loop (default 20)")
+    parser.add_argument("--baseline", type=Path, help="another checkout to time alternately with this one")
     args = parser.parse_args()
-    exe = shutil.which("workbench") or sys.exit("workbench is not on PATH: pip install -e .")
-    help_s = timed([exe, "--help"], 7)
+    variants = {"this": command(None)}
+    if args.baseline:
+        # the baseline's modules compiled once, as an installed package's are (PYTHONDONTWRITEBYTECODE may be set)
+        compileall.compile_dir(args.baseline / "workbench", quiet=1)
+        variants["baseline"] = command(args.baseline.resolve())
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as d:
-        db = build(Path(d))
-        cmd = [exe, "--db", str(db), "calibrate", "-g", "g", "-r", "bench", "-j", "j-mid", "--json"]
+        # the workspace (rubrics/policy.yaml) is the temporary folder, never a source tree, and `python -c` puts
+        # the working directory first on sys.path: a checkout there would shadow the one being timed
+        cwd = Path(d)
+        help_s = timed(variants, ["--help"], 7, cwd)
+        db = build(cwd)
+        cal = ["--db", str(db), "calibrate", "-g", "g", "-r", "bench", "-j", "j-mid", "--json"]
 
         def drop_cache() -> None:
-            import sqlite3
             with sqlite3.connect(db) as c:
                 c.execute("DELETE FROM reports")
 
-        first = timed(cmd, args.runs, before=drop_cache)
-        cached = timed(cmd, 5)
+        first = timed(variants, cal, args.runs, cwd, before=drop_cache)
+        cached = timed(variants, cal, 5, cwd)
+    load = f"load {load_before:.1f} -> {os.getloadavg()[0]:.1f}"
     loop = library_loop(synthetic_golden_set(N_ITEMS), args.loop_resamples) * RESAMPLES / args.loop_resamples
-    print("| benchmark | result | target |\n|---|---|---|")
-    print(f"| `workbench --help`, process start to exit (median of 7) | {help_s:.2f} s | <= 0.4 s |")
+
+    def cell(result: dict[str, tuple[float, float]]) -> str:
+        out = f"{result['this'][0]:.2f} s (CPU {result['this'][1]:.2f} s)"
+        if "baseline" in result:
+            out += f"; baseline {result['baseline'][0]:.2f} s (CPU {result['baseline'][1]:.2f} s)"
+        return out
+
+    print(f"| benchmark ({load}) | result | target |\n|---|---|---|")
+    print(f"| `workbench --help`, process start to exit (median of 7) | {cell(help_s)} | <= 0.4 s |")
     print(f"| `workbench calibrate --json`, 10,000 items x 3 raters, 2,000 resamples, computed (median of "
-          f"{args.runs}) | {first:.2f} s | <= 1.2 s |")
-    print(f"| the same, read back from the report cache (median of 5) | {cached:.2f} s | <= 0.5 s |")
+          f"{args.runs}) | {cell(first)} | <= 1.2 s |")
+    print(f"| the same, read back from the report cache (median of 5) | {cell(cached)} | <= 0.5 s |")
     print(f"| naive loop, one krippendorff.alpha + cohen_kappa_score call per resample, 2,000 resamples "
           f"(extrapolated from {args.loop_resamples}) against the whole computed command | {loop:.1f} s: "
-          f"{loop / first:.0f}x the command's time | |")
+          f"{loop / first['this'][0]:.0f}x the command's time | |")
     return 0
 
 
