@@ -1,7 +1,8 @@
 """The calibration report as typed objects, and its ``workbench.calibration/1`` JSON (DESIGN section 8).
 
-Every front end reads a :class:`CalibrationReport` through attributes; the JSON is written only at the edges
-(``calibrate --json``, the report cache, the bundle, the card) by :meth:`Record.to_json` and read back by
+Every front end (the CLI, the pages, the card through ``presentation``) reads a :class:`CalibrationReport` through
+attributes; the JSON is written only at the edges (``calibrate --json``, the report cache, the bundle, a refinement
+round's record) by :meth:`Record.to_json` and read back by
 :meth:`Record.from_json`. Reading and writing are exact: ``X.from_json(d).to_json() == d``, because each object
 remembers which keys it was read with and keeps keys it does not name in ``extra`` (a section that gains a key in
 ``stats`` round-trips before it gains a field here). One exception: the gate's ``policy`` is read as today's
