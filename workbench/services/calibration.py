@@ -242,8 +242,10 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     unscored = int(primary.isna().sum())
     scored = primary.dropna().astype(int)
     resolved = cons.resolved
-    judged = set(scored.index)  # a set: one membership test an item, not a pandas lookup
-    ids = [i for i in index.index if i in resolved and i in judged]
+    # a set: one membership test an item, not a pandas lookup; tolist() converts the ids at once, where iterating
+    # an index of (Arrow-backed) strings converts them one at a time
+    judged = set(scored.index.tolist())
+    ids = [i for i in index.index.tolist() if i in resolved and i in judged]
     judged_unresolved = [i for i in cons.unresolved if i in judged]
     c = np.array([resolved[i] for i in ids], dtype=int)
     j = scored.reindex(ids).to_numpy(dtype=int)
