@@ -6,16 +6,17 @@ import pytest
 
 from workbench.errors import InputError
 from workbench.gate import FAILED, PASSED, WARNING, Policy, evaluate, policy_from_dict, probe_moves
+from workbench.report import CalibrationReport
 
 
-def _report(*shifts: tuple[float, float, float]) -> dict:
+def _report(*shifts: tuple[float, float, float]) -> CalibrationReport:
     """A calibration report carrying only probe results (value, ci_low, ci_high) per probe."""
-    return {"probes": {"baseline_run": "run-1", "probes": [
+    return CalibrationReport.from_json({"probes": {"baseline_run": "run-1", "probes": [
         {"probe": f"p{i}", "n_items": 40, "mean_shift": {"value": v, "ci_low": lo, "ci_high": hi}}
-        for i, (v, lo, hi) in enumerate(shifts)]}}
+        for i, (v, lo, hi) in enumerate(shifts)]}})
 
 
-def _check(report: dict, **policy) -> dict | None:
+def _check(report: CalibrationReport, **policy) -> dict | None:
     return next((c.to_dict() for c in evaluate(report, Policy(**policy)).checks if c.id == "probes"), None)
 
 
@@ -36,8 +37,9 @@ def test_intervals_within_the_limit_pass_and_crossing_it_is_inconclusive():
 
 
 def test_without_probes_there_is_no_check_unless_the_policy_requires_them():
-    assert _check({}) is None and _check({"probes": None}) is None
-    assert _check({}, probe_check="fail")["status"] == FAILED
+    empty = CalibrationReport.from_json({})
+    assert _check(empty) is None and _check(CalibrationReport.from_json({"probes": None})) is None
+    assert _check(empty, probe_check="fail")["status"] == FAILED
     assert _check(_report((0.5, 0.4, 0.6)), probe_check="off") is None
 
 
