@@ -198,21 +198,33 @@ def verdict_cell(report: CalibrationReport) -> str:
     return "calibrated" if report.calibrated else "not calibrated: " + ", ".join(failed_names(report))
 
 
+def compare_rows(result: Comparison) -> list[dict[str, Any]]:
+    """One row per judge of a comparison: verdict, agreement with its interval, cost and the other headline
+    numbers (the CLI's table and the Compare page's)."""
+    rows = []
+    for r in result.judges:
+        a = r.metric("krippendorff_alpha_ordinal")
+        family = r.self_preference.same_family
+        rows.append({"judge": r.judge.id, "calibrated": r.calibrated, "verdict": verdict_cell(r), "alpha": a.value,
+                     "alpha_low": a.ci_low, "alpha_high": a.ci_high, "exact": r.metric("exact_agreement").value,
+                     "mean_signed_error": r.metric("mean_signed_error").value, "tpr": r.metric("tpr").value,
+                     "tnr": r.metric("tnr").value, "same_family": family.value if family else None,
+                     "flip_rate": r.noise.flip_rate if r.noise else None,
+                     "cost_per_100_usd": r.cost.per_100_items_usd})
+    return rows
+
+
 def compare_text(result: Comparison) -> list[str]:
     """``workbench compare`` without --json: a row per judge, then each difference from the best."""
     # "signed err" is the mean *signed* error (judge minus consensus; > 0 is lenient), not a squared error.
     lines = [f"{'judge':18s}{'alpha':>7}  {'interval':15s}{'exact':>7}{'signed err':>12}{'TPR':>6}{'TNR':>6}"
              f"{'family':>8}{'flips':>7}{'$/100':>9}  verdict"]
-    for r in result.judges:
-        a = r.metric("krippendorff_alpha_ordinal")
-        fam = r.self_preference.same_family.value if r.self_preference.same_family else None
-        flip = r.noise.flip_rate if r.noise else None
-        signed = r.metric("mean_signed_error").value
-        lines.append(f"{r.judge.id:18s}{fmt(a.value, 2):>7}  {fmt(a.ci_low, 2)}-{fmt(a.ci_high, 2):10s}"
-                     f"{fmt(r.metric('exact_agreement').value, 2):>7}"
-                     f"{'n/a' if signed is None else f'{signed:+.2f}':>12}"
-                     f"{fmt(r.metric('tpr').value, 2):>6}{fmt(r.metric('tnr').value, 2):>6}{fmt(fam, 2):>8}"
-                     f"{fmt(flip, 2):>7}{fmt_usd(r.cost.per_100_items_usd):>9}  {verdict_cell(r)}")
+    for r in compare_rows(result):
+        signed = r["mean_signed_error"]
+        lines.append(f"{r['judge']:18s}{fmt(r['alpha'], 2):>7}  {fmt(r['alpha_low'], 2)}-{fmt(r['alpha_high'], 2):10s}"
+                     f"{fmt(r['exact'], 2):>7}{'n/a' if signed is None else f'{signed:+.2f}':>12}"
+                     f"{fmt(r['tpr'], 2):>6}{fmt(r['tnr'], 2):>6}{fmt(r['same_family'], 2):>8}"
+                     f"{fmt(r['flip_rate'], 2):>7}{fmt_usd(r['cost_per_100_usd']):>9}  {r['verdict']}")
     for d in result.differences:
         lines.append(f"{d.judge} vs {d.baseline}: alpha difference {fmt(d.value)} ({fmt(d.ci_low)} to "
                      f"{fmt(d.ci_high)}) {'significant' if d.significant else 'not significant'}")

@@ -13,7 +13,7 @@ import streamlit as st
 
 from ..gate import STATUS_ICON
 from ..errors import NotFound
-from ..presentation import failed_names
+from ..presentation import compare_rows, failed_names
 from ..report import CalibrationReport, Comparison
 from ..services import calibration, insights, judging
 from ..services.golden_sets import list_golden_sets
@@ -172,9 +172,8 @@ def drift_chart(golden_set: str, rubric: str, judge: str) -> None:
 @st.cache_data(max_entries=16, show_spinner=False)
 def _cost_chart(db: str, version: tuple, golden_set: str, rubric: str) -> dict | None:
     result = _compare(db, version, golden_set, rubric)
-    points = [{"judge": r.judge.id, "alpha": r.metric("krippendorff_alpha_ordinal").value,
-               "cost per 100 items (USD)": r.cost.per_100_items_usd,
-               "verdict": "calibrated" if r.calibrated else "not calibrated"} for r in result.judges]
+    points = [{"judge": r["judge"], "alpha": r["alpha"], "cost per 100 items (USD)": r["cost_per_100_usd"],
+               "verdict": "calibrated" if r["calibrated"] else "not calibrated"} for r in compare_rows(result)]
     if all(p["cost per 100 items (USD)"] is None for p in points):
         return None
     from .. import charts

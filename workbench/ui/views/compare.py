@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from workbench.errors import WorkbenchError
-from workbench.presentation import failed_names
+from workbench.presentation import compare_rows, failed_names
 from workbench.report import Comparison
 from workbench.scale import fmt_usd
 from workbench.ui import auth
@@ -19,21 +19,16 @@ ROLES = auth.LEADS
 def table(result: Comparison) -> pd.DataFrame:
     """One row per judge, narrow enough for the page at 1400 px; the columns a lead decides on (verdict,
     agreement, cost) come first. Models and failed checks are listed under it (:func:`judge_lines`)."""
-    rows = []
-    for r in result.judges:
-        a = r.metric("krippendorff_alpha_ordinal")
-        fam = r.self_preference.same_family
-        rows.append({
-            "judge": r.judge.id,
-            "verdict": "calibrated" if r.calibrated else "not calibrated",
-            "alpha": a.value,
-            "alpha 95%": f"{a.ci_low:.2f} – {a.ci_high:.2f}" if a.has_interval else None,
-            "cost / 100 items": fmt_usd(r.cost.per_100_items_usd),
-            "exact": r.metric("exact_agreement").value, "mean signed error": r.metric("mean_signed_error").value,
-            "TPR": r.metric("tpr").value, "TNR": r.metric("tnr").value,
-            "same-family effect": fam.value if fam else None, "flip rate": r.noise.flip_rate if r.noise else None,
-        })
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{
+        "judge": r["judge"],
+        "verdict": "calibrated" if r["calibrated"] else "not calibrated",
+        "alpha": r["alpha"],
+        "alpha 95%": (f"{r['alpha_low']:.2f} – {r['alpha_high']:.2f}"
+                      if r["alpha_low"] is not None and r["alpha_high"] is not None else None),
+        "cost / 100 items": fmt_usd(r["cost_per_100_usd"]),
+        "exact": r["exact"], "mean signed error": r["mean_signed_error"], "TPR": r["tpr"], "TNR": r["tnr"],
+        "same-family effect": r["same_family"], "flip rate": r["flip_rate"],
+    } for r in compare_rows(result)])
 
 
 def judge_lines(result: Comparison) -> str:
