@@ -1,5 +1,6 @@
-"""The alt-test's t-test and Benjamini-Yekutieli step, the self-preference OLS, the noise floor's normal quantiles
-and the bootstrap's row grouping, against the library calls they replace, float for float.
+"""The alt-test's t-test and Benjamini-Yekutieli step, the self-preference OLS, the noise floor's normal quantiles,
+the bootstrap's row grouping and the human ceiling's rater x item matrix, against the library calls they replace,
+float for float.
 
 scipy.stats and statsmodels stay the reference here: the replacements exist only because importing
 ``scipy.stats`` (which every statsmodels model pulls in) is half a second of each computed report, and a report
@@ -18,12 +19,13 @@ from hypothesis import strategies as st
 from workbench.stats.alt_test import benjamini_yekutieli_rejections, ttest_less_pvalue
 from workbench.stats.bias import cluster_robust_ols
 from workbench.stats.bootstrap import unique_rows
+from workbench.stats.humans import _rater_by_item, check_labels
 from workbench.stats.power import items_for_interval_width, min_detectable_difference
 
 LEVELS = st.sampled_from([0.95, 0.9, 0.99, 0.8, 1 - 0.05 / 3])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(wins=st.lists(st.sampled_from([-1.0, 0.0, 1.0]), min_size=2, max_size=400),
        epsilon=st.sampled_from([0.0, 0.1, 0.15, 0.2]) | st.floats(0, 0.99))
 def test_ttest_less_gives_scipys_p_value(wins, epsilon):
@@ -43,7 +45,7 @@ def test_ttest_less_on_a_constant_sample_is_scipys_limit():
     assert math.isnan(ttest_less_pvalue(np.full(40, 0.2), 0.2))  # mean equal to epsilon: 0 / 0
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(p=st.lists(st.floats(0, 1) | st.sampled_from([0.0, 0.001, 0.01, 1.0]), min_size=1, max_size=30),
        q=st.sampled_from([0.05, 0.1, 0.01]))
 def test_benjamini_yekutieli_rejects_what_statsmodels_rejects(p, q):
@@ -104,7 +106,7 @@ def test_cluster_robust_ols_finds_a_planted_effect_and_not_an_absent_one():
     assert p_null[1] > 0.01
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(se=st.floats(0, 0.5), level=LEVELS, power=st.floats(0.01, 0.99), n=st.integers(1, 20_000),
        width=st.floats(0.005, 1))
 def test_noise_floor_quantiles_are_scipy_stats_norm_ppf(se, level, power, n, width):
@@ -117,7 +119,7 @@ def test_noise_floor_quantiles_are_scipy_stats_norm_ppf(se, level, power, n, wid
         math.ceil(round(n * (2 * z * se / width) ** 2, 9)))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=st.data(), n_rows=st.integers(1, 200), n_cols=st.integers(1, 12),
        top=st.sampled_from([1, 2, 5, 1000, 2**40]), dtype=st.sampled_from([np.int64, np.int32, np.float64]),
        halves=st.booleans())
@@ -132,3 +134,33 @@ def test_unique_rows_is_numpy_unique_on_rows(data, n_rows, n_cols, top, dtype, h
     assert kinds.dtype == expected_kinds.dtype and np.array_equal(kinds, expected_kinds)
     assert np.array_equal(np.signbit(kinds), np.signbit(expected_kinds))
     assert np.array_equal(counts, expected_counts)
+
+
+LABELS = st.lists(st.tuples(st.sampled_from(["i1", "i2", "i10", "b", "\u00e9", "A"]) | st.integers(0, 5).map(str),
+                            st.sampled_from(["ana", "Ben", "chloe", "d\u00e9"]), st.integers(-1, 1)), max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=LABELS)
+def test_rater_by_item_matrix_is_the_pandas_pivot(rows):
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=["item_id", "rater", "score"]).drop_duplicates(["item_id", "rater"])
+    expected = frame.pivot(index="rater", columns="item_id", values="score").to_numpy(dtype=np.float64)
+    assert np.array_equal(_rater_by_item(frame), expected, equal_nan=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=LABELS)
+def test_check_labels_refuses_exactly_what_pandas_calls_duplicated(rows):
+    import pandas as pd
+    import pytest
+
+    frame = pd.DataFrame(rows, columns=["item_id", "rater", "score"])
+    duplicated = frame.duplicated(["item_id", "rater"])
+    if duplicated.any():
+        first = frame[duplicated].iloc[0]
+        with pytest.raises(ValueError, match=f"rater '{first['rater']}' labeled item '{first['item_id']}' more"):
+            check_labels(frame, np.array([-1, 0, 1]))
+    else:
+        assert len(check_labels(frame, np.array([-1, 0, 1]))) == len(frame)

@@ -108,7 +108,9 @@ def check_labels(labels: Any, values: np.ndarray) -> pd.DataFrame:
     if frame["item_id"].isna().any() or frame["rater"].isna().any():
         raise ValueError("labels has a row without an item_id or a rater; every label needs both")
     frame["_code"] = score_codes(frame["score"], name="labels", scale=values)
-    dup = frame.duplicated(["item_id", "rater"])
+    # frame.duplicated(["item_id", "rater"]) on one integer key a label: the same flags, a fraction of the time
+    items, raters = pd.factorize(frame["item_id"])[0], pd.factorize(frame["rater"])[0]
+    dup = pd.Series(items.astype(np.int64) * (int(raters.max(initial=0)) + 1) + raters).duplicated().to_numpy()
     if dup.any():
         row = frame[dup].iloc[0]
         raise ValueError(
@@ -129,10 +131,22 @@ def _alpha_over_raters(frame: pd.DataFrame, values: np.ndarray, reasons: dict[st
         reasons[name] = (f"every label on items with two or more raters is {only}, "
                          "so alpha has no variation to measure")
         return float("nan")
-    matrix = (pairable.pivot(index="rater", columns="item_id", values="score")
-              .to_numpy(dtype=np.float64))
+    matrix = _rater_by_item(pairable)
     return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal",
                                     value_domain=values.tolist()))
+
+
+def _rater_by_item(frame: pd.DataFrame) -> np.ndarray:
+    """Scores as a raters x items matrix (NaN where a rater did not label an item), raters and items sorted.
+
+    ``frame.pivot(index="rater", columns="item_id", values="score").to_numpy(dtype=float)``, filled directly
+    from the sorted codes of both columns (labels are unique per rater and item: :func:`check_labels`).
+    """
+    rater_codes, raters = pd.factorize(frame["rater"], sort=True)
+    item_codes, items = pd.factorize(frame["item_id"], sort=True)
+    matrix = np.full((len(raters), len(items)), np.nan)
+    matrix[rater_codes, item_codes] = frame["score"].to_numpy(dtype=np.float64)
+    return matrix
 
 
 def judge_codes_for(judge: Any, items: pd.Index, values: np.ndarray) -> np.ndarray:
