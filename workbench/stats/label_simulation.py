@@ -179,8 +179,9 @@ def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: in
     """Label the pool in ``order`` ("random" or "active") until the gate is decided; the labels it took.
 
     Active order serves ``v / pi`` lowest first under a Neyman design; with ``replan`` (what a lead does with
-    ``golden-set queue --order active`` again) a new phase with fresh uniforms starts whenever the set of
-    undecided checks changes, and every labeled item is weighted by :func:`phased_inclusion`. With ``warmup``
+    ``golden-set queue --order active`` again when ``plan`` advises it) a new phase with fresh uniforms starts
+    whenever the undecided checks (and the class counts still short) differ from those the design serves, and
+    every labeled item is weighted by :func:`phased_inclusion`. With ``warmup``
     the first labels (up to the gate's minimum of items) are served in random order and the first design is
     planned from them, as when a lead switches the queue to active once some labels are in. With ``oracle``
     the designs are :func:`oracle_design`'s. A campaign not decided by ``max_labels`` counts as labeling the
@@ -194,11 +195,12 @@ def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: in
     expected = expected_labels or n / 4
     design = oracle_design if oracle else active_design
     rate = np.ones(n) if order == "random" or warmup else design(pool, expected_labels=expected)
+    served = None if order == "random" or warmup else CHECK_TARGETS + COUNT_TARGETS  # what the design serves
     v = rng.random(n)
     included = np.zeros(n, dtype=bool)
     sequence: list[int] = []
     phases: list[tuple[np.ndarray, float]] = []
-    threshold, open_before = 0.0, None
+    threshold = 0.0
     result = Campaign(order, n, None)
     last = min(n, max_labels or n)
     while len(sequence) < last:
@@ -217,15 +219,13 @@ def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: in
             result.labels, result.decision = len(sequence), decision
             break
         states = check_states(est, rule)
-        open_now = tuple(name for name, state in states.items() if state is None)
-        first_design = warmup and not phases and order == "active"
-        if order == "active" and replan and (first_design or open_before is not None and open_now != open_before):
+        open_now = tuple(name for name, state in states.items() if state is None) or CHECK_TARGETS
+        wanted = open_now + tuple(name for name, c in (("find_fails", est["n_neg"]), ("find_passes", est["n_pos"]))
+                                  if c < rule.min_class_items)
+        if order == "active" and replan and wanted != served:
             phases.append((rate, threshold))
-            counts = tuple(name for name, c in (("find_fails", est["n_neg"]), ("find_passes", est["n_pos"]))
-                           if c < rule.min_class_items)
-            rate = design(pool, expected_labels=expected, labeled=idx, checks=(open_now or CHECK_TARGETS) + counts)
-            v, threshold = rng.random(n), 0.0
-        open_before = open_now
+            rate = design(pool, expected_labels=expected, labeled=idx, checks=wanted)
+            v, threshold, served = rng.random(n), 0.0, wanted
     if result.decision is None:
         result.decision = truth  # labeling everything gives the pool's own decision
     result.correct = result.decision == truth
