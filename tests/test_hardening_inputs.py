@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import json
 import pathlib
-import shutil
 import time
 
 import pytest
@@ -212,9 +211,9 @@ def test_alias_bomb_rubric_refused_in_under_a_second(cli, tmp_path):
     text = alias_bomb()
     assert len(text.encode()) < 400  # 9**7 (4.8 million) strings once expanded
     f = write(tmp_path / "bomb.yaml", text)
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU, not wall time: expanding the aliases would burn many seconds of it
     r = cli("rubric", "add", f)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
     refused(r, "bomb.yaml line 3: anchors and aliases ('&a', '*a') are not allowed", "write the repeated value out")
 
 

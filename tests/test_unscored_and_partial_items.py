@@ -14,7 +14,7 @@ import json
 import pytest
 
 from tests.conftest import write
-from tests.test_calibrate import strict_json
+from tests.services.test_calibrate import strict_json
 
 G, R = "demo", "demo-patch-quality"
 
