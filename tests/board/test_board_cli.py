@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.board.conftest import write_runs
 from tests.board.test_board_service import small_runs
 from tests.judges.loopback_server import LoopbackServer
@@ -57,6 +59,7 @@ def test_sigkill_halfway_then_resume_sends_no_finished_request_again(workspace, 
         assert len(server.answered) == N
 
 
+@pytest.mark.slow  # renders the charts to PNG and HTML: in CI, not in the quick loop
 def test_board_show_in_three_formats(workspace, tmp_path):
     files = write_runs(tmp_path / "runs", small_runs())
     with LoopbackServer() as server:

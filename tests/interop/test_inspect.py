@@ -17,6 +17,9 @@ import pytest
 from tests.interop.conftest import add_qa_rubric, calibrated
 from workbench.errors import InputError
 
+# the real tool runs here (seconds of set-up): in CI and `-m ""`, not in the quick loop
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("inspect_ai", reason="pip install 'judge-workbench[inspect]'")
 
 MAPS = """\

@@ -19,6 +19,9 @@ import pytest
 from tests.conftest import write
 from tests.interop.conftest import add_qa_rubric, calibrated
 
+# the real tool runs here (seconds of set-up): in CI and `-m ""`, not in the quick loop
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("mlflow", reason="pip install 'judge-workbench[mlflow]'")
 
 MAPS = """\

@@ -21,6 +21,9 @@ from tests.conftest import ROOT, write
 from tests.interop.conftest import add_qa_rubric, calibrated
 from workbench.services.interop import import_from
 
+# the real tool runs here (seconds of set-up): in CI and `-m ""`, not in the quick loop
+pytestmark = pytest.mark.slow
+
 PROMPTFOO = Path(os.environ.get("WORKBENCH_PROMPTFOO", ROOT / ".ci" / "node" / "node_modules" / ".bin" / "promptfoo"))
 HERE = Path(__file__).with_name("promptfoo")
 MAP = """\
