@@ -439,13 +439,15 @@ def rubric_list(ctx: Ctx) -> None:
     Example:
       workbench rubric list
     """
-    from .services.rubrics import list_rubrics
+    from .services.rubrics import is_refine_candidate, list_rubrics
 
     rows = list_rubrics(ctx.store)
     if not rows:
         click.echo("No rubrics yet; add one with 'workbench rubric add rubrics/NAME.yaml'.")
     for r in rows:
-        click.echo(f"{r['name']}\tv{r['latest_version']}\t({r['n_versions']} version(s))")
+        mark = "\t(refinement candidate: accept or reject it with 'workbench refine-decide')" \
+            if is_refine_candidate(r["name"]) else ""
+        click.echo(f"{r['name']}\tv{r['latest_version']}\t({r['n_versions']} version(s)){mark}")
 
 
 @rubric.command("show")

@@ -13,7 +13,7 @@ import yaml
 from tests.conftest import DEMO_RUBRIC, write
 
 
-def test_refine_cli_dry_run_round_json_and_a_leads_decision(cli, tmp_path):
+def test_refine_cli_dry_run_round_json_and_a_leads_decision(cli, tmp_path, db_path):
     assert cli("demo", "--no-ui").exit_code == 0
     rubric = yaml.safe_load(DEMO_RUBRIC.read_text())
     rubric["judges"].append({"id": "echo", "model": "mock/echo"})
@@ -31,6 +31,17 @@ def test_refine_cli_dry_run_round_json_and_a_leads_decision(cli, tmp_path):
     out = json.loads(cli(*args, "--json").output)  # resumed: nothing left to do
     assert out["session"] == 1 and [x["status"] for x in out["rounds"]] == ["rejected"]
     assert len(out["rounds"][0]["edit"]["examples"]) == 2
+
+    # The round's candidate is a rubric of its own: listed (and marked) by the CLI, left out of the pages' pickers.
+    listed = cli("rubric", "list").output.splitlines()
+    candidates = [line for line in listed if ".refine-1.r" in line]
+    assert candidates and all("refinement candidate" in line for line in candidates)
+    assert not any("refinement candidate" in line for line in listed if line.startswith("demo-patch-quality\t"))
+    from workbench.services.labeling import rubric_names
+    from workbench.store import Store
+    with Store(db_path) as store:
+        assert "demo-patch-quality" in rubric_names(store)
+        assert not any(".refine-" in name for name in rubric_names(store))
 
     refused = cli("refine-decide", "1", "--accept", "--lead", "lead")
     assert refused.exit_code == 1 and "only a round its held-out check proposed can be accepted" in refused.output

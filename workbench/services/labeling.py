@@ -30,7 +30,7 @@ from . import masking as masking_service
 from .golden_sets import consensus, item_pk
 from .masking import Masking
 from .raters import check_rater
-from .rubrics import get_rubric
+from .rubrics import get_rubric, list_rubrics
 
 RESERVATION_TTL = timedelta(minutes=10)
 FLAG_KINDS = ("broken item", "unsure")
@@ -244,7 +244,8 @@ def golden_set_names(store: Store) -> list[str]:
 
 
 def rubric_names(store: Store) -> list[str]:
-    return [r["name"] for r in store.rubric_names()]
+    """The rubrics a picker offers: refinement candidates are reached from the Refine page, not listed here."""
+    return [r["name"] for r in list_rubrics(store, candidates=False)]
 
 
 def default_rubric(store: Store, golden_set: str) -> str | None:

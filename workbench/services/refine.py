@@ -54,7 +54,7 @@ from . import judging
 from .calibration import Options, calibrate, policy_for
 from .golden_sets import consensus, load_items
 from .snapshots import current_snapshot, freeze
-from .rubrics import RubricVersion, get_rubric, get_rubric_by_id, register_rubric
+from .rubrics import RubricVersion, candidate_name, get_rubric, get_rubric_by_id, register_rubric
 
 PARTS = ("development", "held_out")
 RUN_OF_PART = {"development": "run-1", "held_out": "run-2"}
@@ -115,10 +115,6 @@ def split_of(store: Store, split_id: int) -> dict:
 
 
 # --------------------------------------------------------------------------- candidates
-
-def candidate_name(rubric: str, session_id: int, number: int) -> str:
-    return f"{rubric}.refine-{session_id}.r{number}"
-
 
 def _content_for(rubric: Rubric, name: str, judges: Sequence[Any]) -> dict[str, Any]:
     content = rubric.content()

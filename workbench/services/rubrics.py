@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,8 +59,23 @@ def get_rubric_by_id(store: Store, rubric_id: int) -> RubricVersion:
     return _from_row(store.rubric_row_by_id(rubric_id))
 
 
-def list_rubrics(store: Store) -> list[dict]:
-    return store.rubric_names()
+# A refinement candidate is registered as a rubric of its own (so its judge runs and reports stay apart from the
+# rubric it refines) under this name, until a lead accepts it as the base rubric's next version.
+CANDIDATE_NAME = re.compile(r"\.refine-\d+\.r\d+$")
+
+
+def candidate_name(rubric: str, session_id: int, number: int) -> str:
+    return f"{rubric}.refine-{session_id}.r{number}"
+
+
+def is_refine_candidate(name: str) -> bool:
+    return CANDIDATE_NAME.search(name) is not None
+
+
+def list_rubrics(store: Store, *, candidates: bool = True) -> list[dict]:
+    """Each rubric's name, latest version and count; ``candidates=False`` leaves out refinement candidates."""
+    rows = store.rubric_names()
+    return rows if candidates else [r for r in rows if not is_refine_candidate(r["name"])]
 
 
 def rubric_versions(store: Store, name: str) -> list[RubricVersion]:
