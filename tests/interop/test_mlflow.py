@@ -1,5 +1,8 @@
 """MLflow 3: traces logged to a local tracking store (synchronously, before any feedback is attached), human and
-LLM-judge feedback logged with mlflow.log_feedback, one judge verdict overridden; then imported from the store.
+LLM-judge feedback logged with mlflow.log_feedback, one judge verdict overridden and one judge call that failed
+(feedback with an error); then imported from the store. (MLflow 3.18 marks an assessment invalid only when it is
+overridden: ``log_assessment(Feedback(..., valid=False))`` is stored valid, so the adapter's skip of an invalid
+assessment without its overrider cannot be produced by the tool here.)
 
 The store is MLflow's file store (MLFLOW_ALLOW_FILE_STORE=true): the SQL store would need SQLAlchemy and its
 migrations, which mlflow-skinny does not bring. MLflow runs in a child process so its global tracking state stays
@@ -37,7 +40,7 @@ TRUTH = {f"q{i}": i % 3 != 0 for i in range(6)}
 LOG = textwrap.dedent("""
     import json, sys
     import mlflow
-    from mlflow.entities import AssessmentSource, AssessmentSourceType, SpanType
+    from mlflow.entities import AssessmentError, AssessmentSource, AssessmentSourceType, SpanType
 
     uri, truth = sys.argv[1], json.loads(sys.argv[2])
     mlflow.set_tracking_uri(uri)
@@ -72,6 +75,10 @@ LOG = textwrap.dedent("""
         else:
             mlflow.log_feedback(trace_id=trace_id, name="correctness", value="no" if q == "q0" else "yes",
                                 source=judge, rationale="the judge's reasons")
+        if q == "q4":
+            # a second judge call that failed: an unscored repeat
+            mlflow.log_feedback(trace_id=trace_id, name="correctness", source=judge,
+                                error=AssessmentError(error_code="RATE_LIMIT_EXCEEDED", error_message="slow down"))
         if q == "q1":
             mlflow.log_feedback(trace_id=trace_id, name="length_ok", value=True, source=source("CODE", "len-check"))
             mlflow.log_expectation(trace_id=trace_id, name="expected_answer", value="2")
@@ -99,7 +106,7 @@ def test_traces_and_feedback_from_a_tracking_store_are_imported_and_calibrate(st
     assert "items: 6 read, 6 added" in r.output
     assert "labels: 10 read, 10 added or changed (raters: alice, bob@example.com, carol)" in r.output
     judge = "mlflow.correctness@gpt-4o-mini"
-    assert f"judgments of {judge} (imported/mlflow/gpt-4o-mini, added to the rubric): 5 read (0 unscored)" in r.output
+    assert f"judgments of {judge} (imported/mlflow/gpt-4o-mini, added to the rubric): 6 read (1 unscored)" in r.output
     assert "skipped: 3 (" in r.output
     for why in ("overridden assessment: 1", "CODE feedback (not a human or an LLM judge): 1",
                 "expectation (not a rating): 1"):
