@@ -40,6 +40,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--max-labels", type=int, default=1500)
     ap.add_argument("--first-seed", type=int, default=0, help="campaign seeds start here (run-to-run spread)")
+    ap.add_argument("--step", type=int, default=10, help="items between two looks at the gate after the first 50")
     args = ap.parse_args()
     rule = GateRule()
     print("| pool | items | full-pool verdict | random: items (wrong) | active from the start (wrong) | saved "
@@ -56,7 +57,8 @@ def main() -> int:
         for key, order, warmup, oracle in (("random", "random", False, False), ("active", "active", False, False),
                                            ("warmup", "active", True, False), ("oracle", "active", True, True)):
             out[key] = summarize([campaign(pool, order, seed=s, truth=truth, max_labels=args.max_labels,
-                                           warmup=warmup, oracle=oracle, rule=rule) for s in seeds])
+                                           warmup=warmup, oracle=oracle, rule=rule,
+                                           step=args.step) for s in seeds])
         v = pool_values(pool)
         cells = [f"{out['random']['mean_labels']:.0f} ({out['random']['wrong_rate']:.0%})"]
         for key in ("active", "warmup", "oracle"):

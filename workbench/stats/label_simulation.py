@@ -172,7 +172,7 @@ def oracle_design(pool: Pool, *, expected_labels: float, floor: float = 0.25, la
     return neyman_inclusion(strata, rms[strata], expected_labels=min(expected_labels, pool.size), floor=floor)
 
 
-def campaign(pool: Pool, order: str, *, seed: int, step: int = 25, resamples: int = 200,
+def campaign(pool: Pool, order: str, *, seed: int, step: int = 10, resamples: int = 200,
              rule: GateRule = GateRule(), expected_labels: float | None = None, truth: bool | None = None,
              max_labels: int | None = None, replan: bool = True, warmup: bool = False,
              oracle: bool = False) -> Campaign:
