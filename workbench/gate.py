@@ -210,14 +210,19 @@ def fmt_p(p: float | None) -> str:
     return f"{p:.2g}" if p < 0.001 else f"{p:.3f}".rstrip("0").rstrip(".") if p < 1 else "1"
 
 
-def _evidence(r: CalibrationReport, p: Policy) -> Check:
+def evidence_needs(r: CalibrationReport, p: Policy) -> tuple[int, int, int, float]:
+    """(items with a consensus, more such items needed, more multi-rated items needed, multi-rated share)."""
     ev = r.evidence
     n = int((ev.n_items if ev is not None else r.n_items) or 0)
     multi = int((ev.n_multi_rated if ev is not None else 0) or 0)
-    share = multi / n if n else 0.0
     need_items = max(0, p.min_items - n)
     # multi-rated items needed so that multi / max(n, min_items) reaches the share
     need_multi = max(0, math.ceil(p.min_multi_rated_share * max(n, p.min_items) - 1e-9) - multi)
+    return n, need_items, need_multi, (multi / n if n else 0.0)
+
+
+def _evidence(r: CalibrationReport, p: Policy) -> Check:
+    n, need_items, need_multi, share = evidence_needs(r, p)
     ok = need_items == 0 and need_multi == 0
     if ok:
         msg = (f"{n} items have a consensus label and a judge score, {share:.0%} of them with "

@@ -118,14 +118,21 @@ def test_labels_from_before_the_switch_and_a_replan_are_phases(store: Store) -> 
     """Ten items labeled in random order, then the active queue, then a lead's re-plan: every item's probability
     is 1 - (1 - f0) prod_p (1 - min(1, s_p rate_p)), f0 the share labeled before the switch, s_p the largest
     priority each phase served."""
+    before = set()
     for _ in range(10):
         item = labeling.next_item(store, "pool", RUBRIC, "ana")
         labeling.submit_label(store, "pool", RUBRIC, item.item_id, "ana", 0)
+        before.add(item.item_id)
     active_queue.set_queue_order(store, "pool", "active", rubric=RUBRIC, judge="careful-sonnet", expected_labels=40)
     gs = store.golden_set("pool")
     n_items = len(store.item_pks(gs["id"]))
     f0 = 10 / n_items
     assert active_queue.q.design(store, gs["id"])["labeled_before"] == pytest.approx(f0)
+    # a second label on an item labeled before the switch: that item is in the random share f0, so it does not
+    # become an item the design served (its high priority would otherwise raise s_1 for every item)
+    late = max(before, key=active_queue.q.priorities(store, gs["id"]).get)
+    labeling.submit_label(store, "pool", RUBRIC, late, "ben", 0)
+    assert active_queue.q.served_thresholds(store, gs["id"], RUBRIC) == {}
     phases = []
     for expected in (40, 60):
         if phases:  # the re-plan: same rubric and judge, a new phase
@@ -134,8 +141,16 @@ def test_labels_from_before_the_switch_and_a_replan_are_phases(store: Store) -> 
         rates = active_queue.q.design_rates(store, gs["id"])
         priority = active_queue.q.priorities(store, gs["id"])
         served = _label_some(store, 4)
-        phases.append((rates, max(priority[i] for i in served)))
+        # s_p: the largest priority among the items this phase labeled first; the second labels ben gives the
+        # items ana labeled before the switch (started items come first) leave it alone
+        phases.append((rates, max(priority[i] for i in served if i not in before)))
+        assert active_queue.q.served_thresholds(store, gs["id"], RUBRIC)[len(phases)] == phases[-1][1]
     assert active_queue.q.design(store, gs["id"])["phase"] == 2
+    labels_per_item = {}
+    for row in store.labels(gs["id"], RUBRIC):
+        labels_per_item[row["item_id"]] = labels_per_item.get(row["item_id"], 0) + 1
+    # the design's items get both labels as they come (ben is served what ana started, in the queue's order)
+    assert {n for i, n in labels_per_item.items() if i not in before} == {2}
     pi = active_queue.item_inclusion(store, gs, RUBRIC)
     for item_id in {r["item_id"] for r in store.labels(gs["id"], RUBRIC)}:
         missed = (1 - f0) * np.prod([1 - min(1.0, s * rates[item_id]) for rates, s in phases])
@@ -187,3 +202,26 @@ def test_a_lead_switches_the_queue_order_on_the_calibration_page(tmp_path, monke
     at.radio(key="queue_order:demo:careful-sonnet").set_value("random").run(timeout=60)
     with Store(path) as s:
         assert active_queue.queue_setting(s, "demo").order == "random"
+
+
+def test_plan_asks_for_the_second_opinions_the_gate_needs(store: Store, tmp_path: Path) -> None:
+    """60 items labeled by one reviewer each: enough items, but the gate's evidence check wants 30% of them with 2+
+    raters and its comparison with the reviewers has no item to compare on, so the plan keeps both open (a lead
+    who stopped at 'every check decided' would otherwise meet a failing gate)."""
+    from workbench.services.planning import plan, undecided_checks
+
+    demo = [json.loads(line) for line in (DEMO / RUBRIC / "labels.jsonl").read_text().splitlines()]
+    first: dict[str, dict] = {}
+    for r in demo:
+        first.setdefault(r["item_id"], r)
+    rows = list(first.values())[:60]
+    path = tmp_path / "single.jsonl"
+    path.write_text("".join(json.dumps({"item_id": r["item_id"], "rater": "ana", "score": r["score"]}) + "\n"
+                            for r in rows))
+    importing.import_labels(store, path, "pool", RUBRIC)
+    p = plan(store, "pool", RUBRIC, "careful-sonnet")
+    checks = {c.check: c for c in p.checks}
+    assert not checks["evidence"].decided and checks["evidence"].more_labels == 18
+    assert "from 0% to 30%" in checks["evidence"].sentence
+    assert not checks["as_good_as_human"].decided and "(now 0;" in checks["as_good_as_human"].sentence
+    assert "agreement" in undecided_checks(p)

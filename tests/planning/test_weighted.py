@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from workbench.demo.generator import DATA_DIR
-from workbench.stats import agreement_metrics, alternative_annotator_test
+from workbench.stats import agreement_metrics, alternative_annotator_test, human_ceiling
 from workbench.stats.weighted import weighted_agreement_with_intervals, weighted_self_preference
 
 from .pools import demo_pool
@@ -67,6 +67,39 @@ def test_weights_undo_a_planted_oversampling() -> None:
                          ["same_family"]["value"])
     assert abs(np.mean(weighted) - full_tnr) < 0.01 < abs(np.mean(plain) - full_tnr)
     assert abs(np.mean(eff_weighted) - full_effect) < 0.02 < abs(np.mean(eff_plain) - full_effect)
+
+
+def test_weighted_pairwise_agreements_undo_a_planted_oversampling() -> None:
+    """The gate's like-for-like comparison (judge-human against human-human pairwise agreement) on a sample that
+    draws the items the judge scores -1 five times as often: unweighted, the judge looks worse than it is on the
+    whole set (it errs most there); weighted, both numbers come back to the whole set's; equal weights change
+    nothing."""
+    pool = demo_pool(n_items=3000, fail_share=0.15, seed=5, error=0.15)
+    rng = np.random.default_rng(1)
+    ids = np.array([f"i{k}" for k in range(pool.size)])
+    rows = []  # two reviewers per item, each right 90% of the time, else off by one step (kept on the scale)
+    for i, truth in zip(ids, pool.consensus):
+        for rater in ("ana", "ben"):
+            off = 0 if rng.random() < 0.9 else (1 if truth < 1 and (truth == -1 or rng.random() < 0.5) else -1)
+            rows.append({"item_id": i, "rater": rater, "score": int(truth + off)})
+    labels = pd.DataFrame(rows)
+    judge = pd.Series(pool.judge, index=ids)
+    full = human_ceiling(labels, judge, scale=SCALE)
+    same = human_ceiling(labels, judge, scale=SCALE, weights=pd.Series(4.0, index=ids))
+    for name in ("human_pairwise_agreement", "judge_human_pairwise_agreement"):
+        assert same[name] == pytest.approx(full[name])
+    pi = pd.Series(np.where(pool.judge < 0, 0.5, 0.1), index=ids)
+    plain, weighted = [], []
+    for seed in range(40):
+        take = ids[np.random.default_rng(seed).random(pool.size) < pi.to_numpy()]
+        sample = labels[labels["item_id"].isin(set(take))]
+        plain.append(human_ceiling(sample, judge, scale=SCALE)["judge_human_pairwise_agreement"])
+        weighted.append(human_ceiling(sample, judge, scale=SCALE, weights=1 / pi)["judge_human_pairwise_agreement"])
+    truth = full["judge_human_pairwise_agreement"]
+    assert abs(np.mean(weighted) - truth) < 0.015 < abs(np.mean(plain) - truth), (np.mean(plain), np.mean(weighted),
+                                                                                 truth)
+    with pytest.raises(ValueError, match="weights must be positive"):
+        human_ceiling(labels, judge, scale=SCALE, weights=pd.Series(0.0, index=ids))
 
 
 def test_bad_weights_are_refused_by_position() -> None:

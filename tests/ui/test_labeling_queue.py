@@ -39,6 +39,24 @@ def test_queue_order_is_random_per_rater_and_stable(fresh_db):
         assert svc.next_item(s, "g", RUBRIC, "chloe", at=T0) is None
 
 
+def test_items_another_reviewer_started_come_first(fresh_db):
+    """Taking turns, ben is served the item ana just labeled, and ana the next of her own order: every item gets
+    its two labels as labeling goes, not only once each reviewer has been through most of the set."""
+    with Store(fresh_db) as s:
+        ana_order = sorted((f"it{k:02d}" for k in range(6)), key=lambda i: svc.queue_key("ana", i))
+        for k in range(3):
+            mine = svc.next_item(s, "g", RUBRIC, "ana", at=T0)
+            assert mine.item_id == ana_order[k]
+            svc.submit_label(s, "g", RUBRIC, mine.item_id, "ana", 0)
+            theirs = svc.next_item(s, "g", RUBRIC, "ben", at=T0)
+            assert theirs.item_id == mine.item_id
+            svc.submit_label(s, "g", RUBRIC, theirs.item_id, "ben", 0)
+        counts = {}
+        for row in s.labels(1, RUBRIC):
+            counts[row["item_id"]] = counts.get(row["item_id"], 0) + 1
+        assert counts == {i: 2 for i in ana_order[:3]}
+
+
 def test_the_item_shown_is_held_across_reruns_and_refreshes(fresh_db):
     with Store(fresh_db) as s:
         first = svc.next_item(s, "g", RUBRIC, "ana", at=T0)

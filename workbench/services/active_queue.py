@@ -200,6 +200,7 @@ def weighted_estimates(ids: list[str], c: np.ndarray, j: np.ndarray, sub, inclus
                                      weights=1.0 / pd.Series(inclusion, dtype=float))
     design = {"design": "active", "estimator": "Hajek ratio, weights 1 / inclusion probability",
               "interval": weighted.INTERVAL, "kish_effective_n": agreement["design"]["kish_effective_n"],
-              "weighted": ["metrics", "self_preference", "alt_test"],
-              "unweighted": ["human_ceiling", "per_category", "noise", "drift"]}
+              "weighted": ["metrics", "self_preference", "alt_test", "human_ceiling.human_pairwise_agreement",
+                           "human_ceiling.judge_human_pairwise_agreement"],
+              "unweighted": ["human_ceiling.krippendorff_alpha_ordinal", "per_category", "noise", "drift"]}
     return agreement, bias, alt, design

@@ -254,7 +254,10 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
 
     agreement = stats.agreement_with_intervals(c, j, clusters, scale=scale, pass_threshold=rv.rubric.pass_threshold,
                                                resamples=options.resamples, seed=options.seed)
-    ceiling = stats.human_ceiling(labels, scored, scale=scale)
+    # under the active design the pairwise agreements are weighted like the metrics: the design oversamples the
+    # items where the judge is likely wrong, so unweighted they would understate the judge against the humans
+    ceiling = stats.human_ceiling(labels, scored, scale=scale,
+                                  weights={i: 1.0 / p for i, p in inclusion.items()} if inclusion else None)
     alt = stats.alternative_annotator_test(labels, scored, scale=scale, epsilon=options.epsilon,
                                            metric=options.alt_metric)
     alt_reason = alt.get("reason")

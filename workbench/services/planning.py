@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import stats
 from ..errors import InputError
-from ..gate import Policy
+from ..gate import PASSED, Policy, evaluate, evidence_needs
 from ..report import CalibrationReport, Metric
 from ..stats import planning as sp
 from ..store import Store
@@ -118,10 +118,16 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
 
     checks: list[CheckPlan] = []
     n = int(report.n_items)
-    need = max(0, policy.min_items - n)
-    checks.append(CheckPlan("evidence", need == 0, "any", need, labels(need), labels(need),
-                            f"About {labels(need)} more labels on any items would reach {policy.min_items} items "
-                            "with a consensus." if need else "Enough items are labeled."))
+    _, need, need_multi, share = evidence_needs(report, policy)
+    # a second opinion on an item one reviewer labeled is one label (the Label page serves such items first)
+    more_labels = (labels(need) or 0) + need_multi
+    parts = ([f"reach {policy.min_items} items with a consensus"] if need else []) + (
+        [f"bring the items with {policy.min_raters_per_item}+ raters from {share:.0%} to "
+         f"{policy.min_multi_rated_share:.0%}"] if need_multi else [])
+    checks.append(CheckPlan("evidence", not parts, "any", need + need_multi, more_labels, more_labels,
+                            f"About {more_labels} more labels would {' and '.join(parts)}." if parts
+                            else "Enough items are labeled."))
+    checks.append(_as_good_as_human(report, policy))
     name = policy.agreement_metric
     m = report.metric(name)
     se = _floor_se(report, name)
@@ -145,7 +151,16 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
                                     deff=float(mm.design_effect or 1.0))
         what = "fails" if check == "tnr" else "passes"
         more = need_p["more"]
-        if need_p["decided"]:
+        # decided as the gate reads it: by the report's own interval (under the active design a Wilson interval
+        # at an expanded level, which the formula's does not reproduce)
+        low, high = mm.ci_low, mm.ci_high
+        by_report = (n_k >= policy.min_class_items and low is not None and high is not None
+                     and (low >= bound or high < bound))
+        if need_p["decided"] and not by_report:
+            se = _se_from_interval(mm)
+            total = sp.items_to_clear(mm.value, se, max(n_k, 1), bound) if se and mm.value is not None else None
+            more = max(1, policy.min_class_items - n_k, 0 if total is None else total - n_k)
+        if by_report:
             checks.append(CheckPlan(check, True, kind, 0, 0, 0, f"{check.upper()} is decided."))
         else:
             checks.append(CheckPlan(
@@ -214,6 +229,21 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     return result
 
 
+def _as_good_as_human(report: CalibrationReport, policy: Policy) -> CheckPlan:
+    """The gate's comparison with the reviewers: decided once it passes, or once it fails on the gate's minimum of
+    items labeled by two or more reviewers (the fallback compares two agreements without an interval, and the
+    alternative-annotator test gains power with such items, so a failure on fewer is not yet one)."""
+    check = next(c for c in evaluate(report, policy).checks if c.id == "as_good_as_human")
+    n_pairs = int(report.human_ceiling.n_items_pairwise or 0) if report.human_ceiling else 0
+    if check.status == PASSED or n_pairs >= policy.min_items:
+        return CheckPlan("as_good_as_human", True, "multi-rated", 0, 0, 0,
+                         f"The comparison with the reviewers is decided on {n_pairs} items labeled by 2+ reviewers.")
+    more = policy.min_items - n_pairs
+    return CheckPlan("as_good_as_human", False, "multi-rated", more, 2 * more, 2 * more,
+                     f"About {2 * more} more labels ({more} items labeled by two reviewers) would compare the judge "
+                     f"with the reviewers on {policy.min_items} items (now {n_pairs}; {check.message})")
+
+
 def _floor_se(report: CalibrationReport, name: str) -> float | None:
     """The metric's standard error as the noise floor estimated it (None where it could not)."""
     floor = report.noise_floor.metrics.get(name) if report.noise_floor else None
@@ -279,7 +309,8 @@ def _budget_widths(report: CalibrationReport, more_items: int, fail_share: float
 def undecided_checks(p: Plan) -> list[str]:
     """The stats-level check names the active queue should serve (see ``stats.planning.CHECK_TARGETS``)."""
     names = {c.check for c in p.undecided}
-    out = [t for t, keys in (("agreement", {"agreement", "evidence"}), ("tpr", {"tpr"}), ("tnr", {"tnr"}),
+    out = [t for t, keys in (("agreement", {"agreement", "evidence", "as_good_as_human"}), ("tpr", {"tpr"}),
+                             ("tnr", {"tnr"}),
                              ("self_preference", {"same_family", "same_model"})) if names & keys]
     counts = p.class_counts
     out += [name for name, n in (("find_fails", counts.get("n_neg", 0)), ("find_passes", counts.get("n_pos", 0)))

@@ -18,7 +18,7 @@ from ._common import as_score_map, check_frame, check_scale, score_codes
 LABEL_COLUMNS = ("item_id", "rater", "score")
 
 
-def human_ceiling(labels: pd.DataFrame, judge: Any = None, *, scale: Any) -> dict[str, Any]:
+def human_ceiling(labels: pd.DataFrame, judge: Any = None, *, scale: Any, weights: Any = None) -> dict[str, Any]:
     """Agreement among the human raters, and of the judge with each of them.
 
     Parameters
@@ -30,6 +30,10 @@ def human_ceiling(labels: pd.DataFrame, judge: Any = None, *, scale: Any) -> dic
         The judge's score per item; missing scores are ignored.
     scale : sequence of int
         Scale values, lowest first.
+    weights : mapping or pandas.Series from item_id to weight, optional
+        Item weights ``1 / pi`` when the labeled items are a designed sample (the active queue): the two
+        pairwise numbers are then weighted means over items (Hajek), describing the whole golden set rather
+        than the items the design chose. Alpha among the raters stays unweighted. A missing item weighs 1.
 
     Returns
     -------
@@ -85,9 +89,14 @@ def human_ceiling(labels: pd.DataFrame, judge: Any = None, *, scale: Any) -> dic
             reasons["judge_human_pairwise_agreement"] = why
     else:
         cu, mu = counts[use], m[use]
-        human = float(np.mean((cu * (cu - 1)).sum(axis=1) / (mu * (mu - 1))))
+        w = None
+        if weights is not None:
+            w = pd.Series(weights, dtype="float64").reindex(items[use]).fillna(1.0).to_numpy()
+            if not np.isfinite(w).all() or (w <= 0).any():
+                raise ValueError("weights must be positive and finite (1 / inclusion probability), one per item")
+        human = float(np.average((cu * (cu - 1)).sum(axis=1) / (mu * (mu - 1)), weights=w))
         if judge_codes is not None:
-            judge_human = float(np.mean(cu[np.arange(len(cu)), judge_codes[use]] / mu))
+            judge_human = float(np.average(cu[np.arange(len(cu)), judge_codes[use]] / mu, weights=w))
 
     return {
         "krippendorff_alpha_ordinal": alpha,

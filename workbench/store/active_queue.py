@@ -133,9 +133,12 @@ def record_inclusion(store: Store, rows: Iterable[dict]) -> None:
 
 
 def record_served(store: Store, item_pk: int, rubric_name: str, phase: int) -> None:
-    """The phase that first served the item (its later labels, under the overlap, do not change it)."""
-    store.conn.execute("INSERT OR IGNORE INTO active_served (item_pk, rubric_name, phase) VALUES (?, ?, ?)",
-                       (item_pk, rubric_name, phase))
+    """The phase that first served the item: its first label's. Later labels, under the overlap, change nothing,
+    nor does the second label of an item labeled before the switch (it belongs to the random share ``f0``)."""
+    store.conn.execute("""INSERT OR IGNORE INTO active_served (item_pk, rubric_name, phase)
+                          SELECT :pk, :rubric, :phase
+                          WHERE (SELECT count(*) FROM labels WHERE item_pk = :pk AND rubric_name = :rubric) <= 1""",
+                       {"pk": item_pk, "rubric": rubric_name, "phase": phase})
 
 
 def cache_key(store: Store, golden_set_id: int) -> dict:
