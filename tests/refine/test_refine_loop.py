@@ -58,6 +58,11 @@ def test_split_is_stratified_seeded_and_recorded_with_the_golden_set_version(dem
     for cat in set(cats.values()):
         dev = sum(parts[i] == "development" for i in parts if cats[i] == cat)
         assert abs(2 * dev - sum(cats[i] == cat for i in parts)) <= 5
+    task = {r["item_id"]: r["task_id"] for r in demo_store.item_index(demo_store.golden_set(GS)["id"])}
+    sides: dict[str, set[str]] = {}
+    for i, part in parts.items():  # several models' answers to one task: never on both sides
+        sides.setdefault(task[i], set()).add(part)
+    assert len(sides) < len(parts) and all(len(s) == 1 for s in sides.values())
     _, other = svc._split_for(demo_store, GS, RUBRIC, seed=4, held_out_fraction=0.5, write=False)
     assert other != parts
 

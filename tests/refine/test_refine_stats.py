@@ -34,6 +34,38 @@ def test_split_is_a_seeded_partition_that_keeps_each_stratum_proportion(rows, se
             assert abs(k - fraction * n) <= 1 + 1e-9, (key, k, n)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(SCALE), st.sampled_from("abc"), st.integers(0, 30)), min_size=12,
+                max_size=90), st.integers(0, 2**16))
+def test_items_of_one_task_stay_on_one_side(rows, seed):
+    ids = [f"i{k}" for k in range(len(rows))]
+    labels, cats, tasks = [r[0] for r in rows], [r[1] for r in rows], [f"t{r[2]}" for r in rows]
+    if len(set(tasks)) < 2 or len(set(tasks)) == len(tasks):
+        return  # one task cannot be split; all distinct is the ungrouped split above
+    s = stratified_split(ids, labels, cats, groups=tasks, seed=seed)
+    assert sorted(s.development + s.held_out) == sorted(ids) and not set(s.development) & set(s.held_out)
+    assert s == stratified_split(ids, labels, cats, groups=tasks, seed=seed)
+    side = {i: "held" for i in s.held_out} | {i: "dev" for i in s.development}
+    for task in set(tasks):
+        assert len({side[i] for i, t in zip(ids, tasks) if t == task}) == 1, task
+    assert s.held_out and s.development and "whole tasks on one side" in s.strata
+
+
+def test_a_grouped_split_of_many_small_tasks_keeps_the_fraction_and_the_labels():
+    rng = np.random.default_rng(0)
+    tasks = [f"t{k // 2}" for k in range(300)]  # two models' answers per task, as in the demo
+    labels = rng.choice(SCALE, size=300, p=[0.3, 0.5, 0.2]).tolist()
+    s = stratified_split([f"i{k}" for k in range(300)], labels, ["a"] * 300, groups=tasks, seed=1)
+    assert abs(len(s.held_out) - 150) <= 6
+    held = set(s.held_out)
+    for label in SCALE:
+        n = labels.count(label)
+        k = sum(1 for i, lab in enumerate(labels) if lab == label and f"i{i}" in held)
+        assert abs(k - n / 2) <= 0.1 * n, (label, k, n)
+    with pytest.raises(ValueError, match="too few to hold whole tasks out"):
+        stratified_split([f"i{k}" for k in range(6)], [0, 1] * 3, ["a"] * 6, groups=["t"] * 6)
+
+
 def test_lone_items_are_pooled_and_the_strata_named():
     labels = [0] * 10 + [1] * 10 + [-1]
     cats = ["a"] * 5 + ["b"] * 5 + ["a"] * 9 + ["c"] + ["a"]

@@ -93,7 +93,8 @@ def _split_for(store: Store, golden_set: str, rubric: str, *, seed: int, held_ou
                        "label items (or adjudicate them) before refining")
     try:
         s = stratified_split([r["item_id"] for r in index], [cons.resolved[r["item_id"]] for r in index],
-                             [r["category"] for r in index], held_out_fraction=held_out_fraction, seed=seed)
+                             [r["category"] for r in index], held_out_fraction=held_out_fraction, seed=seed,
+                             groups=[r["task_id"] for r in index])
     except ValueError as exc:
         raise InputError(f"golden set '{golden_set}' cannot be split: {exc}", fix="label more items") from None
     parts = {**{i: "development" for i in s.development}, **{i: "held_out" for i in s.held_out}}

@@ -3,11 +3,15 @@
 The split is stratified by consensus label and category (scikit-learn's
 ``train_test_split``), so both parts hold every kind of item in about the same
 proportions; strata too small to be split are pooled by label first, then
-together, and the strata actually used are named in the result.
+together, and the strata actually used are named in the result. Items of one
+task (several models' answers to the same prompt) stay on one side
+(``StratifiedGroupKFold``): a few-shot example or an optimizer's edit drawn from
+a development item must not have seen its held-out twin.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -37,7 +41,7 @@ def _pool(keys: list[str], by_label: list[str]) -> list[str]:
 
 
 def stratified_split(item_ids: Sequence[str], labels: Sequence[int], categories: Sequence[str], *,
-                     held_out_fraction: float = 0.5, seed: int = 0) -> Split:
+                     held_out_fraction: float = 0.5, seed: int = 0, groups: Sequence[str] | None = None) -> Split:
     """Split items into development and held-out parts, stratified by (consensus label, category).
 
     Parameters
@@ -45,6 +49,9 @@ def stratified_split(item_ids: Sequence[str], labels: Sequence[int], categories:
     item_ids, labels, categories : aligned, one entry per item with a consensus label.
     held_out_fraction : share of items held out, in (0, 1).
     seed : the random state; the same inputs and seed give the same split.
+    groups : aligned task ids, optional. When a task has several items, whole tasks go to one side: the
+        held-out part is one of ``round(1 / held_out_fraction)`` folds of ``StratifiedGroupKFold``, so its
+        share is near the fraction rather than exact.
 
     >>> s = stratified_split([f"i{k}" for k in range(8)], [0, 0, 1, 1, 0, 0, 1, 1], ["a"] * 8, seed=1)
     >>> len(s.development), len(s.held_out), sorted(s.development + s.held_out) == sorted(f"i{k}" for k in range(8))
@@ -63,6 +70,11 @@ def stratified_split(item_ids: Sequence[str], labels: Sequence[int], categories:
     by_label = [f"label {lab}" for lab in labels]
     n_held = int(np.ceil(held_out_fraction * len(ids)))
     order = {i: k for k, i in enumerate(ids)}
+    if groups is not None:
+        if len(groups) != len(ids):
+            raise ValueError("groups must have one task id per item")
+        if len(set(groups)) < len(ids):
+            return _grouped_split(ids, _pool(fine, by_label), list(groups), held_out_fraction, seed, order)
     for name, strata in (("consensus label x category", _pool(fine, by_label)),
                          ("consensus label", _pool(by_label, by_label))):
         n_classes = len(set(strata))
@@ -76,6 +88,25 @@ def stratified_split(item_ids: Sequence[str], labels: Sequence[int], categories:
         return Split(sorted(dev, key=order.get), sorted(held, key=order.get), name + detail)
     dev, held = train_test_split(ids, test_size=held_out_fraction, random_state=seed)
     return Split(sorted(dev, key=order.get), sorted(held, key=order.get), "none (too few items per label)")
+
+
+def _grouped_split(ids: list[str], strata: list[str], groups: list[str], fraction: float, seed: int,
+                   order: dict[str, int]) -> Split:
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    folds = max(2, round(1 / fraction))
+    n_groups = len(set(groups))
+    if n_groups < folds:
+        raise ValueError(f"{n_groups} tasks are too few to hold whole tasks out; label items of more tasks")
+    cv = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
+    with warnings.catch_warnings():  # a stratum smaller than the folds is split as well as it can be
+        warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+        tests = [test for _, test in cv.split(ids, strata, groups)]
+    held = set(min(tests, key=lambda t: (abs(len(t) - fraction * len(ids)), t.tolist())).tolist())
+    dev = [i for k, i in enumerate(ids) if k not in held]
+    out = [i for k, i in enumerate(ids) if k in held]
+    detail = f"consensus label x category ({len(set(strata))} strata), whole tasks on one side ({n_groups} tasks)"
+    return Split(sorted(dev, key=order.get), sorted(out, key=order.get), detail)
 
 
 def paired_gain(delta: dict[str, Any], metric: str) -> tuple[bool, str]:
