@@ -229,6 +229,7 @@ class HumanCeiling(Record):
     krippendorff_alpha_ordinal: float | None = None
     human_pairwise_agreement: float | None = None
     judge_human_pairwise_agreement: float | None = None
+    judge_minus_human_se: float | None = None  # of judge-human minus human-human agreement, paired by item
     n_items: int | None = None
     n_items_pairwise: int | None = None
     n_labels: int | None = None

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import yaml
 import pytest
 
 from workbench.demo.generator import DATA_DIR
@@ -223,5 +224,27 @@ def test_plan_asks_for_the_second_opinions_the_gate_needs(store: Store, tmp_path
     checks = {c.check: c for c in p.checks}
     assert not checks["evidence"].decided and checks["evidence"].more_labels == 18
     assert "from 0% to 30%" in checks["evidence"].sentence
-    assert not checks["as_good_as_human"].decided and "(now 0;" in checks["as_good_as_human"].sentence
+    assert not checks["as_good_as_human"].decided
+    assert "would compare the judge with the reviewers" in checks["as_good_as_human"].sentence
     assert "agreement" in undecided_checks(p)
+
+
+def test_self_preference_the_set_cannot_measure_does_not_hold_the_plan_open(tmp_path: Path) -> None:
+    """No item of the golden set comes from the judge's family: the gate warns 'not measurable', and no label
+    will change that, so the plan counts the check as decided (and not failed) instead of waiting forever."""
+    from workbench.services.planning import plan
+
+    s = Store(tmp_path / "wb.db")
+    rubric = yaml.safe_load((DATA_DIR / "rubrics" / f"{RUBRIC}.yaml").read_text())
+    rubric["judges"] = [{"id": "meta-judge", "model": "openai-api/together/llama-3-70b", "family": "meta"}]
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(rubric))
+    add_rubric(s, tmp_path / "r.yaml")
+    importing.import_items(s, DEMO / "items.jsonl", "pool")
+    rows = [json.loads(line) for line in
+            (DEMO / RUBRIC / "judgments" / "careful-sonnet.jsonl").read_text().splitlines()]
+    (tmp_path / "j.jsonl").write_text("".join(json.dumps({"item_id": r["item_id"], "score": r["score"]}) + "\n"
+                                              for r in rows if r.get("repeat", 0) == 0))
+    importing.import_judgments(s, tmp_path / "j.jsonl", "pool", RUBRIC, "meta-judge")
+    importing.import_labels(s, DEMO / RUBRIC / "labels.jsonl", "pool", RUBRIC)
+    same_family = next(c for c in plan(s, "pool", RUBRIC, "meta-judge").checks if c.check == "same_family")
+    assert same_family.decided and not same_family.failed and "no label will settle it" in same_family.sentence

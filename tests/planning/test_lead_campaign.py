@@ -5,7 +5,7 @@ is imported into a real SQLite file. Two reviewers take turns on the Label page'
 answer as the generator's reviewers do (right 93% and 90% of the time, else one step off), each answer fixed per
 reviewer and item so that both orders meet the same answers. After 50 items with a consensus, and every 10 after,
 the lead reads `workbench plan` (its report computed as `calibrate` does) and stops when it has no undecided gate
-check; with the active queue the lead switches before the first label and re-plans when the plan advises it. The
+check or one decided against the judge; with the active queue the lead switches before the first label and re-plans when the plan advises it. The
 verdict each order reaches must be the one the whole pool gives, and the active queue must get there with fewer
 labels.
 """
@@ -41,15 +41,18 @@ def _jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def _pool(tmp_path: Path, prefix: str, db: str) -> tuple[Store, dict[str, int]]:
-    cfg = replace(with_effects(n_items=1000, seed=11, error=0.08), true_distribution=(0.1, 0.63, 0.27))
+def _pool(tmp_path: Path, prefix: str, db: str, *, n_items: int = 1000, fail_share: float = 0.1,
+          judge_family: str = "openai", self_preference: float = 0.0) -> tuple[Store, dict[str, int]]:
+    rest = 1 - fail_share
+    cfg = replace(with_effects(n_items=n_items, seed=11, error=0.08, self_preference=self_preference),
+                  true_distribution=(fail_share, rest * 0.7, rest * 0.3))
     rng = random.Random(11)
     items = simulate_items(cfg, rng)
     judged = {r["item_id"]: r["score"] for r in simulate_judge(cfg.judges[0], items, rng)
               if r["run"] == 0 and r["repeat"] == 0}
     store = Store(tmp_path / f"{db}-{prefix}.db")
     rubric = yaml.safe_load((DATA_DIR / "rubrics" / f"{RUBRIC}.yaml").read_text())
-    rubric["judges"] = [{"id": "sim", "model": "openai/gpt-4o", "family": "openai"}]
+    rubric["judges"] = [{"id": "sim", "model": "openai/gpt-4o", "family": judge_family}]
     (tmp_path / "rubric.yaml").write_text(yaml.safe_dump(rubric))
     add_rubric(store, tmp_path / "rubric.yaml")
     importing.import_items(store, _jsonl(tmp_path / f"{prefix}-items.jsonl", [
@@ -86,7 +89,7 @@ def _campaign(store: Store, truth: dict[str, int], order: str) -> tuple[int, boo
             continue
         report = calibrate(store, "pool", RUBRIC, "sim", OPTIONS)
         p = plan(store, "pool", RUBRIC, "sim", report=report)
-        if not p.undecided:
+        if not p.undecided or p.decided_failures:  # every check decided, or one decided against the judge
             return given, _verdict(store, report)
         if p.queue_advice:  # the lead re-plans as the plan advises
             active_queue.set_queue_order(store, "pool", "active", rubric=RUBRIC, judge="sim")

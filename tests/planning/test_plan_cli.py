@@ -21,7 +21,11 @@ def test_plan_names_the_open_checks_with_assumptions_and_json(demo_store) -> Non
                           "--json").output)
     assert data["schema"] == "workbench.plan/1"
     checks = {c["check"]: c for c in data["checks"]}
-    assert checks["same_family"]["decided"]  # gpt4o-self favours its family beyond doubt: nothing to plan
+    # gpt4o-self favours its family beyond doubt: decided against it, so the verdict is decided whatever comes
+    assert checks["same_family"]["decided"] and checks["same_family"]["failed"]
+    assert not checks["evidence"]["failed"]
+    text = cli("plan", "--golden-set", "demo", "--rubric", RUBRIC, "--judge", "gpt4o-self").output
+    assert "FAILED  same_family" in text and "which more labels will not change" in text
     bad = cli("plan", "--golden-set", "demo", "--rubric", RUBRIC, "--judge", "careful-sonnet", "--target-width", "5")
     assert bad.exit_code != 0 and "target-width" in bad.output
 

@@ -69,21 +69,49 @@ def test_weights_undo_a_planted_oversampling() -> None:
     assert abs(np.mean(eff_weighted) - full_effect) < 0.02 < abs(np.mean(eff_plain) - full_effect)
 
 
+def _two_reviewers(pool, seed: int = 1) -> tuple[pd.DataFrame, pd.Series, np.ndarray]:
+    """Two reviewers per item, each right 90% of the time, else one step off (kept on the scale)."""
+    rng = np.random.default_rng(seed)
+    ids = np.array([f"i{k}" for k in range(pool.size)])
+    rows = []
+    for i, truth in zip(ids, pool.consensus):
+        for rater in ("ana", "ben"):
+            off = 0 if rng.random() < 0.9 else (1 if truth < 1 and (truth == -1 or rng.random() < 0.5) else -1)
+            rows.append({"item_id": i, "rater": rater, "score": int(truth + off)})
+    return pd.DataFrame(rows), pd.Series(pool.judge, index=ids), ids
+
+
+def test_the_paired_interval_of_judge_minus_human_agreement_covers() -> None:
+    """The plan decides the gate's comparison with the reviewers by (judge-human - human-human) +/- 1.96 se, se
+    from the per-item differences: over 300 samples of 80 items, in random order and in a design drawing the items
+    the judge scores -1 five times as often (weighted), the interval covers the whole set's difference."""
+    pool = demo_pool(n_items=3000, fail_share=0.15, seed=5, error=0.15)
+    labels, judge, ids = _two_reviewers(pool)
+    full = human_ceiling(labels, judge, scale=SCALE)
+    truth = full["judge_human_pairwise_agreement"] - full["human_pairwise_agreement"]
+    pi = pd.Series(np.where(pool.judge < 0, 0.5, 0.1), index=ids)
+    for design in ("random", "oversampled"):
+        hits, runs = 0, 300
+        for seed in range(runs):
+            rng = np.random.default_rng(seed)
+            if design == "random":
+                take, weights = rng.choice(ids, size=80, replace=False), None
+            else:  # Poisson sampling at pi, then the first 80 in random order
+                drawn = ids[rng.random(pool.size) < pi.to_numpy()]
+                take, weights = rng.choice(drawn, size=80, replace=False), 1 / pi
+            h = human_ceiling(labels[labels["item_id"].isin(set(take))], judge, scale=SCALE, weights=weights)
+            d = h["judge_human_pairwise_agreement"] - h["human_pairwise_agreement"]
+            hits += abs(d - truth) <= 1.96 * h["judge_minus_human_se"]
+        assert hits / runs >= 0.93, (design, hits / runs)
+
+
 def test_weighted_pairwise_agreements_undo_a_planted_oversampling() -> None:
     """The gate's like-for-like comparison (judge-human against human-human pairwise agreement) on a sample that
     draws the items the judge scores -1 five times as often: unweighted, the judge looks worse than it is on the
     whole set (it errs most there); weighted, both numbers come back to the whole set's; equal weights change
     nothing."""
     pool = demo_pool(n_items=3000, fail_share=0.15, seed=5, error=0.15)
-    rng = np.random.default_rng(1)
-    ids = np.array([f"i{k}" for k in range(pool.size)])
-    rows = []  # two reviewers per item, each right 90% of the time, else off by one step (kept on the scale)
-    for i, truth in zip(ids, pool.consensus):
-        for rater in ("ana", "ben"):
-            off = 0 if rng.random() < 0.9 else (1 if truth < 1 and (truth == -1 or rng.random() < 0.5) else -1)
-            rows.append({"item_id": i, "rater": rater, "score": int(truth + off)})
-    labels = pd.DataFrame(rows)
-    judge = pd.Series(pool.judge, index=ids)
+    labels, judge, ids = _two_reviewers(pool)
     full = human_ceiling(labels, judge, scale=SCALE)
     same = human_ceiling(labels, judge, scale=SCALE, weights=pd.Series(4.0, index=ids))
     for name in ("human_pairwise_agreement", "judge_human_pairwise_agreement"):

@@ -38,8 +38,10 @@ def plan_command(ctx: Ctx, golden_set: str, rubric: str, judge: str, target_widt
     click.echo(f"Label plan for judge '{judge}' on '{golden_set}' ({p.n_items} items, {p.n_unlabeled} unlabeled, "
                f"overlap {p.overlap}):")
     for c in p.checks:
-        mark = "decided " if c.decided else "OPEN    "
+        mark = "FAILED  " if c.failed else "decided " if c.decided else "OPEN    "
         click.echo(f"  {mark}{c.check:24s}{c.sentence}")
+    if p.decided_failures:
+        click.echo(p.summary())
     if p.widths:
         click.echo(f"For intervals {p.target_width} wide:")
         for name, w in p.widths.items():

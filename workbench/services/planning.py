@@ -36,6 +36,7 @@ class CheckPlan:
     more_labels: int | None    # labels to get there, in the order that fits (overlap and yield included)
     more_labels_random: int | None  # the same in random order
     sentence: str
+    failed: bool = False       # decided on the failing side: more labels will not change the verdict
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,12 +60,20 @@ class Plan:
     class_counts: dict[str, int] = field(default_factory=dict)  # n_pos, n_neg and the gate's min_class_items
 
     @property
+    def decided_failures(self) -> list[CheckPlan]:
+        """Gate checks the evidence has decided against the judge: the verdict is 'not calibrated' whatever comes."""
+        return [c for c in self.checks if c.failed]
+
+    @property
     def undecided(self) -> list[CheckPlan]:
         """Gate checks not yet decided (per-category widths are a measurement goal, not a gate check)."""
         return [c for c in self.checks if not c.decided and not c.check.startswith("category:")]
 
     def summary(self) -> str:
         """One sentence per undecided check, for the Calibration page."""
+        if self.decided_failures:
+            return ("The judge fails the gate on " + ", ".join(c.check.replace("_", " ") for c in self.decided_failures)
+                    + ", which more labels will not change: the verdict is decided (not calibrated).")
         if not self.undecided:
             return "Every gate check is decided by the labels so far; more labels will not change the verdict's checks."
         return " ".join(c.sentence for c in self.undecided)
@@ -133,7 +142,8 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     se = _floor_se(report, name)
     low, high, value = m.ci_low, m.ci_high, m.value
     if low is not None and (low >= policy.min_agreement_lower or high < policy.min_agreement_lower):
-        checks.append(CheckPlan("agreement", True, "any", 0, 0, 0, f"{name} is decided."))
+        checks.append(CheckPlan("agreement", True, "any", 0, 0, 0, f"{name} is decided.",
+                                failed=high < policy.min_agreement_lower))
     else:
         total = sp.items_to_clear(value, se, n, policy.min_agreement_lower) if value is not None and se else None
         more = None if total is None else max(1, total - n)
@@ -161,7 +171,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
             total = sp.items_to_clear(mm.value, se, max(n_k, 1), bound) if se and mm.value is not None else None
             more = max(1, policy.min_class_items - n_k, 0 if total is None else total - n_k)
         if by_report:
-            checks.append(CheckPlan(check, True, kind, 0, 0, 0, f"{check.upper()} is decided."))
+            checks.append(CheckPlan(check, True, kind, 0, 0, 0, f"{check.upper()} is decided.", failed=high < bound))
         else:
             checks.append(CheckPlan(
                 check, False, kind, more, labels(more, yld), labels(more, share),
@@ -173,13 +183,20 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         t = policy.max_self_preference
         who = "same-family" if effect == "same_family" else "same-model"
         if v is None or lo is None or hi is None:
-            if effect == "same_family":
+            fams = {(r["producer_family"] or "").casefold() == family for r in index.values()} if family else set()
+            if effect == "same_family" and fams == {True, False}:  # both kinds in the set: labels will measure it
                 checks.append(CheckPlan(effect, False, who, None, None, None,
-                                        f"Self-preference is not measurable: label items the judge's family "
+                                        f"Self-preference is not measurable yet: label items the judge's family "
                                         f"produced ({n_family_pool} unlabeled)."))
+            elif effect == "same_family":  # the gate warns; no label can change that
+                checks.append(CheckPlan(effect, True, who, 0, 0, 0,
+                                        "Self-preference is not measurable: the golden set needs items of the "
+                                        f"judge's family ({family or 'none given'}) and of others, so no label will "
+                                        "settle it; add such items to measure it."))
             continue
         if lo > t or hi < -t or (lo >= -t and hi <= t):
-            checks.append(CheckPlan(effect, True, who, 0, 0, 0, f"The {who} effect is decided."))
+            checks.append(CheckPlan(effect, True, who, 0, 0, 0, f"The {who} effect is decided.",
+                                    failed=lo > t or hi < -t))
             continue
         z = sp.z_value(0.95)
         total = sp.items_to_clear(abs(v), (hi - lo) / (2 * z) if hi > lo else 0.0, max(n_e, 1), t)
@@ -230,18 +247,39 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
 
 
 def _as_good_as_human(report: CalibrationReport, policy: Policy) -> CheckPlan:
-    """The gate's comparison with the reviewers: decided once it passes, or once it fails on the gate's minimum of
-    items labeled by two or more reviewers (the fallback compares two agreements without an interval, and the
-    alternative-annotator test gains power with such items, so a failure on fewer is not yet one)."""
+    """The gate's comparison with the reviewers, decided by the paired interval of judge-human minus human-human
+    agreement plus the gate's margin: wholly above 0, the judge is as good; wholly below, it is not, and more
+    labels will not change that. A passed alternative-annotator test (a significance test already) is decided.
+    """
     check = next(c for c in evaluate(report, policy).checks if c.id == "as_good_as_human")
-    n_pairs = int(report.human_ceiling.n_items_pairwise or 0) if report.human_ceiling else 0
-    if check.status == PASSED or n_pairs >= policy.min_items:
+    hc = report.human_ceiling
+    alt_passed = check.status == PASSED and isinstance(check.value, dict) and "winning_rate" in check.value
+    hh, jh, se = ((hc.human_pairwise_agreement, hc.judge_human_pairwise_agreement, hc.judge_minus_human_se)
+                  if hc else (None, None, None))
+    n_pairs = int(hc.n_items_pairwise or 0) if hc else 0
+    if alt_passed:
         return CheckPlan("as_good_as_human", True, "multi-rated", 0, 0, 0,
-                         f"The comparison with the reviewers is decided on {n_pairs} items labeled by 2+ reviewers.")
-    more = policy.min_items - n_pairs
-    return CheckPlan("as_good_as_human", False, "multi-rated", more, 2 * more, 2 * more,
-                     f"About {2 * more} more labels ({more} items labeled by two reviewers) would compare the judge "
-                     f"with the reviewers on {policy.min_items} items (now {n_pairs}; {check.message})")
+                         "The alternative-annotator test is passed: the judge can stand in for a reviewer.")
+    if hh is None or jh is None or se is None or not (math.isfinite(hh) and math.isfinite(jh)):
+        more = max(2, policy.min_class_items - n_pairs)
+        return CheckPlan("as_good_as_human", False, "multi-rated", more, 2 * more, 2 * more,
+                         f"About {2 * more} more labels ({more} items labeled by two reviewers) would compare the "
+                         "judge with the reviewers.")
+    z = sp.z_value(0.95)
+    gap = jh - hh + policy.human_margin  # >= 0: as good as the humans, within the gate's margin
+    low, high = gap - z * se, gap + z * se
+    words = (f"judge-human {jh:.2f} against human-human {hh:.2f} on {n_pairs} items labeled by 2+ reviewers "
+             f"(difference plus the margin {policy.human_margin}: {gap:+.2f}, interval {low:+.2f} to {high:+.2f})")
+    if low >= 0 or high < 0:
+        return CheckPlan("as_good_as_human", True, "multi-rated", 0, 0, 0,
+                         f"The comparison with the reviewers is decided: {words}.", failed=high < 0)
+    total = sp.items_to_clear(abs(gap), se, n_pairs, 0.0) if se > 0 and gap else None
+    more = None if total is None else max(1, total - n_pairs)
+    return CheckPlan("as_good_as_human", False, "multi-rated", more, None if more is None else 2 * more,
+                     None if more is None else 2 * more,
+                     f"About {2 * more} more labels ({more} items labeled by two reviewers) would settle the "
+                     f"comparison with the reviewers: {words}." if more else
+                     f"The comparison with the reviewers sits on its margin: {words}.")
 
 
 def _floor_se(report: CalibrationReport, name: str) -> float | None:

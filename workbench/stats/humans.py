@@ -49,6 +49,8 @@ def human_ceiling(labels: pd.DataFrame, judge: Any = None, *, scale: Any, weight
         numbers use only items the judge scored, so they compare like for
         like; a judge that behaves like one more rater scores the same as the
         humans in expectation.
+        ``judge_minus_human_se``: the standard error of judge-human minus human-human agreement, paired by
+        item (None without a judge or with fewer than two such items);
         ``n_items_pairwise``: items behind the two pairwise numbers;
         ``n_items``, ``n_raters``, ``n_labels``: all labels given;
         ``reasons``: {name: sentence} for each NaN number.
@@ -80,6 +82,7 @@ def human_ceiling(labels: pd.DataFrame, judge: Any = None, *, scale: Any, weight
         use &= judge_codes >= 0
 
     human = judge_human = float("nan")
+    difference_se = None
     n_pairwise = int(use.sum())
     if n_pairwise == 0:
         why = ("no item has labels from two raters" if judge is None
@@ -94,20 +97,38 @@ def human_ceiling(labels: pd.DataFrame, judge: Any = None, *, scale: Any, weight
             w = pd.Series(weights, dtype="float64").reindex(items[use]).fillna(1.0).to_numpy()
             if not np.isfinite(w).all() or (w <= 0).any():
                 raise ValueError("weights must be positive and finite (1 / inclusion probability), one per item")
-        human = float(np.average((cu * (cu - 1)).sum(axis=1) / (mu * (mu - 1)), weights=w))
+        per_human = (cu * (cu - 1)).sum(axis=1) / (mu * (mu - 1))
+        human = float(np.average(per_human, weights=w))
         if judge_codes is not None:
-            judge_human = float(np.average(cu[np.arange(len(cu)), judge_codes[use]] / mu, weights=w))
+            per_judge = cu[np.arange(len(cu)), judge_codes[use]] / mu
+            judge_human = float(np.average(per_judge, weights=w))
+            difference_se = _paired_se(per_judge - per_human, w)
 
     return {
         "krippendorff_alpha_ordinal": alpha,
         "human_pairwise_agreement": human,
         "judge_human_pairwise_agreement": judge_human if judge is not None else None,
+        "judge_minus_human_se": difference_se,
         "n_items_pairwise": n_pairwise,
         "n_items": int(len(items)),
         "n_raters": int(len(raters)),
         "n_labels": int(len(frame)),
         "reasons": reasons,
     }
+
+
+def _paired_se(d: np.ndarray, w: np.ndarray | None) -> float | None:
+    """Standard error of the (weighted) mean of per-item differences, items as independent draws.
+
+    ``n / (n - 1) * sum(w^2 (d - mean)^2) / (sum w)^2``: the usual ``s / sqrt(n)`` with equal weights, the
+    linearised Hajek variance with unequal ones.
+    """
+    n = len(d)
+    if n < 2:
+        return None
+    w = np.ones(n) if w is None else w
+    mean = np.average(d, weights=w)
+    return float(np.sqrt(n / (n - 1) * np.sum(w**2 * (d - mean) ** 2) / np.sum(w) ** 2))
 
 
 def check_labels(labels: Any, values: np.ndarray) -> pd.DataFrame:
