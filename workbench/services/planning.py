@@ -25,6 +25,17 @@ from .calibration import Options, calibrate, judge_data, policy_for
 from .golden_sets import consensus
 
 DEFAULT_CATEGORY_WIDTH = 0.2
+# The plan is read again after every batch of labels. A failure taken as decided at the first look where its 95%
+# interval clears the threshold would be found by chance too often over many looks, and would stop a campaign
+# with the wrong verdict; so a failure counts as decided (more labels will not change it) only when it also
+# holds with the interval widened to 3.29 standard errors, Haybittle-Peto's interim boundary (p < 0.001). A pass
+# needs every check and is read at the report's own 95%.
+INTERIM_LEVEL = 0.999
+INTERIM_WIDEN = sp.z_value(INTERIM_LEVEL) / sp.z_value(0.95)
+
+
+def _widened(value: float, low: float, high: float) -> tuple[float, float]:
+    return value - (value - low) * INTERIM_WIDEN, value + (high - value) * INTERIM_WIDEN
 
 
 @dataclass(frozen=True)
@@ -141,11 +152,13 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     m = report.metric(name)
     se = _floor_se(report, name)
     low, high, value = m.ci_low, m.ci_high, m.value
-    if low is not None and (low >= policy.min_agreement_lower or high < policy.min_agreement_lower):
-        checks.append(CheckPlan("agreement", True, "any", 0, 0, 0, f"{name} is decided.",
-                                failed=high < policy.min_agreement_lower))
+    thr = policy.min_agreement_lower
+    failing = value is not None and value < thr  # a failure is decided at the interim boundary
+    if low is not None and (low >= thr or _widened(value, low, high)[1] < thr):
+        checks.append(CheckPlan("agreement", True, "any", 0, 0, 0, f"{name} is decided.", failed=high < thr))
     else:
-        total = sp.items_to_clear(value, se, n, policy.min_agreement_lower) if value is not None and se else None
+        total = (sp.items_to_clear(value, se, n, thr, level=INTERIM_LEVEL if failing else 0.95)
+                 if value is not None and se else None)
         more = None if total is None else max(1, total - n)
         checks.append(CheckPlan(
             "agreement", False, "any", more, labels(more), labels(more),
@@ -165,10 +178,12 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         # at an expanded level, which the formula's does not reproduce)
         low, high = mm.ci_low, mm.ci_high
         by_report = (n_k >= policy.min_class_items and low is not None and high is not None
-                     and (low >= bound or high < bound))
-        if need_p["decided"] and not by_report:
+                     and (low >= bound or _widened(mm.value, low, high)[1] < bound))
+        if not by_report and (need_p["decided"] or (high is not None and high < bound)):
             se = _se_from_interval(mm)
-            total = sp.items_to_clear(mm.value, se, max(n_k, 1), bound) if se and mm.value is not None else None
+            level = INTERIM_LEVEL if mm.value is not None and mm.value < bound else 0.95
+            total = (sp.items_to_clear(mm.value, se, max(n_k, 1), bound, level=level)
+                     if se and mm.value is not None else None)
             more = max(1, policy.min_class_items - n_k, 0 if total is None else total - n_k)
         if by_report:
             checks.append(CheckPlan(check, True, kind, 0, 0, 0, f"{check.upper()} is decided.", failed=high < bound))
@@ -194,12 +209,14 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
                                         f"judge's family ({family or 'none given'}) and of others, so no label will "
                                         "settle it; add such items to measure it."))
             continue
-        if lo > t or hi < -t or (lo >= -t and hi <= t):
+        wide_lo, wide_hi = _widened(v, lo, hi)
+        if wide_lo > t or wide_hi < -t or (lo >= -t and hi <= t):
             checks.append(CheckPlan(effect, True, who, 0, 0, 0, f"The {who} effect is decided.",
-                                    failed=lo > t or hi < -t))
+                                    failed=wide_lo > t or wide_hi < -t))
             continue
         z = sp.z_value(0.95)
-        total = sp.items_to_clear(abs(v), (hi - lo) / (2 * z) if hi > lo else 0.0, max(n_e, 1), t)
+        total = sp.items_to_clear(abs(v), (hi - lo) / (2 * z) if hi > lo else 0.0, max(n_e, 1), t,
+                                  level=INTERIM_LEVEL if abs(v) > t else 0.95)
         more = None if total is None else max(1, total - n_e)
         pool_ids = unlabeled or list(index)
         share_same = max(sum((index[i]["producer_family"] or "").casefold() == family for i in pool_ids)
@@ -270,10 +287,11 @@ def _as_good_as_human(report: CalibrationReport, policy: Policy) -> CheckPlan:
     low, high = gap - z * se, gap + z * se
     words = (f"judge-human {jh:.2f} against human-human {hh:.2f} on {n_pairs} items labeled by 2+ reviewers "
              f"(difference plus the margin {policy.human_margin}: {gap:+.2f}, interval {low:+.2f} to {high:+.2f})")
-    if low >= 0 or high < 0:
+    if low >= 0 or gap + sp.z_value(INTERIM_LEVEL) * se < 0:
         return CheckPlan("as_good_as_human", True, "multi-rated", 0, 0, 0,
-                         f"The comparison with the reviewers is decided: {words}.", failed=high < 0)
-    total = sp.items_to_clear(abs(gap), se, n_pairs, 0.0) if se > 0 and gap else None
+                         f"The comparison with the reviewers is decided: {words}.", failed=gap < 0)
+    total = (sp.items_to_clear(abs(gap), se, n_pairs, 0.0, level=INTERIM_LEVEL if gap < 0 else 0.95)
+             if se > 0 and gap else None)
     more = None if total is None else max(1, total - n_pairs)
     return CheckPlan("as_good_as_human", False, "multi-rated", more, None if more is None else 2 * more,
                      None if more is None else 2 * more,
