@@ -26,6 +26,7 @@ from workbench.services.calibration import calibrate  # noqa: E402
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pools", type=int, default=10)
+    ap.add_argument("--first", type=int, default=0, help="start at this pool (0: a) to extend an earlier run")
     ap.add_argument("--items", type=int, default=1000)
     ap.add_argument("--fails", type=float, default=0.1, help="share of items whose true score is a fail")
     ap.add_argument("--judge-family", default="openai", help="'meta': no producer shares the judge's family")
@@ -37,7 +38,7 @@ def main() -> int:
     print("| pool | whole pool's verdict | random queue: labels (verdict) | active queue: labels (verdict) | saved |")
     print("|---|---|---|---|---|")
     total = {"random": 0, "active": 0}
-    for prefix in string.ascii_lowercase[: args.pools]:
+    for prefix in string.ascii_lowercase[args.first: args.first + args.pools]:
         store, truth = _pool(tmp, prefix, "whole", **kind)
         rows = [{"item_id": i, "rater": r.name, "score": _answer(r, i, t), "rationale": "read the patch"}
                 for i, t in truth.items() for r in REVIEWERS]
