@@ -25,17 +25,9 @@ from .calibration import Options, calibrate, judge_data, policy_for
 from .golden_sets import consensus
 
 DEFAULT_CATEGORY_WIDTH = 0.2
-# The plan is read again after every batch of labels. A failure taken as decided at the first look where its 95%
-# interval clears the threshold would be found by chance too often over many looks, and would stop a campaign
-# with the wrong verdict; so a failure counts as decided (more labels will not change it) only when it also
-# holds with the interval widened to 3.29 standard errors, Haybittle-Peto's interim boundary (p < 0.001). A pass
-# needs every check and is read at the report's own 95%.
-INTERIM_LEVEL = 0.999
-INTERIM_WIDEN = sp.z_value(INTERIM_LEVEL) / sp.z_value(0.95)
-
-
-def _widened(value: float, low: float, high: float) -> tuple[float, float]:
-    return value - (value - low) * INTERIM_WIDEN, value + (high - value) * INTERIM_WIDEN
+# The plan is read again after every batch of labels: a failure counts as decided only at the interim boundary
+# (see stats.planning.INTERIM_LEVEL); a pass needs every check and is read at the report's own 95%.
+INTERIM_LEVEL = sp.INTERIM_LEVEL
 
 
 @dataclass(frozen=True)
@@ -154,7 +146,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     low, high, value = m.ci_low, m.ci_high, m.value
     thr = policy.min_agreement_lower
     failing = value is not None and value < thr  # a failure is decided at the interim boundary
-    if low is not None and (low >= thr or _widened(value, low, high)[1] < thr):
+    if low is not None and (low >= thr or sp.widened_interval(value, low, high)[1] < thr):
         checks.append(CheckPlan("agreement", True, "any", 0, 0, 0, f"{name} is decided.", failed=high < thr))
     else:
         total = (sp.items_to_clear(value, se, n, thr, level=INTERIM_LEVEL if failing else 0.95)
@@ -178,7 +170,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         # at an expanded level, which the formula's does not reproduce)
         low, high = mm.ci_low, mm.ci_high
         by_report = (n_k >= policy.min_class_items and low is not None and high is not None
-                     and (low >= bound or _widened(mm.value, low, high)[1] < bound))
+                     and (low >= bound or sp.widened_interval(mm.value, low, high)[1] < bound))
         if not by_report and (need_p["decided"] or (high is not None and high < bound)):
             se = _se_from_interval(mm)
             level = INTERIM_LEVEL if mm.value is not None and mm.value < bound else 0.95
@@ -209,7 +201,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
                                         f"judge's family ({family or 'none given'}) and of others, so no label will "
                                         "settle it; add such items to measure it."))
             continue
-        wide_lo, wide_hi = _widened(v, lo, hi)
+        wide_lo, wide_hi = sp.widened_interval(v, lo, hi)
         if wide_lo > t or wide_hi < -t or (lo >= -t and hi <= t):
             checks.append(CheckPlan(effect, True, who, 0, 0, 0, f"The {who} effect is decided.",
                                     failed=wide_lo > t or wide_hi < -t))

@@ -204,6 +204,23 @@ def human_given_judge_by_group(judge: Sequence[int], human: Sequence[int], group
     return out
 
 
+# Labels come in batches and the checks are read after each. A failure taken as decided at the first look where
+# its 95% interval clears the threshold is found by chance too often over many looks, and stops a campaign with
+# the wrong verdict; so a failure counts as decided only when it also holds with the interval widened to 3.29
+# standard errors, Haybittle-Peto's interim boundary (p < 0.001).
+INTERIM_LEVEL = 0.999
+
+
+def widened_interval(value: float, low: float, high: float) -> tuple[float, float]:
+    """A 95% interval around ``value`` widened to the interim boundary (each side scaled by z_0.999 / z_0.95).
+
+    >>> [round(x, 2) for x in widened_interval(0.0, -1.96, 1.96)]
+    [-3.29, 3.29]
+    """
+    k = z_value(INTERIM_LEVEL) / z_value(0.95)
+    return value - (value - low) * k, value + (high - value) * k
+
+
 CHECK_TARGETS = ("agreement", "tpr", "tnr", "self_preference")
 COUNT_TARGETS = ("find_fails", "find_passes")
 
