@@ -69,9 +69,12 @@ class LabelingQueries:
         share an item only after labeling about half the pool each.
         """
         self.conn.create_function("queue_order", 2, order_key, deterministic=True)
-        return query_one(self.conn, _FREE_FOR_RATER.format(columns="i.pk, i.item_id")
-                         + " ORDER BY coalesce(lab.n, 0) = 0, queue_order(:rater, i.item_id) LIMIT 1",
-                         self._params(golden_set_id, rubric_name, rater, overlap=overlap, at=at))
+        params = self._params(golden_set_id, rubric_name, rater, overlap=overlap, at=at)
+        free = _FREE_FOR_RATER.format(columns="i.pk, i.item_id")
+        # two queries: the started items are few, and one sort of every free item by both keys costs twice
+        return (query_one(self.conn, free + " AND coalesce(lab.n, 0) > 0 ORDER BY queue_order(:rater, i.item_id) "
+                          "LIMIT 1", params)
+                or query_one(self.conn, free + " ORDER BY queue_order(:rater, i.item_id) LIMIT 1", params))
 
     def count_queue(self, golden_set_id: int, rubric_name: str, rater: str, *, overlap: int, at: str) -> int:
         return self.conn.execute(_FREE_FOR_RATER.format(columns="count(*)"),
