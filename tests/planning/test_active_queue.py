@@ -182,6 +182,9 @@ def test_calibration_page_says_the_plan_and_offers_a_replan(tmp_path, monkeypatc
     with Store(path) as s:
         d = active_queue.q.design(s, s.golden_set("demo")["id"])
     assert d["phase"] == 2 and d["checks"] == ["self_preference"]
+    # a judge the evidence has already failed: the page says the verdict is decided, whatever labels come
+    text = rendered_text(choose_judge(lead_page("calibration"), "gpt4o-self"))
+    assert "The judge fails the gate on same family" in text and "which more labels will not change" in text
 
 
 def test_a_lead_switches_the_queue_order_on_the_calibration_page(tmp_path, monkeypatch) -> None:
