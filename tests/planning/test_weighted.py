@@ -81,6 +81,7 @@ def _two_reviewers(pool, seed: int = 1) -> tuple[pd.DataFrame, pd.Series, np.nda
     return pd.DataFrame(rows), pd.Series(pool.judge, index=ids), ids
 
 
+@pytest.mark.slow
 def test_the_paired_interval_of_judge_minus_human_agreement_covers() -> None:
     """The plan decides the gate's comparison with the reviewers by (judge-human - human-human) +/- 1.96 se, se
     from the per-item differences: over 300 samples of 80 items, in random order and in a design drawing the items
