@@ -183,7 +183,8 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
             checks.append(CheckPlan(
                 check, False, kind, more, labels(more, yld), labels(more, share),
                 f"About {labels(more, yld)} more labels on items the {kind} would decide {check.upper()} "
-                f"({more} more consensus {what}; {labels(more, share)} in random order)." if more else f"{check.upper()} sits on its bound {bound}: more labels will hardly decide it."))
+                f"({more} more consensus {what}; {labels(more, share)} in random order)." if more else
+                f"{check.upper()} sits on its bound {bound}: more labels will hardly decide it."))
     for effect in ("same_family", "same_model"):
         e = getattr(report.self_preference, effect)
         v, lo, hi, n_e = (e.value, e.ci_low, e.ci_high, int(e.n or 0)) if e else (None, None, None, 0)
