@@ -26,8 +26,7 @@ from .golden_sets import consensus
 
 DEFAULT_CATEGORY_WIDTH = 0.2
 # The plan is read again after every batch of labels: a failure counts as decided only at the interim boundary
-# (see stats.planning.INTERIM_LEVEL); a pass needs every check and is read at the report's own 95%.
-INTERIM_LEVEL = sp.INTERIM_LEVEL
+# (stats.planning.threshold_decision and band_decision); a pass needs every check and is read at the report's 95%.
 
 
 @dataclass(frozen=True)
@@ -146,10 +145,11 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     low, high, value = m.ci_low, m.ci_high, m.value
     thr = policy.min_agreement_lower
     failing = value is not None and value < thr  # a failure is decided at the interim boundary
-    if low is not None and (low >= thr or sp.widened_interval(value, low, high)[1] < thr):
-        checks.append(CheckPlan("agreement", True, "any", 0, 0, 0, f"{name} is decided.", failed=high < thr))
+    state = sp.threshold_decision(value, low, high, thr)
+    if state is not None:
+        checks.append(CheckPlan("agreement", True, "any", 0, 0, 0, f"{name} is decided.", failed=state is False))
     else:
-        total = (sp.items_to_clear(value, se, n, thr, level=INTERIM_LEVEL if failing else 0.95)
+        total = (sp.items_to_clear(value, se, n, thr, level=sp.INTERIM_LEVEL if failing else 0.95)
                  if value is not None and se else None)
         more = None if total is None else max(1, total - n)
         checks.append(CheckPlan(
@@ -168,17 +168,17 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         more = need_p["more"]
         # decided as the gate reads it: by the report's own interval (under the active design a Wilson interval
         # at an expanded level, which the formula's does not reproduce)
-        low, high = mm.ci_low, mm.ci_high
-        by_report = (n_k >= policy.min_class_items and low is not None and high is not None
-                     and (low >= bound or sp.widened_interval(mm.value, low, high)[1] < bound))
-        if not by_report and (need_p["decided"] or (high is not None and high < bound)):
+        high = mm.ci_high
+        state = sp.threshold_decision(mm.value, mm.ci_low, high, bound) if n_k >= policy.min_class_items else None
+        if state is None and (need_p["decided"] or (high is not None and high < bound)):
             se = _se_from_interval(mm)
-            level = INTERIM_LEVEL if mm.value is not None and mm.value < bound else 0.95
+            level = sp.INTERIM_LEVEL if mm.value is not None and mm.value < bound else 0.95
             total = (sp.items_to_clear(mm.value, se, max(n_k, 1), bound, level=level)
                      if se and mm.value is not None else None)
             more = max(1, policy.min_class_items - n_k, 0 if total is None else total - n_k)
-        if by_report:
-            checks.append(CheckPlan(check, True, kind, 0, 0, 0, f"{check.upper()} is decided.", failed=high < bound))
+        if state is not None:
+            checks.append(CheckPlan(check, True, kind, 0, 0, 0, f"{check.upper()} is decided.",
+                                    failed=state is False))
         else:
             checks.append(CheckPlan(
                 check, False, kind, more, labels(more, yld), labels(more, share),
@@ -202,14 +202,14 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
                                         f"judge's family ({family or 'none given'}) and of others, so no label will "
                                         "settle it; add such items to measure it."))
             continue
-        wide_lo, wide_hi = sp.widened_interval(v, lo, hi)
-        if wide_lo > t or wide_hi < -t or (lo >= -t and hi <= t):
+        state = sp.band_decision(v, lo, hi, t)
+        if state is not None:
             checks.append(CheckPlan(effect, True, who, 0, 0, 0, f"The {who} effect is decided.",
-                                    failed=wide_lo > t or wide_hi < -t))
+                                    failed=state is False))
             continue
         z = sp.z_value(0.95)
         total = sp.items_to_clear(abs(v), (hi - lo) / (2 * z) if hi > lo else 0.0, max(n_e, 1), t,
-                                  level=INTERIM_LEVEL if abs(v) > t else 0.95)
+                                  level=sp.INTERIM_LEVEL if abs(v) > t else 0.95)
         more = None if total is None else max(1, total - n_e)
         pool_ids = unlabeled or list(index)
         share_same = max(sum((index[i]["producer_family"] or "").casefold() == family for i in pool_ids)
@@ -280,10 +280,11 @@ def _as_good_as_human(report: CalibrationReport, policy: Policy) -> CheckPlan:
     low, high = gap - z * se, gap + z * se
     words = (f"judge-human {jh:.2f} against human-human {hh:.2f} on {n_pairs} items labeled by 2+ reviewers "
              f"(difference plus the margin {policy.human_margin}: {gap:+.2f}, interval {low:+.2f} to {high:+.2f})")
-    if low >= 0 or gap + sp.z_value(INTERIM_LEVEL) * se < 0:
+    state = sp.threshold_decision(gap, low, high, 0.0)
+    if state is not None:
         return CheckPlan("as_good_as_human", True, "multi-rated", 0, 0, 0,
-                         f"The comparison with the reviewers is decided: {words}.", failed=gap < 0)
-    total = (sp.items_to_clear(abs(gap), se, n_pairs, 0.0, level=INTERIM_LEVEL if gap < 0 else 0.95)
+                         f"The comparison with the reviewers is decided: {words}.", failed=state is False)
+    total = (sp.items_to_clear(abs(gap), se, n_pairs, 0.0, level=sp.INTERIM_LEVEL if gap < 0 else 0.95)
              if se > 0 and gap else None)
     more = None if total is None else max(1, total - n_pairs)
     return CheckPlan("as_good_as_human", False, "multi-rated", more, None if more is None else 2 * more,

@@ -22,7 +22,7 @@ import numpy as np
 
 from .agreement import agreement_metrics
 from .planning import (CHECK_TARGETS, COUNT_TARGETS, human_given_judge_by_group, neyman_inclusion,
-                       stratum_deviations, widened_interval)
+                       band_decision, stratum_deviations, threshold_decision)
 from .weighted import weighted_agreement_with_intervals, weighted_self_preference
 
 
@@ -99,27 +99,17 @@ def estimates(pool: Pool, idx: np.ndarray, weights: np.ndarray, *, resamples: in
 
 def check_states(est: dict[str, Any], rule: GateRule = GateRule()) -> dict[str, bool | None]:
     """Each check: True (decided pass), False (decided fail) or None (undecided), keyed by ``CHECK_TARGETS``."""
-    def side(m: dict, threshold: float) -> bool | None:
-        low, high = m.get("ci_low"), m.get("ci_high")
-        if low is None or high is None or not np.isfinite(low) or not np.isfinite(high):
-            return None
-        # a pass at 95%, a failure at the interim boundary, as `workbench plan` reads them
-        return True if low >= threshold else False if widened_interval(m["value"], low, high)[1] < threshold else None
+    def side(m: dict, threshold: float) -> bool | None:  # as `workbench plan` reads it
+        return threshold_decision(m.get("value"), m.get("ci_low"), m.get("ci_high"), threshold)
 
     alpha = side(est["krippendorff_alpha_ordinal"], rule.min_agreement_lower)
     tpr = side(est["tpr"], rule.min_tpr_lower) if est["n_pos"] >= rule.min_class_items else None
     tnr = side(est["tnr"], rule.min_tnr_lower) if est["n_neg"] >= rule.min_class_items else None
     sf = est["same_family"]
-    t = rule.max_self_preference
     if not est.get("family_in_pool", True):
         bias = True  # no item of the judge's family anywhere: not measurable, and no label will change that
-    elif sf["ci_low"] is None or sf["ci_high"] is None:
-        bias = None
-    elif sf["ci_low"] >= -t and sf["ci_high"] <= t:
-        bias = True
     else:
-        wide_low, wide_high = widened_interval(sf["value"], sf["ci_low"], sf["ci_high"])
-        bias = False if wide_low > t or wide_high < -t else None
+        bias = band_decision(sf["value"], sf["ci_low"], sf["ci_high"], rule.max_self_preference)
     return {"agreement": alpha, "tpr": tpr, "tnr": tnr, "self_preference": bias}
 
 

@@ -221,6 +221,36 @@ def widened_interval(value: float, low: float, high: float) -> tuple[float, floa
     return value - (value - low) * k, value + (high - value) * k
 
 
+def threshold_decision(value: float | None, low: float | None, high: float | None,
+                       threshold: float) -> bool | None:
+    """A check passed when its 95% interval lies at or above ``threshold``: True (passed), False (failed, at the
+    interim boundary) or None (undecided).
+
+    >>> threshold_decision(0.8, 0.7, 0.9, 0.667), threshold_decision(0.5, 0.45, 0.55, 0.667)
+    (True, False)
+    """
+    if value is None or low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    if low >= threshold:
+        return True
+    return False if widened_interval(value, low, high)[1] < threshold else None
+
+
+def band_decision(value: float | None, low: float | None, high: float | None, limit: float) -> bool | None:
+    """An effect that must lie within +/-``limit`` (self-preference): True when its 95% interval does, False when
+    the interval at the interim boundary lies wholly beyond either side, None otherwise.
+
+    >>> band_decision(0.0, -0.05, 0.05, 0.1), band_decision(0.3, 0.25, 0.35, 0.1), band_decision(0.1, 0.0, 0.2, 0.1)
+    (True, False, None)
+    """
+    if value is None or low is None or high is None:
+        return None
+    if low >= -limit and high <= limit:
+        return True
+    wide_low, wide_high = widened_interval(value, low, high)
+    return False if wide_low > limit or wide_high < -limit else None
+
+
 CHECK_TARGETS = ("agreement", "tpr", "tnr", "self_preference")
 COUNT_TARGETS = ("find_fails", "find_passes")
 
