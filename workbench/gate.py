@@ -43,6 +43,7 @@ class Policy:
     human_margin: float = 0.05             # judge-human agreement may trail human-human by this much
     max_self_preference: float = 0.10      # same-model and same-family effects, in both directions
     min_class_items: int = 10              # consensus passes (for TPR) and fails (for TNR) needed
+    min_category_items: int = 10           # a category smaller than this gets no agreement interval
     min_tpr_lower: float = 0.5             # lower bounds: the judge is shown to pass most passes ...
     min_tnr_lower: float = 0.5             # ... and to catch most fails
     max_flip_rate: float = 0.10
