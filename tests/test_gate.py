@@ -11,6 +11,7 @@ from workbench.gate import (
     NOT_APPLICABLE,
     NOT_MEASURABLE,
     PASSED,
+    UNDECIDED,
     WARNING,
     Policy,
     evaluate,
@@ -63,35 +64,104 @@ def test_every_check_passes_exactly_at_its_threshold():
 
 
 @pytest.mark.parametrize("change,check", [
-    ({"evidence": {"n_items": 49, "n_multi_rated": 15}}, "evidence"),
-    ({"evidence": {"n_items": 50, "n_multi_rated": 14}}, "evidence"),
-    ({"metrics": {**report()["metrics"], "krippendorff_alpha_ordinal": {"value": 0.8, "ci_low": 0.6669,
-                                                                        "ci_high": 0.9}}}, "agreement"),
-    ({"alt_test": {"raters": [{}, {}, {}], "winning_rate": 0.33, "passed": False}}, "as_good_as_human"),
-    ({"self_preference": {"same_family": {"value": 0.3, "ci_low": 0.1001, "ci_high": 0.5}}}, "self_preference"),
-    ({"self_preference": {"same_family": {"value": -0.3, "ci_low": -0.5, "ci_high": -0.1001}}}, "self_preference"),
+    ({"metrics": {**report()["metrics"], "krippendorff_alpha_ordinal": {"value": 0.5, "ci_low": 0.45,
+                                                                        "ci_high": 0.55}}}, "agreement"),
+    ({"alt_test": None, "human_ceiling": {"human_pairwise_agreement": 0.8, "judge_human_pairwise_agreement": 0.6,
+                                          "judge_minus_human_se": 0.02, "n_items_pairwise": 40}}, "as_good_as_human"),
+    ({"self_preference": {"same_family": {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}}}, "self_preference"),
+    ({"self_preference": {"same_family": {"value": -0.5, "ci_low": -0.6, "ci_high": -0.4}}}, "self_preference"),
     ({"self_preference": {"same_family": {"value": 0.0, "ci_low": -0.1, "ci_high": 0.1},
-                          "same_model": {"value": 0.3, "ci_low": 0.1001, "ci_high": 0.5}}}, "self_preference"),
-    ({"denominators": {"n_items": 50, "n_pos": 10, "n_neg": 9}}, "pass_fail"),
-    ({"denominators": {"n_items": 50, "n_pos": 9, "n_neg": 10}}, "pass_fail"),
-    ({"metrics": {**report()["metrics"], "tnr": {"value": 0.8, "ci_low": 0.4999, "ci_high": 0.9}}}, "pass_fail"),
-    ({"metrics": {**report()["metrics"], "tpr": {"value": 0.8, "ci_low": 0.4999, "ci_high": 0.9}}}, "pass_fail"),
-    ({"noise": {"flip_rate": 0.1001}}, "stable"),
+                          "same_model": {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}}}, "self_preference"),
+    ({"metrics": {**report()["metrics"], "tnr": {"value": 0.2, "ci_low": 0.1, "ci_high": 0.3}}}, "pass_fail"),
+    ({"metrics": {**report()["metrics"], "tpr": {"value": 0.2, "ci_low": 0.1, "ci_high": 0.3}}}, "pass_fail"),
+    ({"noise": {"flip_rate": 0.1001}}, "stable"),  # no item count (an old report): the point estimate decides
+    ({"noise": {"flip_rate": 0.5, "n_items": 200}}, "stable"),
     ({"n_unscored": 21, "n_scored": 979}, "complete"),
     ({"drift": {"stuart_maxwell": {"p_value": 0.0099}, "deltas": {}}}, "no_drift"),
     ({"drift": {"stuart_maxwell": {"p_value": 0.5},
                 "deltas": {"krippendorff_alpha_ordinal": {"value": -0.0501}}}}, "no_drift"),
 ])
-def test_each_check_fails_just_past_its_threshold(change, check):
-    s = statuses(report(**change))
-    assert s[check] == FAILED and [k for k, v in s.items() if v == FAILED] == [check]
+def test_a_clearly_bad_judge_fails_that_check_alone(change, check):
+    v = evaluate(typed(report(**change)), Policy())
+    s = {c.id: c.status for c in v.checks}
+    assert s[check] == FAILED and [k for k, x in s.items() if x in (FAILED, UNDECIDED)] == [check]
+    assert v.state == FAILED and v.headline == "NOT CALIBRATED" and not v.calibrated
 
 
-def test_as_good_as_human_falls_back_to_pairwise_agreement_with_few_raters():
-    r = report(alt_test={"raters": [{}, {}], "winning_rate": 1.0, "passed": True})
-    assert statuses(r)["as_good_as_human"] == PASSED  # 0.75 >= 0.8 - 0.05
-    r["human_ceiling"] = {"human_pairwise_agreement": 0.8, "judge_human_pairwise_agreement": 0.7499}
-    assert statuses(r)["as_good_as_human"] == FAILED
+@pytest.mark.parametrize("change,check", [
+    ({"evidence": {"n_items": 49, "n_multi_rated": 15}}, "evidence"),
+    ({"evidence": {"n_items": 50, "n_multi_rated": 14}}, "evidence"),
+    ({"metrics": {**report()["metrics"], "krippendorff_alpha_ordinal": {"value": 0.8, "ci_low": 0.6669,
+                                                                        "ci_high": 0.9}}}, "agreement"),
+    # below the bound at 95% but not at the interim boundary: read after every batch, that is not yet a failure
+    ({"metrics": {**report()["metrics"], "krippendorff_alpha_ordinal": {"value": 0.62, "ci_low": 0.55,
+                                                                        "ci_high": 0.66}}}, "agreement"),
+    ({"alt_test": {"raters": [{}, {}, {}], "winning_rate": 0.33, "passed": False},
+      "human_ceiling": {"human_pairwise_agreement": 0.8, "judge_human_pairwise_agreement": 0.75,
+                        "judge_minus_human_se": 0.05, "n_items_pairwise": 40}}, "as_good_as_human"),
+    ({"self_preference": {"same_family": {"value": 0.3, "ci_low": 0.1001, "ci_high": 0.5}}}, "self_preference"),
+    ({"self_preference": {"same_family": {"value": 0.06, "ci_low": -0.02, "ci_high": 0.14, "n": 40}}},
+     "self_preference"),
+    ({"denominators": {"n_items": 50, "n_pos": 10, "n_neg": 9}}, "pass_fail"),
+    ({"denominators": {"n_items": 50, "n_pos": 9, "n_neg": 10}}, "pass_fail"),
+    ({"metrics": {**report()["metrics"], "tnr": {"value": 0.8, "ci_low": 0.4999, "ci_high": 0.9}}}, "pass_fail"),
+    ({"noise": {"flip_rate": 0.08, "n_items": 100}}, "stable"),  # Wilson interval 0.04 to 0.15 straddles 0.10
+])
+def test_a_straddling_check_is_undecided_and_keeps_the_pair_from_calibrated(change, check):
+    v = evaluate(typed(report(**change)), Policy())
+    s = {c.id: c.status for c in v.checks}
+    assert s[check] == UNDECIDED and [k for k, x in s.items() if x in (FAILED, UNDECIDED)] == [check]
+    assert v.state == UNDECIDED and v.headline == "NOT DECIDED YET" and not v.calibrated
+    [c] = v.undecided
+    assert c.blocking and c.to_dict()["state"] == UNDECIDED and c.reason
+    assert v.summary().startswith(f"Not decided yet: {c.name} (")
+
+
+def test_reasons_carry_the_number_its_interval_and_the_bound():
+    def reason(**change):
+        return next(c for c in evaluate(typed(report(**change)), Policy()).checks if c.blocking).reason
+
+    metrics = report()["metrics"]
+    alpha = reason(metrics={**metrics, "krippendorff_alpha_ordinal": {"value": 0.71, "ci_low": 0.62,
+                                                                      "ci_high": 0.79}})
+    assert alpha.startswith("krippendorff_alpha_ordinal 0.71 [0.62, 0.79] does not yet clear 0.667 with 95% "
+                            "confidence; about ")
+    assert alpha.endswith(" more labeled items would decide it.")
+    bad = reason(metrics={**metrics, "krippendorff_alpha_ordinal": {"value": 0.5, "ci_low": 0.45, "ci_high": 0.55}})
+    assert bad.startswith("krippendorff_alpha_ordinal 0.50 [0.45, 0.55] is below 0.667 beyond doubt")
+    tnr = reason(metrics={**metrics, "tnr": {"value": 0.2, "ci_low": 0.1, "ci_high": 0.3}})
+    assert "TNR (n = 10 consensus fails) 0.20 [0.10, 0.30] is below 0.5 beyond doubt" in tnr
+    flips = reason(noise={"flip_rate": 0.5, "n_items": 200})
+    assert flips.startswith("flip rate 0.50 [0.43, 0.57] on 200 items with repeats is above 0.1")
+    sp = reason(self_preference={"same_family": {"value": 0.31, "ci_low": 0.18, "ci_high": 0.44, "n": 40}})
+    assert "scores its own family (openai) 0.31 higher than humans do" in sp
+    assert "(+0.31 [+0.18, +0.44], 40 items, bound +/-0.1)" in sp
+
+
+def test_undecided_says_how_many_more_labels_decide_it():
+    r = report(self_preference={"same_family": {"value": 0.06, "ci_low": -0.02, "ci_high": 0.14, "n": 40}})
+    [sp] = [c for c in evaluate(typed(r), Policy()).checks if c.id == "self_preference"]
+    # half-width 0.08 (se 0.0408) must shrink to 0.04 (the distance to +0.1): four times the items
+    assert sp.more_items == 120 and "about 120 more labeled same-family items would decide it." in sp.reason
+    r = report(evidence={"n_items": 27, "n_multi_rated": 3})
+    [ev] = [c for c in evaluate(typed(r), Policy()).checks if c.id == "evidence"]
+    assert ev.message.endswith("Label 23 more items to reach 50 with a consensus and a judge score and get 12 more "
+                               "items labeled by 2 raters to reach 30%.")
+    r = report(denominators={"n_items": 50, "n_pos": 49, "n_neg": 1})
+    [pf] = [c for c in evaluate(typed(r), Policy()).checks if c.id == "pass_fail"]
+    assert pf.message.startswith("TNR cannot be judged yet: 1 item has a consensus fail (10 needed); label about 9 "
+                                 "more items that humans would fail")
+
+
+def test_as_good_as_human_falls_back_to_the_paired_interval_with_few_raters():
+    r = report(alt_test={"raters": [{}, {}], "winning_rate": 1.0, "passed": True},
+               human_ceiling={"human_pairwise_agreement": 0.8, "judge_human_pairwise_agreement": 0.8,
+                              "judge_minus_human_se": 0.02, "n_items_pairwise": 60})
+    assert statuses(r)["as_good_as_human"] == PASSED  # +0.05 [+0.01, +0.09] clears 0
+    r["human_ceiling"]["judge_minus_human_se"] = 0.04
+    assert statuses(r)["as_good_as_human"] == UNDECIDED  # +0.05 [-0.03, +0.13]
+    r["human_ceiling"]["judge_human_pairwise_agreement"] = 0.55
+    assert statuses(r)["as_good_as_human"] == FAILED  # -0.20, its 99.9% interval still below 0
 
 
 def test_not_measurable_and_not_applicable_do_not_block_but_say_so():
@@ -100,45 +170,27 @@ def test_not_measurable_and_not_applicable_do_not_block_but_say_so():
     v = evaluate(typed(r), Policy())
     by_id = {c.id: c for c in v.checks}
     assert by_id["self_preference"].status == NOT_MEASURABLE and "not evidence of no bias" in by_id["self_preference"].message
+    assert by_id["self_preference"].state == WARNING and not by_id["self_preference"].blocking
     assert by_id["stable"].status == NOT_APPLICABLE and by_id["no_drift"].status == NOT_APPLICABLE
-    assert v.calibrated
+    assert v.calibrated and v.headline == "CALIBRATED"
+    assert v.summary() == "Calibrated: every deciding check passed (1 warning, which does not block: no material " \
+                          "self-preference)."
 
 
-def test_messages_say_what_to_do():
-    r = report(evidence={"n_items": 27, "n_multi_rated": 3})
-    [ev] = [c for c in evaluate(typed(r), Policy()).checks if c.id == "evidence"]
-    assert ev.message == ("Not enough evidence: label 23 more items to reach 50 with a consensus and a judge score "
-                          "and get 12 more items labeled by 2 raters to reach 30%.")
-    r = report(self_preference={"same_family": {"value": 0.31, "ci_low": 0.18, "ci_high": 0.44, "n": 40}})
-    [sp] = [c for c in evaluate(typed(r), Policy()).checks if c.id == "self_preference"]
-    assert "scores its own family (openai) 0.31 higher than humans do" in sp.message
-    assert "(interval 0.18 to 0.44, 40 items)" in sp.message
-    r = report(denominators={"n_items": 50, "n_pos": 49, "n_neg": 1})
-    [pf] = [c for c in evaluate(typed(r), Policy()).checks if c.id == "pass_fail"]
-    assert pf.message.startswith("TNR cannot be judged yet: 1 item has a consensus fail; label about 9 more items "
-                                 "that humans would fail.")
-
-
-def test_inconclusive_self_preference_is_a_warning_that_says_what_would_settle_it():
-    r = report(self_preference={"same_family": {"value": 0.06, "ci_low": -0.02, "ci_high": 0.14, "n": 40}})
+def test_a_failure_outranks_an_undecided_check():
+    r = report(evidence={"n_items": 49, "n_multi_rated": 15}, noise={"flip_rate": 0.5, "n_items": 200})
     v = evaluate(typed(r), Policy())
-    [sp] = [c for c in v.checks if c.id == "self_preference"]
-    assert sp.status == WARNING and v.calibrated
-    # half-width 0.08 must shrink to 0.04 (the distance to +0.1): four times the items
-    assert "inconclusive, the interval crosses +0.1; about 120 more same-family items would settle it." in sp.message
-    r = report(self_preference={"same_family": {"value": -0.2, "ci_low": -0.3, "ci_high": -0.05, "n": 30}})
-    [sp] = [c for c in evaluate(typed(r), Policy()).checks if c.id == "self_preference"]
-    assert sp.status == WARNING and "crosses -0.1" in sp.message
+    assert v.state == FAILED and [c.id for c in v.undecided] == ["evidence"] and [c.id for c in v.failed] == ["stable"]
 
 
 def test_a_weak_category_is_a_warning():
     cats = {"a": {"n_items": 40, "exact_agreement": {"value": 0.9}, "worse_than_rest": {"significant": False}},
             "b": {"n_items": 30, "exact_agreement": {"value": 0.4},
-                  "worse_than_rest": {"significant": True, "difference": -0.5}}}
+                  "worse_than_rest": {"significant": True, "difference": -0.5, "ci_low": -0.7, "ci_high": -0.3}}}
     v = evaluate(typed(report(per_category=cats)), Policy())
     [cat] = [c for c in v.checks if c.id == "categories"]
-    assert cat.status == WARNING and v.calibrated and "'b' (exact agreement 0.40, n = 30, 0.50 below the rest)" \
-        in cat.message
+    assert cat.status == WARNING and v.calibrated and "'b' (exact agreement 0.40, n = 30, 0.50 below the rest " \
+        "[-0.70, -0.30])" in cat.message
 
 
 def test_policy_overrides_and_unknown_keys(tmp_path):
@@ -149,7 +201,7 @@ def test_policy_overrides_and_unknown_keys(tmp_path):
         policy_from_dict({"min_itmes": 3})
     with pytest.raises(InputError, match="field 'min_items': must be a int, got 'many'"):
         policy_from_dict({"min_items": "many"})
-    assert statuses(report(), p)["evidence"] == FAILED
+    assert statuses(report(), p)["evidence"] == UNDECIDED
 
 
 def test_rubric_gate_overrides_reach_the_verdict(demo_store, tmp_path):
@@ -165,12 +217,12 @@ def test_rubric_gate_overrides_reach_the_verdict(demo_store, tmp_path):
     rep = calibrate(demo_store, "demo", "demo-patch-quality", "careful-sonnet")
     assert rep.rubric.version == 2 and rep.policy.min_items == 500
     [ev] = [c for c in rep.verdict.checks if c.id == "evidence"]
-    assert ev.status == "failed" and "label 359 more items" in ev.message
+    assert ev.status == UNDECIDED and "Label 359 more items" in ev.message
 
 
 EXPECTED = {
     "careful-sonnet": set(),
-    "lenient-mini": {"agreement"},
+    "lenient-mini": {"as_good_as_human"},  # and its agreement is not shown to clear the bound (below)
     "gpt4o-self": {"self_preference"},
     "noisy-llama": {"stable", "no_drift"},
 }
@@ -184,5 +236,6 @@ def test_demo_judges_fail_on_their_planted_problem(demo_store, judge):
     assert EXPECTED[judge] <= failed
     if judge == "lenient-mini":
         assert rep.metrics["mean_signed_error"].ci_low > 0  # lenient: judges higher than the humans
+        assert {c.id: c.status for c in rep.verdict.checks}["agreement"] != PASSED
     if judge == "careful-sonnet":
         assert rep.self_preference.same_family.ci_low < 0.1

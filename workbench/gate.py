@@ -23,11 +23,16 @@ from .strict_yaml import load_yaml, read_utf8
 if TYPE_CHECKING:  # the report module builds on Check, Verdict and Policy: the checks only read its attributes
     from .report import CalibrationReport, Drift, Metric
 
-PASSED, FAILED, WARNING, NOT_MEASURABLE, NOT_APPLICABLE = (
-    "passed", "failed", "warning", "not_measurable", "not_applicable")
+PASSED, FAILED, UNDECIDED, WARNING, NOT_MEASURABLE, NOT_APPLICABLE = (
+    "passed", "failed", "undecided", "warning", "not_measurable", "not_applicable")
+#: The three states that decide a check; the other statuses are notes that never block.
+DECIDING = (PASSED, FAILED, UNDECIDED)
 #: How each status is marked in text (CLI, card) and in the UI.
-STATUS_MARK = {PASSED: "PASS", FAILED: "FAIL", WARNING: "WARN", NOT_MEASURABLE: "WARN", NOT_APPLICABLE: " -- "}
-STATUS_ICON = {PASSED: "✅", FAILED: "❌", WARNING: "⚠️", NOT_MEASURABLE: "⚠️", NOT_APPLICABLE: "➖"}
+STATUS_MARK = {PASSED: "PASS", FAILED: "FAIL", UNDECIDED: "UNDECIDED", WARNING: "WARN", NOT_MEASURABLE: "WARN",
+               NOT_APPLICABLE: " -- "}
+STATUS_ICON = {PASSED: "✅", FAILED: "❌", UNDECIDED: "⏳", WARNING: "⚠️", NOT_MEASURABLE: "⚠️", NOT_APPLICABLE: "➖"}
+#: The verdict's headline, by its state.
+HEADLINE = {PASSED: "CALIBRATED", FAILED: "NOT CALIBRATED", UNDECIDED: "NOT DECIDED YET"}
 
 
 @dataclass(frozen=True)
@@ -102,19 +107,38 @@ def load_policy(path: str | Path | None, rubric_gate: dict[str, Any] | None = No
 
 @dataclass(frozen=True)
 class Check:
+    """One gate check. ``reason`` is the sentence a lead decides from (the number, its interval and the bound);
+    ``message`` adds what to do about it. ``more_items`` (undecided checks): items with a consensus label, of the
+    kind the check needs, that would decide it by the interval model of :mod:`workbench.stats.planning`."""
+
     id: str
     name: str
     status: str
     value: Any
     threshold: Any
     message: str
+    reason: str = ""
+    more_items: int | None = None
+
+    @property
+    def state(self) -> str:
+        """``passed``, ``failed`` or ``undecided`` for a check that decides; ``warning`` or ``not_applicable`` for a
+        note that never blocks (a check this data cannot measure is a warning, said as such)."""
+        if self.status in DECIDING or self.status == NOT_APPLICABLE:
+            return self.status
+        return WARNING
+
+    @property
+    def blocking(self) -> bool:
+        """Whether this check keeps the pair from being exported (failed, or not decided yet)."""
+        return self.status in (FAILED, UNDECIDED)
 
     @property
     def passed(self) -> bool:
-        return self.status != FAILED
+        return not self.blocking
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "passed": self.passed}
+        return {**asdict(self), "state": self.state, "blocking": self.blocking, "passed": self.passed}
 
 
 @dataclass(frozen=True)
@@ -122,15 +146,43 @@ class Verdict:
     checks: tuple[Check, ...]
 
     @property
+    def state(self) -> str:
+        """``failed`` when a check failed, else ``undecided`` when one is not decided yet, else ``passed``."""
+        statuses = {c.status for c in self.checks}
+        return FAILED if FAILED in statuses else UNDECIDED if UNDECIDED in statuses else PASSED
+
+    @property
     def calibrated(self) -> bool:
-        return all(c.passed for c in self.checks)
+        return self.state == PASSED
 
     @property
     def failed(self) -> list[Check]:
         return [c for c in self.checks if c.status == FAILED]
 
+    @property
+    def undecided(self) -> list[Check]:
+        return [c for c in self.checks if c.status == UNDECIDED]
+
+    @property
+    def headline(self) -> str:
+        """'CALIBRATED', 'NOT CALIBRATED' or 'NOT DECIDED YET'."""
+        return HEADLINE[self.state]
+
+    def summary(self) -> str:
+        """One sentence: the verdict, and the checks that keep it from 'calibrated' with what they need."""
+        if self.state == PASSED:
+            notes = [c.name for c in self.checks if c.state == WARNING]
+            return ("Calibrated: every deciding check passed" +
+                    (f" ({len(notes)} warning{'s' * (len(notes) != 1)}, which "
+                     f"{'does' if len(notes) == 1 else 'do'} not block: {', '.join(notes)})."
+                     if notes else "."))
+        if self.state == FAILED:
+            return "Not calibrated: it fails " + "; ".join(f"{c.name} ({c.reason.rstrip('.')})" for c in self.failed) + "."
+        return "Not decided yet: " + "; ".join(f"{c.name} ({c.reason.rstrip('.')})" for c in self.undecided) + "."
+
     def to_dict(self) -> dict[str, Any]:
-        return {"calibrated": self.calibrated, "checks": [c.to_dict() for c in self.checks]}
+        return {"calibrated": self.calibrated, "state": self.state, "headline": self.headline,
+                "summary": self.summary(), "checks": [c.to_dict() for c in self.checks]}
 
 
 def _num(x: Any) -> float | None:
@@ -222,83 +274,181 @@ def evidence_needs(r: CalibrationReport, p: Policy) -> tuple[int, int, int, floa
     return n, need_items, need_multi, (multi / n if n else 0.0)
 
 
+# -- the interval rule, once ------------------------------------------------------------------------------------------
+# A check passes when its 95% interval clears the bound. Leads read the gate after every batch of labels, so a
+# failure is decided only at the interim boundary (Haybittle-Peto: the interval widened to 99.9%); in between the
+# check is undecided. The plan reads these same states (``services.planning``).
+
+def _iv(low: float | None, high: float | None, signed: bool = False) -> str:
+    f = (lambda x: "n/a" if x is None else f"{x:+.2f}") if signed else _f
+    return f"[{f(low)}, {f(high)}]"
+
+
+def _decide_lower_bound(value: float | None, low: float | None, high: float | None, bound: float) -> str:
+    from .stats.planning import threshold_decision
+
+    state = threshold_decision(value, low, high, bound)
+    return UNDECIDED if state is None else PASSED if state else FAILED
+
+
+def _wide(value: float, low: float, high: float) -> tuple[float, float]:
+    from .stats.planning import widened_interval
+
+    return widened_interval(value, low, high)
+
+
+def _more_to_clear(value: float | None, se: float | None, n: int, bound: float, *,
+                   failing: bool | None = None) -> int | None:
+    """More items (of the check's kind) until the interval clears ``bound`` on the side the estimate is on: at 95%
+    on the passing side, at the interim boundary on the failing one (``failing``: below ``bound`` unless said)."""
+    from .stats.planning import INTERIM_LEVEL, items_to_clear
+
+    if value is None or not se or n <= 0:
+        return None
+    failing = value < bound if failing is None else failing
+    total = items_to_clear(value, se, n, bound, level=INTERIM_LEVEL if failing else 0.95)
+    return None if total is None else max(1, total - n)
+
+
+def se_from_interval(low: float | None, high: float | None) -> float | None:
+    """The standard error a 95% interval implies under the normal approximation (None without an interval)."""
+    from .stats.planning import z_value
+
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        return None
+    return (high - low) / (2 * z_value(0.95))
+
+
+def metric_se(r: CalibrationReport, name: str) -> float | None:
+    """The metric's standard error as the noise floor estimated it, else as its interval implies."""
+    floor = r.noise_floor.metrics.get(name) if r.noise_floor else None
+    if floor is not None and floor.se:
+        return float(floor.se)
+    m = r.metric(name)
+    return se_from_interval(_num(m.ci_low), _num(m.ci_high))
+
+
+def _decides(more: int | None) -> str:
+    return (f"about {more} more labeled item{'s' * (more != 1)} would decide it" if more else
+            "it sits on its bound, so more labels will hardly decide it")
+
+
+def _below_sentence(what: str, value: float, low: float, high: float, bound: float, state: str,
+                    more: int | None) -> str:
+    """The sentence of a lower-bound check: number, interval, bound and what decides it."""
+    head = f"{what} {_f(value)} {_iv(low, high)}"
+    if state == PASSED:
+        return f"{head} clears {bound} with 95% confidence."
+    if state == FAILED:
+        wide_high = _wide(value, low, high)[1]
+        return f"{head} is below {bound} beyond doubt (even its 99.9% interval ends at {_f(wide_high)})."
+    if value >= bound:
+        return f"{head} does not yet clear {bound} with 95% confidence; {_decides(more)}."
+    wide_high = _wide(value, low, high)[1]
+    return (f"{head} is below {bound}, but not beyond doubt yet (a failure needs the 99.9% interval, now up to "
+            f"{_f(wide_high)}, wholly below); {_decides(more)}.")
+
+
 def _evidence(r: CalibrationReport, p: Policy) -> Check:
     n, need_items, need_multi, share = evidence_needs(r, p)
     ok = need_items == 0 and need_multi == 0
-    if ok:
-        msg = (f"{n} items have a consensus label and a judge score, {share:.0%} of them with "
-               f"{p.min_raters_per_item}+ raters.")
-    else:
-        parts = []
-        if need_items:
-            parts.append(f"label {need_items} more item{'s' * (need_items != 1)} to reach {p.min_items} with a "
-                         f"consensus and a judge score")
-        if need_multi:
-            parts.append(f"get {need_multi} more item{'s' * (need_multi != 1)} labeled by {p.min_raters_per_item} "
-                         f"raters to reach {p.min_multi_rated_share:.0%}")
-        msg = "Not enough evidence: " + " and ".join(parts) + "."
-    return Check("evidence", "enough evidence", PASSED if ok else FAILED,
+    reason = (f"{n} items have a consensus label and a judge score ({p.min_items} needed), {share:.0%} of them with "
+              f"{p.min_raters_per_item}+ raters ({p.min_multi_rated_share:.0%} needed)"
+              + ("." if ok else ": not enough evidence yet."))
+    parts = []
+    if need_items:
+        parts.append(f"label {need_items} more item{'s' * (need_items != 1)} to reach {p.min_items} with a "
+                     f"consensus and a judge score")
+    if need_multi:
+        parts.append(f"get {need_multi} more item{'s' * (need_multi != 1)} labeled by {p.min_raters_per_item} "
+                     f"raters to reach {p.min_multi_rated_share:.0%}")
+    msg = reason + (" " + " and ".join(parts).capitalize() + "." if parts else "")
+    return Check("evidence", "enough evidence", PASSED if ok else UNDECIDED,
                  {"n_items": n, "multi_rated_share": round(share, 4)},
-                 {"min_items": p.min_items, "min_multi_rated_share": p.min_multi_rated_share}, msg)
+                 {"min_items": p.min_items, "min_multi_rated_share": p.min_multi_rated_share}, msg, reason,
+                 None if ok else need_items + need_multi)
 
 
 def _agreement(r: CalibrationReport, p: Policy) -> Check:
     m = r.metric(p.agreement_metric)
-    value, low = _num(m.value), _num(m.ci_low)
-    name = p.agreement_metric
-    if low is None:
-        return Check("agreement", "agreement", FAILED, value, p.min_agreement_lower,
-                     f"{name} has no interval ({m.reason or 'too few items or a single label'}); "
-                     f"add labeled items with varied scores.")
-    ok = low >= p.min_agreement_lower
-    caveat = r.metric_reasons.get(name)
-    msg = (f"{name} is {_f(value)} (interval {_f(low)} to {_f(_num(m.ci_high))}); its lower bound "
-           + (f"clears {p.min_agreement_lower}." if ok else
-              f"is below {p.min_agreement_lower}: the judge does not agree with the consensus reliably enough."))
-    if not ok:
+    value, low, high = _num(m.value), _num(m.ci_low), _num(m.ci_high)
+    name, bound = p.agreement_metric, p.min_agreement_lower
+    if value is None or low is None or high is None:
+        reason = (f"{name} has no interval ({m.reason or 'too few items or a single label'}), so it cannot be "
+                  f"compared with {bound} yet.")
+        return Check("agreement", "agreement", UNDECIDED, value, bound,
+                     reason + " Add labeled items with varied scores.", reason)
+    state = _decide_lower_bound(value, low, high, bound)
+    more = _more_to_clear(value, metric_se(r, name), int(r.n_items or 0), bound) if state == UNDECIDED else None
+    reason = _below_sentence(name, value, low, high, bound, state, more)
+    msg = reason
+    if state != PASSED:
         mse = r.metric("mean_signed_error")
         direction = leniency(mse)
         if direction:
             msg += (f" It scores {abs(_num(mse.value) or 0):.2f} {'higher' if direction == 'lenient' else 'lower'}"
                     f" than the humans on average ({direction}): tighten the rubric's level descriptions.")
-    if caveat:  # e.g. undefined in many resamples: the interval is conditional, and the lead should know
+    if caveat := r.metric_reasons.get(name):  # e.g. undefined in many resamples: the interval is conditional
         msg += f" Note: {caveat}."
-    return Check("agreement", "agreement", PASSED if ok else FAILED, {"value": value, "ci_low": low},
-                 p.min_agreement_lower, msg)
+    return Check("agreement", "agreement", state, {"value": value, "ci_low": low, "ci_high": high}, bound, msg,
+                 reason, more)
 
 
 def _as_good_as_human(r: CalibrationReport, p: Policy) -> Check:
+    """Passed by the alternative-annotator test (where it runs and passes); otherwise decided by the paired
+    interval of judge-human minus human-human pairwise agreement plus the margin, against 0."""
     alt = r.alt_test
     qualified = len(alt.raters) if alt else 0
-    if alt and qualified >= p.alt_test_min_raters and alt.winning_rate is not None:
-        ok = bool(alt.passed)
+    name = "as good as a human"
+    if alt and qualified >= p.alt_test_min_raters and alt.winning_rate is not None and alt.passed:
         wr, adv = _num(alt.winning_rate), _num(alt.advantage_probability)
-        msg = (f"Alternative-annotator test over {qualified} raters: winning rate {_f(wr)} "
-               f"(advantage probability {_f(adv)}, epsilon {alt.epsilon}); "
-               + ("the judge can stand in for a reviewer." if ok else
-                  "below 0.5: the judge cannot yet replace a reviewer."))
-        return Check("as_good_as_human", "as good as a human", PASSED if ok else FAILED,
-                     {"winning_rate": wr, "advantage_probability": adv}, {"winning_rate": 0.5}, msg)
+        reason = (f"Alternative-annotator test over {qualified} raters: winning rate {_f(wr)} (0.5 needed, "
+                  f"advantage probability {_f(adv)}, epsilon {alt.epsilon}): the judge can stand in for a reviewer.")
+        return Check("as_good_as_human", name, PASSED, {"winning_rate": wr, "advantage_probability": adv},
+                     {"winning_rate": 0.5}, reason, reason)
+    alt_said = (f"the alternative-annotator test over {qualified} raters is not passed (winning rate "
+                f"{_f(_num(alt.winning_rate))}, 0.5 needed)" if alt and alt.winning_rate is not None else
+                f"only {qualified} rater(s) qualify for the alternative-annotator test ({p.alt_test_min_raters} "
+                "needed)")
     hc = r.human_ceiling
     hh, jh = _num(hc.human_pairwise_agreement), _num(hc.judge_human_pairwise_agreement)
-    if hh is None or jh is None:
-        return Check("as_good_as_human", "as good as a human", FAILED, None, None,
-                     f"Cannot compare the judge with the humans: {qualified} rater(s) qualify for the alternative-"
-                     f"annotator test and no item has two human labels; have at least two reviewers label the same items.")
-    ok = jh >= hh - p.human_margin
-    msg = (f"Judge-human pairwise agreement {_f(jh)} against human-human {_f(hh)} (only {qualified} rater(s) "
-           f"qualify for the alternative-annotator test, {p.alt_test_min_raters} needed); "
-           + ("within the margin." if ok else f"more than {p.human_margin} below the humans' own agreement."))
-    return Check("as_good_as_human", "as good as a human", PASSED if ok else FAILED,
-                 {"judge_human": jh, "human_human": hh}, {"margin": p.human_margin}, msg)
+    se = _num(hc.judge_minus_human_se)
+    n_pairs = int(hc.n_items_pairwise or 0)
+    if hh is None or jh is None or not se:
+        more = max(2, p.min_class_items - n_pairs)
+        reason = (f"Cannot compare the judge with the humans yet: {alt_said}, and judge-human against human-human "
+                  f"agreement has no interval ({n_pairs} items with two human labels).")
+        return Check("as_good_as_human", name, UNDECIDED, {"judge_human": jh, "human_human": hh},
+                     {"margin": p.human_margin}, reason + " Have at least two reviewers label the same items.",
+                     reason, more)
+    from .stats.planning import z_value
+
+    gap = jh - hh + p.human_margin  # >= 0: as good as the humans, within the gate's margin
+    low, high = gap - z_value(0.95) * se, gap + z_value(0.95) * se
+    state = _decide_lower_bound(gap, low, high, 0.0)
+    more = _more_to_clear(gap, se, n_pairs, 0.0) if state == UNDECIDED else None
+    head = (f"Judge-human agreement {_f(jh)} against human-human {_f(hh)} on {n_pairs} items with 2+ reviewers: "
+            f"the difference plus the margin {p.human_margin} is {gap:+.2f} {_iv(low, high, signed=True)}")
+    if state == PASSED:
+        reason = f"{head}, which clears 0 with 95% confidence ({alt_said})."
+    elif state == FAILED:
+        reason = (f"{head}, below 0 beyond doubt (99.9% interval up to {_wide(gap, low, high)[1]:+.2f}): the judge "
+                  "agrees with the reviewers less than they agree with each other.")
+    else:
+        reason = f"{head}, which does not yet clear 0 with 95% confidence; {_decides(more)} (two labels each)."
+    return Check("as_good_as_human", name, state, {"judge_human": jh, "human_human": hh, "difference": gap,
+                                                   "ci_low": low, "ci_high": high},
+                 {"margin": p.human_margin}, reason, reason, more)
 
 
 def _self_preference(r: CalibrationReport, p: Policy) -> Check:
-    """Both effects, both directions: the worst of the two decides; inconclusive is a warning."""
+    """Both effects, both directions: the worst of the two decides; a check this data cannot measure warns."""
+    from .stats.planning import band_decision, z_value
+
     sp = r.self_preference
     family = r.judge.family or "its"
     t = p.max_self_preference
-    states, sentences, values = [], [], {}
+    states, sentences, values, more_total = [], [], {}, 0
     for name, who in (("same_family", f"its own family ({family})"), ("same_model", "its own model")):
         e = getattr(sp, name)
         value, low, high = (_num(e.value), _num(e.ci_low), _num(e.ci_high)) if e else (None, None, None)
@@ -311,96 +461,111 @@ def _self_preference(r: CalibrationReport, p: Policy) -> Check:
             continue
         direction = "higher" if value >= 0 else "lower"
         said = (f"The judge scores {who} {abs(value):.2f} {direction} than humans do, relative to other families "
-                f"(interval {_f(low)} to {_f(high)}, {e.n} items)")
-        if low > t or high < -t:
+                f"({value:+.2f} {_iv(low, high, signed=True)}, {e.n} items, bound +/-{t})")
+        decision = band_decision(value, low, high, t)
+        if decision is False:
             states.append(FAILED)
-            side = f"above +{t}" if low > t else f"below -{t}"
-            kind = "favours" if low > t else "is harsh on"
-            sentences.append(f"{said}: the whole interval is {side}, so it {kind} {who}; do not use it on those "
-                             "outputs.")
-        elif low >= -t and high <= t:
+            wide = _wide(value, low, high)
+            side, kind = (f"above +{t}", "favours") if wide[0] > t else (f"below -{t}", "is harsh on")
+            sentences.append(f"{said}: beyond doubt {side} (99.9% interval {_iv(*wide, signed=True)}), so it {kind} "
+                             f"{who}; do not use it on those outputs.")
+        elif decision is True:
             states.append(PASSED)
-            sentences.append(f"{said}: within +/-{t}.")
+            sentences.append(f"{said}: within +/-{t} with 95% confidence.")
         else:
-            states.append(WARNING)
-            more = _items_to_settle(value, low, high, int(e.n or 0), t)
-            sentences.append(f"{said}: inconclusive, the interval crosses {'+' if value >= 0 else '-'}{t}"
-                             + (f"; about {more} more {'same-family' if name == 'same_family' else 'same-model'} "
-                                "items would settle it." if more else
-                                "; the effect sits at the threshold, so more items will hardly settle it."))
-    order = (FAILED, WARNING, NOT_MEASURABLE, PASSED)
+            states.append(UNDECIDED)
+            se = (high - low) / (2 * z_value(0.95)) if high > low else None
+            more = _more_to_clear(abs(value), se, int(e.n or 0), t, failing=abs(value) > t)
+            more_total += more or 0
+            what = "same-family" if name == "same_family" else "same-model"
+            sentences.append(f"{said}: not decided yet, the interval crosses {'+' if value >= 0 else '-'}{t}; "
+                             + (f"about {more} more labeled {what} items would decide it." if more else
+                                "the effect sits at the bound, so more labels will hardly decide it."))
+    order = (FAILED, UNDECIDED, NOT_MEASURABLE, PASSED)
     status = next((s for s in order if s in states), NOT_MEASURABLE)
-    return Check("self_preference", "no material self-preference", status, values, t, " ".join(sentences))
-
-
-def _items_to_settle(value: float, low: float, high: float, n: int, t: float) -> int | None:
-    """More same-X items that would shrink the interval to clear the nearest threshold (half-width ~ 1/sqrt(n))."""
-    half = (high - low) / 2
-    if abs(value) > t:
-        needed = abs(value) - t          # to lie wholly beyond the threshold
-    else:
-        needed = t - abs(value)          # to lie wholly within
-    if needed < 0.01 or half <= 0 or n <= 0:
-        return None
-    return max(1, math.ceil(n * (half / needed) ** 2) - n)
+    text = " ".join(sentences)
+    return Check("self_preference", "no material self-preference", status, values, t, text, text,
+                 (more_total or None) if status == UNDECIDED else None)
 
 
 def _pass_fail(r: CalibrationReport, p: Policy) -> Check:
     """Enough consensus passes and fails to judge TPR and TNR, and both shown to be high enough."""
     den = r.denominators
     n_pos, n_neg = (int(den.n_pos or 0), int(den.n_neg or 0)) if den else (0, 0)
-    problems, fine = [], []
+    states, sentences, more_total = [], [], 0
     for name, n, kind, bound in (("TPR", n_pos, "pass", p.min_tpr_lower), ("TNR", n_neg, "fail", p.min_tnr_lower)):
         m = r.metric(name.lower())
         value, low, high = _num(m.value), _num(m.ci_low), _num(m.ci_high)
         if n < p.min_class_items:
-            problems.append(f"{name} cannot be judged yet: {n} item{'s' * (n != 1)} {'has' if n == 1 else 'have'} a "
-                            f"consensus {kind}; label about {p.min_class_items - n} more items that humans would "
-                            f"{kind}")
-        elif low is None:
-            problems.append(f"{name} has no interval")
-        elif low < bound:
-            problems.append(f"{name} is {_f(value)} (interval {_f(low)} to {_f(high)}, n = {n}); its lower bound is "
-                            f"below {bound}")
-        else:
-            fine.append(f"{name} {_f(value)} (interval {_f(low)} to {_f(high)}, n = {n})")
-    ok = not problems
-    msg = ("; ".join(fine) + "." if ok else "; ".join(problems) + "."
-           + (f" ({'; '.join(fine)}.)" if fine else ""))
-    return Check("pass_fail", "passes and fails", PASSED if ok else FAILED,
+            more = p.min_class_items - n
+            states.append(UNDECIDED)
+            more_total += more
+            sentences.append(f"{name} cannot be judged yet: {n} item{'s' * (n != 1)} {'has' if n == 1 else 'have'} a "
+                             f"consensus {kind} ({p.min_class_items} needed); label about {more} more items that "
+                             f"humans would {kind}")
+            continue
+        if value is None or low is None or high is None:
+            states.append(UNDECIDED)
+            sentences.append(f"{name} has no interval yet (n = {n})")
+            continue
+        state = _decide_lower_bound(value, low, high, bound)
+        more = _more_to_clear(value, se_from_interval(low, high), n, bound) if state == UNDECIDED else None
+        states.append(state)
+        more_total += more or 0
+        sentences.append(_below_sentence(f"{name} (n = {n} consensus {kind}{'es' if kind == 'pass' else 's'})", value, low, high, bound, state,
+                                         more).rstrip("."))
+    status = FAILED if FAILED in states else UNDECIDED if UNDECIDED in states else PASSED
+    rank = {FAILED: 0, UNDECIDED: 1, PASSED: 2}  # what keeps the pair from 'calibrated' is read first
+    text = "; ".join(sentence for _, sentence in sorted(zip(states, sentences), key=lambda x: rank[x[0]])) + "."
+    return Check("pass_fail", "passes and fails", status,
                  {"n_pos": n_pos, "n_neg": n_neg, "tpr_ci_low": _num(r.metric("tpr").ci_low),
                   "tnr_ci_low": _num(r.metric("tnr").ci_low)},
                  {"min_class_items": p.min_class_items, "min_tpr_lower": p.min_tpr_lower,
-                  "min_tnr_lower": p.min_tnr_lower}, msg)
+                  "min_tnr_lower": p.min_tnr_lower}, text, text, (more_total or None) if status == UNDECIDED else None)
 
 
 def _categories(r: CalibrationReport, p: Policy) -> Check:
-    """A warning for each category where the judge agrees significantly less than on the rest."""
+    """A warning for each category where the judge agrees significantly less than on the rest (never blocks)."""
     cats = r.per_category
     worse = {name: c for name, c in cats.items() if c.weaker}
     if len(cats) < 2:
-        return Check("categories", "no weak category", NOT_APPLICABLE, None, None,
-                     "Only one category, so there is nothing to compare it with.")
+        text = "Only one category, so there is nothing to compare it with."
+        return Check("categories", "no weak category", NOT_APPLICABLE, None, None, text, text)
     if not worse:
-        return Check("categories", "no weak category", PASSED, [], None,
-                     f"No category of {len(cats)} is significantly worse than the rest.")
+        text = f"No category of {len(cats)} is significantly worse than the rest."
+        return Check("categories", "no weak category", PASSED, [], None, text, text)
     parts = [f"'{name}' (exact agreement {_f(_num(_value(c.exact_agreement)))}, n = {c.n_items}, "
-             f"{abs(c.worse_than_rest.difference):.2f} below the rest)" for name, c in worse.items()]
+             f"{abs(c.worse_than_rest.difference):.2f} below the rest "
+             f"{_iv(c.worse_than_rest.ci_low, c.worse_than_rest.ci_high, signed=True)})" for name, c in worse.items()]
+    reason = f"The judge is significantly worse on {', '.join(parts)}; a warning, which does not block."
     return Check("categories", "no weak category", WARNING, sorted(worse), None,
-                 f"The judge is significantly worse on {', '.join(parts)}: read its disagreements there before "
-                 "trusting it on that category.")
+                 reason + " Read its disagreements there before trusting it on that category.", reason)
 
 
 def _stable(r: CalibrationReport, p: Policy) -> Check:
     flip = _num(r.noise.flip_rate if r.noise else None)
+    limit = p.max_flip_rate
     if flip is None:
-        return Check("stable", "stable", NOT_APPLICABLE, None, p.max_flip_rate,
-                     "No repeats recorded; run the judge with --repeats 2 or more to measure its noise.")
-    ok = flip <= p.max_flip_rate
-    msg = (f"{flip:.0%} of items change score between repeats "
-           + ("(within the limit)." if ok else
-              f"(limit {p.max_flip_rate:.0%}): lower the temperature or average several repeats."))
-    return Check("stable", "stable", PASSED if ok else FAILED, flip, p.max_flip_rate, msg)
+        text = "No repeats recorded; run the judge with --repeats 2 or more to measure its noise."
+        return Check("stable", "stable", NOT_APPLICABLE, None, limit, text, text)
+    n = int(r.noise.n_items or 0)
+    if n:
+        from .stats.proportion import proportion_interval
+
+        low, high = proportion_interval(flip, n)
+        # an upper-bound check is a lower-bound check on the share of items that keep their score
+        state = _decide_lower_bound(1 - flip, 1 - high, 1 - low, 1 - limit)
+        more = _more_to_clear(1 - flip, se_from_interval(low, high), n, 1 - limit) if state == UNDECIDED else None
+        head = f"flip rate {flip:.2f} {_iv(low, high)} on {n} items with repeats"
+        reason = {PASSED: f"{head} is below {limit} with 95% confidence.",
+                  FAILED: f"{head} is above {limit} beyond doubt.",
+                  UNDECIDED: f"{head} is not yet shown to be below {limit} with 95% confidence; {_decides(more)}"
+                             " (with repeats)."}[state]
+    else:  # a report from before the count was kept: the point estimate
+        state, more = (PASSED if flip <= limit else FAILED), None
+        reason = f"flip rate {flip:.2f} ({'within' if state == PASSED else 'above'} the limit {limit})."
+    msg = reason + ("" if state == PASSED else " Lower the temperature or average several repeats.")
+    return Check("stable", "stable", state, flip, limit, msg, reason, more)
 
 
 def _complete(r: CalibrationReport, p: Policy) -> Check:
@@ -408,70 +573,83 @@ def _complete(r: CalibrationReport, p: Policy) -> Check:
     total = n_unscored + int(r.n_scored or (r.evidence.n_items if r.evidence else 0) or 0)
     share = n_unscored / total if total else 0.0
     ok = share <= p.max_unscored_share
-    msg = (f"{n_unscored} of {total} judgments are unscored ({share:.1%})"
-           + ("." if ok else f", above {p.max_unscored_share:.0%}: read their reasons and fix the prompt or budget."))
-    return Check("complete", "complete", PASSED if ok else FAILED, round(share, 4), p.max_unscored_share, msg)
+    # counted on this run, not estimated: no interval
+    reason = (f"{n_unscored} of {total} judgments are unscored ({share:.1%}, counted on this run; limit "
+              f"{p.max_unscored_share:.0%}).")
+    msg = reason + ("" if ok else " Read their reasons and fix the prompt or budget.")
+    return Check("complete", "complete", PASSED if ok else FAILED, round(share, 4), p.max_unscored_share, msg, reason)
 
 
 def _no_drift(r: CalibrationReport, p: Policy) -> Check:
     d = r.drift
     if not d:
-        return Check("no_drift", "no drift", NOT_APPLICABLE, None, None,
-                     "No earlier run of this judge config to compare with.")
+        text = "No earlier run of this judge config to compare with."
+        return Check("no_drift", "no drift", NOT_APPLICABLE, None, None, text, text)
     pval = _num(d.stuart_maxwell.p_value if d.stuart_maxwell else None)
-    delta = _num(_value(d.deltas.get(p.agreement_metric)))
+    delta_m = d.deltas.get(p.agreement_metric)
+    delta = _num(_value(delta_m))
     problems = drift_problems(d, p)
     versions = d.model_versions
     seen = (" -> ".join(", ".join(v or ["unknown"]) for v in (versions.baseline, versions.candidate))
             if versions else "")
     runs = f"run '{d.baseline_run}' to run '{d.run}'"
+    numbers = (f"Stuart-Maxwell p = {fmt_p(pval)} (at least {p.drift_min_p} needed), {p.agreement_metric} change "
+               + ("n/a" if delta is None else f"{delta:+.2f}")
+               + (f" {_iv(_num(delta_m.ci_low), _num(delta_m.ci_high), signed=True)}" if delta_m is not None
+                  and _num(delta_m.ci_low) is not None else "")
+               + f" (a drop of at most {p.drift_max_agreement_drop} allowed)")
     if problems:
-        msg = f"From {runs} " + " and ".join(problems) + (f" (model versions {seen})" if seen else "") + \
-              "; recalibrate before trusting the new run."
+        reason = f"From {runs}: " + " and ".join(problems) + f"; {numbers}" + (f", model versions {seen}" if seen
+                                                                               else "") + "."
+        msg = reason + " Recalibrate before trusting the new run."
     else:
-        msg = f"No drift from {runs}" + (f" (model versions {seen})." if seen else ".")
+        reason = msg = f"No drift from {runs}: {numbers}" + (f", model versions {seen}." if seen else ".")
     return Check("no_drift", "no drift", FAILED if problems else PASSED,
                  {"stuart_maxwell_p": pval, "agreement_delta": delta},
-                 {"min_p": p.drift_min_p, "max_drop": p.drift_max_agreement_drop}, msg)
+                 {"min_p": p.drift_min_p, "max_drop": p.drift_max_agreement_drop}, msg, reason)
 
 
 def _probes(r: CalibrationReport, p: Policy) -> tuple[Check, ...]:
     """Stress probes (``workbench probe``): a warning by default; part of the gate with ``probe_check: fail``.
 
     Like self-preference: a probe whose shift interval lies wholly beyond +-max_probe_shift is material; all
-    intervals wholly within pass; anything else is inconclusive (a warning). No probes run: no check, unless
-    the policy makes probes part of the gate.
+    intervals wholly within pass; anything else is inconclusive (undecided where probes are part of the gate, a
+    warning otherwise). No probes run: no check, unless the policy makes probes part of the gate.
     """
     if p.probe_check == "off":
         return ()
     probes = [e for e in (r.probes.probes if r.probes else ()) if e.n_items]
     blocking = p.probe_check == "fail"
+    name = "robust to stress probes"
     if not probes:
         if not blocking:
             return ()
-        return (Check("probes", "robust to stress probes", FAILED, None, p.max_probe_shift,
-                      "The policy makes stress probes part of the gate but none has been run: run 'workbench probe' "
-                      "on this judge."),)
+        text = ("The policy makes stress probes part of the gate but none has been run: run 'workbench probe' on "
+                "this judge.")
+        return (Check("probes", name, UNDECIDED, None, p.max_probe_shift, text, text),)
     limit = p.max_probe_shift
     material, unsettled = [], []
     for e in probes:
         shift = e.mean_shift
         low, high, value = (_num(shift.ci_low), _num(shift.ci_high), _num(shift.value)) if shift else (None,) * 3
+        said = f"{e.probe} ({'n/a' if value is None else f'{value:+.2f}'} {_iv(low, high, signed=True)})"
         if low is None or high is None:
-            unsettled.append(e.probe)
+            unsettled.append(said)
         elif low > limit or high < -limit:
-            material.append(f"{e.probe} ({value:+.2f}, {low:+.2f} to {high:+.2f})")
+            material.append(said)
         elif not (-limit <= low and high <= limit):
-            unsettled.append(e.probe)
+            unsettled.append(said)
     worst = max((abs(_num(_value(e.mean_shift)) or 0.0) for e in probes), default=None)
     if material:
-        return (Check("probes", "robust to stress probes", FAILED if blocking else WARNING, worst, limit,
-                      f"Perturbations that should not matter move the judge's scores by more than {limit:.2f}: "
-                      f"{', '.join(material)}; tell the judge to ignore such text in the rubric's instructions, or "
-                      "pick a judge these probes do not move."),)
+        reason = (f"Perturbations that should not matter move the judge's mean score by more than {limit:.2f}: "
+                  f"{', '.join(material)}" + ("." if blocking else "; a warning, which does not block."))
+        return (Check("probes", name, FAILED if blocking else WARNING, worst, limit,
+                      reason + " Tell the judge to ignore such text in the rubric's instructions, or pick a judge "
+                      "these probes do not move.", reason),)
     if unsettled:
-        return (Check("probes", "robust to stress probes", WARNING, worst, limit,
-                      f"Inconclusive for {', '.join(unsettled)}: the shift's interval crosses +-{limit:.2f}; probe "
-                      "more items (workbench probe without --limit) to settle it."),)
-    return (Check("probes", "robust to stress probes", PASSED, worst, limit,
-                  f"No probe moves the judge's scores by more than {limit:.2f} ({len(probes)} probes)."),)
+        reason = (f"Not decided for {', '.join(unsettled)}: the shift's interval crosses +/-{limit:.2f}"
+                  + ("." if blocking else "; a warning, which does not block."))
+        return (Check("probes", name, UNDECIDED if blocking else WARNING, worst, limit,
+                      reason + " Probe more items (workbench probe without --limit) to settle it.", reason),)
+    text = f"No probe moves the judge's mean score by more than {limit:.2f} ({len(probes)} probes)."
+    return (Check("probes", name, PASSED, worst, limit, text, text),)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .gate import STATUS_MARK, fmt_p, leniency
+from .gate import FAILED, HEADLINE, PASSED, STATUS_MARK, UNDECIDED, fmt_p, leniency
 from .report import CalibrationReport, Comparison, Drift, Probes
 from .scale import fmt, fmt_usd
 
@@ -142,6 +142,10 @@ def estimate_sentence(e: Any) -> str:
 
 # -- text of the CLI -------------------------------------------------------------------------------------------------
 
+#: How a terminal may colour a verdict's headline, by its state.
+TONE = {PASSED: "pass", FAILED: "fail", UNDECIDED: "warn"}
+
+
 class Line(NamedTuple):
     """A line of the CLI's report; ``tone`` ('pass', 'fail', 'warn') is how a terminal may colour it."""
 
@@ -153,10 +157,13 @@ class Line(NamedTuple):
 def report_text(r: CalibrationReport) -> list[Line]:
     """``workbench calibrate`` without --json: the headline, the tables and the gate, line by line."""
     v = r.verdict
-    calibrated = r.calibrated
-    out = [Line(f"{'CALIBRATED' if calibrated else 'NOT CALIBRATED'}: judge {r.judge.id} ({r.judge.model}) on golden "
+    state = v.state if v else FAILED
+    out = [Line(f"{HEADLINE[state]}: judge {r.judge.id} ({r.judge.model}) on golden "
                 f"set {r.golden_set.name} v{r.golden_set.version}, rubric {r.rubric.name} v{r.rubric.version}, run "
-                f"{r.run.name}", "pass" if calibrated else "fail", True),
+                f"{r.run.name}", TONE[state], True)]
+    if v:
+        out.append(Line(v.summary(), TONE[state]))
+    out += [
            Line(f"{r.n_items} items with consensus and judge score; {r.n_unresolved} unresolved; "
                 f"{r.n_unscored} unscored"),
            Line("\nmetric                        value   95% interval        n")]
@@ -189,13 +196,19 @@ def report_text(r: CalibrationReport) -> list[Line]:
     out.append(Line("\ngate:"))
     for c in (v.checks if v else ()):
         mark = STATUS_MARK[c.status]
-        out.append(Line(f"  [{mark}] {c.name}: {c.message}", {"FAIL": "fail", "WARN": "warn"}.get(mark)))
+        out.append(Line(f"  [{mark}] {c.name}: {c.message}", {"FAIL": "fail", "WARN": "warn", "UNDECIDED": "warn"}
+                        .get(mark)))
     return out
 
 
 def verdict_cell(report: CalibrationReport) -> str:
-    """'calibrated', or 'not calibrated: ' and the checks it failed (calibrate --judge J says why)."""
-    return "calibrated" if report.calibrated else "not calibrated: " + ", ".join(failed_names(report))
+    """'calibrated', 'not calibrated: ' and the checks it failed, or 'not decided yet: ' and the open checks."""
+    v = report.verdict
+    if v is None or v.state == FAILED:
+        return "not calibrated: " + ", ".join(failed_names(report))
+    if v.state == UNDECIDED:
+        return "not decided yet: " + ", ".join(c.name for c in v.undecided)
+    return "calibrated"
 
 
 def compare_rows(result: Comparison) -> list[dict[str, Any]]:
@@ -205,12 +218,15 @@ def compare_rows(result: Comparison) -> list[dict[str, Any]]:
     for r in result.judges:
         a = r.metric("krippendorff_alpha_ordinal")
         family = r.self_preference.same_family
-        rows.append({"judge": r.judge.id, "calibrated": r.calibrated, "verdict": verdict_cell(r), "alpha": a.value,
+        rows.append({"judge": r.judge.id, "calibrated": r.calibrated, "state": r.verdict.state if r.verdict else None,
+                     "verdict": verdict_cell(r), "alpha": a.value,
                      "alpha_low": a.ci_low, "alpha_high": a.ci_high, "exact": r.metric("exact_agreement").value,
                      "mean_signed_error": r.metric("mean_signed_error").value, "tpr": r.metric("tpr").value,
                      "tnr": r.metric("tnr").value, "same_family": family.value if family else None,
                      "flip_rate": r.noise.flip_rate if r.noise else None,
-                     "cost_per_100_usd": r.cost.per_100_items_usd})
+                     "cost_per_100_usd": r.cost.per_100_items_usd,
+                     "reasons": [f"{c.name}: {c.reason}" for c in (r.verdict.checks if r.verdict else ())
+                                 if c.blocking]})
     return rows
 
 
@@ -225,6 +241,8 @@ def compare_text(result: Comparison) -> list[str]:
                      f"{fmt(r['exact'], 2):>7}{'n/a' if signed is None else f'{signed:+.2f}':>12}"
                      f"{fmt(r['tpr'], 2):>6}{fmt(r['tnr'], 2):>6}{fmt(r['same_family'], 2):>8}"
                      f"{fmt(r['flip_rate'], 2):>7}{fmt_usd(r['cost_per_100_usd']):>9}  {r['verdict']}")
+    for r in compare_rows(result):  # the numbers behind each verdict that is not 'calibrated'
+        lines += [f"{r['judge']}, {reason}" for reason in r["reasons"]]
     for d in result.differences:
         lines.append(f"{d.judge} vs {d.baseline}: alpha difference {fmt(d.value)} ({fmt(d.ci_low)} to "
                      f"{fmt(d.ci_high)}) {'significant' if d.significant else 'not significant'}")
@@ -255,11 +273,12 @@ def probe_text(probes: Probes | None) -> list[str]:
 def card_sections(r: CalibrationReport) -> list[tuple[str, list[str]]]:
     """(heading, Markdown lines) of the calibration card; shared by its Markdown and HTML formats."""
     v, gs = r.verdict, r.golden_set
-    out = [("Verdict", [f"**{'CALIBRATED' if r.calibrated else 'NOT CALIBRATED'}**: judge `{r.judge.id}` "
+    out = [("Verdict", [f"**{HEADLINE[v.state if v else FAILED]}**: judge `{r.judge.id}` "
                         f"(`{r.judge.model}`, {r.judge.mode}) on golden set `{gs.name}` version {gs.version} "
                         f"(`{gs.version_hash[:16]}`), rubric `{r.rubric.name}` v{r.rubric.version}, run "
-                        f"`{r.run.name}`.", "", "| check | status | reason |", "|---|---|---|"]
-            + [f"| {c.name} | {STATUS_MARK[c.status].strip() or 'n/a'} | {c.message} |"
+                        f"`{r.run.name}`.", "", v.summary() if v else "", "", "| check | state | reason |",
+                        "|---|---|---|"]
+            + [f"| {c.name} | {c.state.replace('_', ' ')} | {c.message} |"
                for c in (v.checks if v else ())])]
     lines = [f"{r.n_items} items with a consensus label and a judge score ({r.n_unresolved} unresolved, "
              f"{r.n_unscored} unscored). {interval_sentence(r)}", "",

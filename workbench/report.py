@@ -112,7 +112,8 @@ def _decode(tp: Any, value: Any) -> Any:
     if isinstance(tp, type) and issubclass(tp, Record):
         return tp.from_json(value)
     if tp is Verdict:
-        return Verdict(tuple(Check(**{k: v for k, v in c.items() if k != "passed"}) for c in value["checks"]))
+        names = {f.name for f in fields(Check)}  # state, blocking and passed are derived
+        return Verdict(tuple(Check(**{k: v for k, v in c.items() if k in names}) for c in value["checks"]))
     if tp is Policy:
         return Policy(**value)
     if origin is dict and len(args) == 2 and isinstance(args[1], type) and issubclass(args[1], Record):
@@ -321,6 +322,7 @@ class Noise(Record):
     """Repeat noise (``stats.repeat_noise``): the fields the gate and the pages read; the rest kept as JSON."""
 
     flip_rate: float | None = None
+    n_items: int | None = None
     krippendorff_alpha_ordinal: float | None = None
     pass_hat_k: float | None = None
     repeats: int | None = None

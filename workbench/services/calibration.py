@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 # cache needs none of them, and they take most of a second to import (`workbench calibrate` of a cached report).
 
 # Bump when the report's content changes shape, so cached reports of the old shape are not reused.
-REPORT_REVISION = 5
+REPORT_REVISION = 6
 # How intervals are made is part of a report's inputs: changing a method must not serve an old report.
 INTERVAL_METHODS = {"bootstrap": interval_choices.BOOTSTRAP_INTERVAL,
                     "self_preference": interval_choices.SELF_PREFERENCE_INTERVAL,
