@@ -310,6 +310,24 @@ def _more_to_clear(value: float | None, se: float | None, n: int, bound: float, 
     return None if total is None else max(1, total - n)
 
 
+def _more_for_proportion(value: float | None, low: float | None, high: float | None, n: int, bound: float,
+                         min_items: int, deff: float) -> int:
+    """More items of a proportion's denominator (consensus passes for TPR, fails for TNR) until its Wilson interval
+    on the effective count clears ``bound`` (the report's interval), and at least ``min_items`` in all."""
+    from .stats.planning import INTERIM_LEVEL, items_for_proportion_bound
+
+    floor = max(min_items - n, 1)
+    if value is None:
+        return floor
+    failing = value < bound
+    needed = items_for_proportion_bound(value, bound, deff=deff, level=INTERIM_LEVEL if failing else 0.95)
+    if needed is None or needed <= n:  # the formula says decided where the report's interval does not (a weighted
+        # design's interval): the normal approximation to the report's own interval
+        more = _more_to_clear(value, se_from_interval(low, high), max(n, 1), bound)
+        return max(floor, more or 0)
+    return max(floor, needed - n)
+
+
 def se_from_interval(low: float | None, high: float | None) -> float | None:
     """The standard error a 95% interval implies under the normal approximation (None without an interval)."""
     from .stats.planning import z_value
@@ -454,7 +472,12 @@ def _self_preference(r: CalibrationReport, p: Policy) -> Check:
         value, low, high = (_num(e.value), _num(e.ci_low), _num(e.ci_high)) if e else (None, None, None)
         values[name] = {"value": value, "ci_low": low, "ci_high": high, "n": e.n if e else None}
         if value is None or low is None or high is None:
-            if name == "same_family":
+            if name == "same_family" and sp.measurable_in_pool:  # the set holds both kinds: labels will measure it
+                states.append(UNDECIDED)
+                why = ((e.reason if e else None) or "too few labeled items of each kind").rstrip(".")
+                sentences.append(f"Not measurable yet ({why}), though the golden set holds items of {who} and of "
+                                 "others: label items of both kinds to decide it.")
+            elif name == "same_family":
                 states.append(NOT_MEASURABLE)
                 why = ((e.reason if e else None) or f"no items produced by the {family} family").rstrip(".")
                 sentences.append(f"Not measurable: {why}; this is a warning, not evidence of no bias.")
@@ -463,6 +486,7 @@ def _self_preference(r: CalibrationReport, p: Policy) -> Check:
         said = (f"The judge scores {who} {abs(value):.2f} {direction} than humans do, relative to other families "
                 f"({value:+.2f} {_iv(low, high, signed=True)}, {e.n} items, bound +/-{t})")
         decision = band_decision(value, low, high, t)
+        values[name]["state"] = {True: PASSED, False: FAILED, None: UNDECIDED}[decision]
         if decision is False:
             states.append(FAILED)
             wide = _wide(value, low, high)
@@ -477,6 +501,7 @@ def _self_preference(r: CalibrationReport, p: Policy) -> Check:
             se = (high - low) / (2 * z_value(0.95)) if high > low else None
             more = _more_to_clear(abs(value), se, int(e.n or 0), t, failing=abs(value) > t)
             more_total += more or 0
+            values[name]["more_items"] = more
             what = "same-family" if name == "same_family" else "same-model"
             sentences.append(f"{said}: not decided yet, the interval crosses {'+' if value >= 0 else '-'}{t}; "
                              + (f"about {more} more labeled {what} items would decide it." if more else
@@ -492,34 +517,34 @@ def _pass_fail(r: CalibrationReport, p: Policy) -> Check:
     """Enough consensus passes and fails to judge TPR and TNR, and both shown to be high enough."""
     den = r.denominators
     n_pos, n_neg = (int(den.n_pos or 0), int(den.n_neg or 0)) if den else (0, 0)
-    states, sentences, more_total = [], [], 0
+    states, sentences, more_total, parts = [], [], 0, {}
     for name, n, kind, bound in (("TPR", n_pos, "pass", p.min_tpr_lower), ("TNR", n_neg, "fail", p.min_tnr_lower)):
         m = r.metric(name.lower())
         value, low, high = _num(m.value), _num(m.ci_low), _num(m.ci_high)
-        if n < p.min_class_items:
-            more = p.min_class_items - n
-            states.append(UNDECIDED)
-            more_total += more
-            sentences.append(f"{name} cannot be judged yet: {n} item{'s' * (n != 1)} {'has' if n == 1 else 'have'} a "
-                             f"consensus {kind} ({p.min_class_items} needed); label about {more} more items that "
-                             f"humans would {kind}")
-            continue
-        if value is None or low is None or high is None:
-            states.append(UNDECIDED)
-            sentences.append(f"{name} has no interval yet (n = {n})")
-            continue
-        state = _decide_lower_bound(value, low, high, bound)
-        more = _more_to_clear(value, se_from_interval(low, high), n, bound) if state == UNDECIDED else None
+        if n < p.min_class_items or value is None or low is None or high is None:
+            state, more = UNDECIDED, _more_for_proportion(value, low, high, n, bound, p.min_class_items,
+                                                          _num(m.design_effect) or 1.0)
+            sentence = (f"{name} cannot be judged yet: {n} item{'s' * (n != 1)} {'has' if n == 1 else 'have'} a "
+                        f"consensus {kind} ({p.min_class_items} needed); label about {p.min_class_items - n} more "
+                        f"items that humans would {kind}" if n < p.min_class_items else
+                        f"{name} has no interval yet (n = {n})")
+        else:
+            state = _decide_lower_bound(value, low, high, bound)
+            more = (_more_for_proportion(value, low, high, n, bound, p.min_class_items, _num(m.design_effect) or 1.0)
+                    if state == UNDECIDED else None)
+            sentence = _below_sentence(f"{name} (n = {n} consensus {kind}{'es' if kind == 'pass' else 's'})", value,
+                                       low, high, bound, state, more).rstrip(".")
         states.append(state)
+        sentences.append(sentence)
         more_total += more or 0
-        sentences.append(_below_sentence(f"{name} (n = {n} consensus {kind}{'es' if kind == 'pass' else 's'})", value, low, high, bound, state,
-                                         more).rstrip("."))
+        parts[name.lower()] = {"value": value, "ci_low": low, "ci_high": high, "n": n, "state": state,
+                               "more_items": more}
     status = FAILED if FAILED in states else UNDECIDED if UNDECIDED in states else PASSED
     rank = {FAILED: 0, UNDECIDED: 1, PASSED: 2}  # what keeps the pair from 'calibrated' is read first
     text = "; ".join(sentence for _, sentence in sorted(zip(states, sentences), key=lambda x: rank[x[0]])) + "."
     return Check("pass_fail", "passes and fails", status,
                  {"n_pos": n_pos, "n_neg": n_neg, "tpr_ci_low": _num(r.metric("tpr").ci_low),
-                  "tnr_ci_low": _num(r.metric("tnr").ci_low)},
+                  "tnr_ci_low": _num(r.metric("tnr").ci_low), **parts},
                  {"min_class_items": p.min_class_items, "min_tpr_lower": p.min_tpr_lower,
                   "min_tnr_lower": p.min_tnr_lower}, text, text, (more_total or None) if status == UNDECIDED else None)
 

@@ -285,6 +285,7 @@ class Effect(Record):
 class SelfPreference(Record):
     same_model: Effect | None = None
     same_family: Effect | None = None
+    measurable_in_pool: bool | None = None  # the judge scored items of its family and of others: labels can measure it
 
     def effects(self) -> dict[str, Effect]:
         """The effects the report holds, same family first (the gate's order, and the cached JSON's)."""

@@ -249,5 +249,7 @@ def test_self_preference_the_set_cannot_measure_does_not_hold_the_plan_open(tmp_
                                               for r in rows if r.get("repeat", 0) == 0))
     importing.import_judgments(s, tmp_path / "j.jsonl", "pool", RUBRIC, "meta-judge")
     importing.import_labels(s, DEMO / RUBRIC / "labels.jsonl", "pool", RUBRIC)
-    same_family = next(c for c in plan(s, "pool", RUBRIC, "meta-judge").checks if c.check == "same_family")
+    p = plan(s, "pool", RUBRIC, "meta-judge")
+    same_family = next(c for c in p.parts if c.check == "same_family")
+    assert next(c for c in p.checks if c.check == "self_preference").state == "warning"
     assert same_family.decided and not same_family.failed and "no label will settle it" in same_family.sentence

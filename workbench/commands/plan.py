@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from workbench.cli import Ctx, _echo_json, clean_errors, pass_ctx
+from workbench.gate import HEADLINE, STATUS_MARK
 
 
 def register(main: click.Group) -> None:
@@ -12,11 +13,11 @@ def register(main: click.Group) -> None:
 
 
 @click.command("plan")
-@click.option("--golden-set", required=True)
-@click.option("--rubric", required=True)
-@click.option("--judge", required=True)
+@click.option("--golden-set", "-g", required=True, help="Golden set the judge is calibrated on.")
+@click.option("--rubric", "-r", required=True, help="Rubric the judge grades with.")
+@click.option("--judge", "-j", required=True, help="Judge id declared in the rubric.")
 @click.option("--target-width", type=float, default=None, help="Interval width wanted, e.g. 0.1: items needed for it.")
-@click.option("--budget", type=int, default=None, help="More labels you can pay for: the interval widths expected.")
+@click.option("--budget", type=click.IntRange(min=0), default=None, help="More labels you can pay for: the interval widths expected.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_ctx
 @clean_errors
@@ -36,10 +37,14 @@ def plan_command(ctx: Ctx, golden_set: str, rubric: str, judge: str, target_widt
         _echo_json(p.to_dict())
         return
     click.echo(f"Label plan for judge '{judge}' on '{golden_set}' ({p.n_items} items, {p.n_unlabeled} unlabeled, "
-               f"overlap {p.overlap}):")
+               f"overlap {p.overlap}): the gate's verdict is {HEADLINE.get(p.verdict, p.verdict)}.")
     for c in p.checks:
-        mark = "FAILED  " if c.failed else "decided " if c.decided else "OPEN    "
-        click.echo(f"  {mark}{c.check:24s}{c.sentence}")
+        click.echo(f"  [{STATUS_MARK.get(c.state, c.state)}] {c.name}: {c.reason}")
+        if c.state == "undecided":
+            numbers = ("this pool cannot decide it" if c.pool_cannot_decide else
+                       f"about {c.more_labels} more labels in the order that fits, {c.more_labels_random} in random "
+                       "order" if c.more_labels is not None else "labels alone will not decide it")
+            click.echo(f"      {numbers}: {c.sentence}")
     if p.decided_failures:
         click.echo(p.summary())
     if p.widths:

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotFound, WorkbenchError
+from ..errors import InputError, NotFound, WorkbenchError
 from ..gate import Policy, evaluate, load_policy
 from ..hashing import sha256_hex
 from ..models import JudgeSpec
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 # cache needs none of them, and they take most of a second to import (`workbench calibrate` of a cached report).
 
 # Bump when the report's content changes shape, so cached reports of the old shape are not reused.
-REPORT_REVISION = 6
+REPORT_REVISION = 7
 # How intervals are made is part of a report's inputs: changing a method must not serve an old report.
 INTERVAL_METHODS = {"bootstrap": interval_choices.BOOTSTRAP_INTERVAL,
                     "self_preference": interval_choices.SELF_PREFERENCE_INTERVAL,
@@ -161,6 +161,33 @@ def judge_data(store: Store, golden_set: str, rubric: str, judge: str, run: str 
     return JudgeData(scope, frame)
 
 
+def _check_raters_present(policy: Policy, cons: Consensus, rv: RubricVersion, workspace: Workspace | None,
+                          registered: list[str]) -> None:
+    """Refuse a policy that sets more raters per item than there are raters (who labeled this golden set, or are
+    registered): its evidence check could never pass, and the lead should hear why, not 'not decided yet' forever."""
+    if policy.min_raters_per_item == Policy().min_raters_per_item:  # the default waits for a second reviewer
+        return
+    present = len({rater for by_rater in cons.human.values() for rater in by_rater} | set(registered))
+    if present and policy.min_raters_per_item > present:
+        in_rubric = "min_raters_per_item" in (rv.rubric.gate or {})
+        raise InputError(f"min_raters_per_item is {policy.min_raters_per_item} but there {'are' if present != 1 else 'is'}"
+                         f" only {present} rater{'s' * (present != 1)} (registered, or labeling this golden set for "
+                         f"rubric '{rv.name}')",
+                         file=f"rubric {rv.name}'s gate:" if in_rubric else str(policy_path(workspace)),
+                         field="min_raters_per_item",
+                         fix=f"set min_raters_per_item to at most {present}, or have more reviewers label the items")
+
+
+def _family_in_pool(index: pd.DataFrame, judged: set, family: str | None) -> bool:
+    """Whether the judge scored items of its own family and of others: then labels can measure self-preference,
+    even where none of them is labeled yet."""
+    if not family:
+        return False
+    fams = {str(f or "").casefold() == family.casefold() for f in index.loc[[i for i in index.index if i in judged],
+                                                                              "producer_family"]}
+    return fams == {True, False}
+
+
 def _labels_frame(cons: Consensus) -> pd.DataFrame:
     """The human labels as a long frame (item_id, rater, score), from the consensus already read."""
     import pandas as pd
@@ -211,6 +238,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     scale = list(rv.rubric.scale.values)
     cons = consensus(store, golden_set, labels_of or rv.name, gs=gs)
     labels = _labels_frame(cons)
+    _check_raters_present(policy, cons, rv, workspace, [r["name"] for r in store.raters()])
     # labels from the active queue carry inclusion probabilities: then estimates are weighted (active_queue.py)
     inclusion = active_queue.item_inclusion(store, gs, rv.name)
     index_rows = store.item_index(gs["id"])
@@ -281,7 +309,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
         noise = stats.repeat_noise(run_frame[["item_id", "repeat", "score"]], scale=scale,
                                    consensus=pd.Series(resolved, dtype="Int64"))
     drift = _drift(data, resolved, index, scale, rv, options)
-    n_multi = int(sum(len(cons.human.get(i, {})) >= 2 for i in ids))
+    n_multi = int(sum(len(cons.human.get(i, {})) >= policy.min_raters_per_item for i in ids))
     per_category = stats.per_category_agreement(c, j, sub["category"].to_numpy(), clusters, scale=scale,
                                                 pass_threshold=rv.rubric.pass_threshold,
                                                 resamples=options.resamples, seed=options.seed)
@@ -306,7 +334,8 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "human_ceiling": ceiling,
         "alt_test": alt,
         "alt_test_reason": alt_reason,
-        "self_preference": {"same_model": bias["same_model"], "same_family": bias["same_family"]},
+        "self_preference": {"same_model": bias["same_model"], "same_family": bias["same_family"],
+                            "measurable_in_pool": _family_in_pool(index, judged, spec.family)},
         "per_category": per_category,
         "noise": noise,
         "drift": drift,

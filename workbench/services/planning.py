@@ -11,12 +11,12 @@ CLI and the Calibration page.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .. import stats
 from ..errors import InputError
-from ..gate import PASSED, Policy, evaluate, evidence_needs
+from ..gate import FAILED, PASSED, UNDECIDED, Check, Policy, Verdict, evaluate, evidence_needs, metric_se
 from ..report import CalibrationReport, Metric
 from ..stats import planning as sp
 from ..store import Store
@@ -30,7 +30,10 @@ DEFAULT_CATEGORY_WIDTH = 0.2
 
 
 @dataclass(frozen=True)
-class CheckPlan:
+class PartPlan:
+    """One measurement behind a gate check (TPR and TNR behind 'passes and fails', each self-preference effect,
+    a category's width): what the active queue serves and the labels it needs."""
+
     check: str                 # evidence, agreement, tpr, tnr, same_family, same_model, category:<name>
     decided: bool
     kind: str                  # which items to label: "any", "judge fails", "judge passes", "same family", ...
@@ -44,6 +47,34 @@ class CheckPlan:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class CheckPlan:
+    """One gate check as the plan sees it: its ``state`` is the gate's own (``gate.evaluate`` on the same report);
+    for an undecided check, the labels that would decide it."""
+
+    check: str                 # the gate's check id
+    name: str
+    state: str                 # passed / failed / undecided (warning, not_applicable: notes that never block)
+    reason: str                # the gate's sentence: number, interval, bound
+    more_items: int | None = None          # items with a consensus label, of the kinds the check needs
+    more_labels: int | None = None         # labels to a decision, in the order that fits (the active queue)
+    more_labels_random: int | None = None  # labels to a decision if they are drawn at random
+    pool_cannot_decide: bool = False       # the prediction exceeds what the unlabeled pool can supply
+    sentence: str = ""                     # what to label, in words
+    parts: tuple[str, ...] = ()            # the PartPlan names behind it
+
+    @property
+    def decided(self) -> bool:
+        return self.state != UNDECIDED
+
+    @property
+    def failed(self) -> bool:
+        return self.state == FAILED
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 @dataclass
 class Plan:
     golden_set: str
@@ -52,8 +83,10 @@ class Plan:
     n_items: int
     n_unlabeled: int
     overlap: int
-    checks: list[CheckPlan]
+    checks: list[CheckPlan]            # one per gate check, in the gate's order, with the gate's state
+    parts: list[PartPlan]              # the measurements behind them
     target_width: float | None
+    verdict: str = ""                  # the gate's: passed / failed / undecided
     widths: dict[str, dict[str, Any]] = field(default_factory=dict)   # metric -> {"now", "items_needed", ...}
     budget: int | None = None
     budget_widths: dict[str, float | None] = field(default_factory=dict)
@@ -68,13 +101,19 @@ class Plan:
 
     @property
     def undecided(self) -> list[CheckPlan]:
-        """Gate checks not yet decided (per-category widths are a measurement goal, not a gate check)."""
-        return [c for c in self.checks if not c.decided and not c.check.startswith("category:")]
+        """Gate checks not decided yet (the gate's own states)."""
+        return [c for c in self.checks if c.state == UNDECIDED]
+
+    @property
+    def undecided_parts(self) -> list[PartPlan]:
+        """The measurements still open behind the undecided checks (per-category widths are a goal, not a check)."""
+        open_checks = {c.check for c in self.undecided}
+        return [p for p in self.parts if not p.decided and PART_OF.get(p.check) in open_checks]
 
     def summary(self) -> str:
         """One sentence per undecided check, for the Calibration page."""
         if self.decided_failures:
-            return ("The judge fails the gate on " + ", ".join(c.check.replace("_", " ") for c in self.decided_failures)
+            return ("The judge fails the gate on " + ", ".join(c.name for c in self.decided_failures)
                     + ", which more labels will not change: the verdict is decided (not calibrated).")
         if not self.undecided:
             return "Every gate check is decided by the labels so far; more labels will not change the verdict's checks."
@@ -82,8 +121,14 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d["schema"] = "workbench.plan/1"
+        d["schema"] = "workbench.plan/2"
         return d
+
+
+#: The gate check each part belongs to (categories are a width goal, not a check).
+PART_OF = {"evidence": "evidence", "agreement": "agreement", "tpr": "pass_fail", "tnr": "pass_fail",
+           "as_good_as_human": "as_good_as_human", "same_family": "self_preference",
+           "same_model": "self_preference"}
 
 
 def _rate(hits: int, n: int) -> float:
@@ -127,98 +172,88 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     def labels(items: int | None, yield_: float = 1.0) -> int | None:
         return None if items is None else math.ceil(items / max(yield_, 1e-3) * per_item)
 
-    checks: list[CheckPlan] = []
-    n = int(report.n_items)
+    verdict: Verdict = report.verdict or evaluate(report, policy)  # the gate's states, as `calibrate` prints them
+    gate = {c.id: c for c in verdict.checks}
+    parts: list[PartPlan] = []
+
+    def state_of(check: str) -> str:
+        return gate[check].status if check in gate else PASSED
+
+    # -- the measurements behind each check, numbers from the gate's own check ----------------------------------
+    n_pos, n_neg = _class_counts(report)
     _, need, need_multi, share = evidence_needs(report, policy)
     # a second opinion on an item one reviewer labeled is one label (the Label page serves such items first)
     more_labels = (labels(need) or 0) + need_multi
-    parts = ([f"reach {policy.min_items} items with a consensus"] if need else []) + (
+    words = ([f"reach {policy.min_items} items with a consensus"] if need else []) + (
         [f"bring the items with {policy.min_raters_per_item}+ raters from {share:.0%} to "
          f"{policy.min_multi_rated_share:.0%}"] if need_multi else [])
-    checks.append(CheckPlan("evidence", not parts, "any", need + need_multi, more_labels, more_labels,
-                            f"About {more_labels} more labels would {' and '.join(parts)}." if parts
-                            else "Enough items are labeled."))
-    checks.append(_as_good_as_human(report, policy))
+    parts.append(PartPlan("evidence", not words, "any", need + need_multi, more_labels, more_labels,
+                          f"About {more_labels} more labels would {' and '.join(words)}." if words
+                          else "Enough items are labeled."))
+    as_good = gate.get("as_good_as_human")
+    if as_good is not None:
+        more = as_good.more_items if as_good.status == UNDECIDED else 0
+        two = None if more is None else 2 * more  # each item compared needs two reviewers' labels
+        parts.append(PartPlan("as_good_as_human", as_good.status != UNDECIDED, "multi-rated", more, two, two,
+                              f"About {two} more labels ({more} items labeled by two reviewers) would "
+                              + ("settle the comparison with the reviewers." if "difference" in (as_good.value or {})
+                                 else "compare the judge with the reviewers.")
+                              if as_good.status == UNDECIDED and more else
+                              "The comparison with the reviewers sits on its margin: more labels will hardly settle "
+                              "it." if as_good.status == UNDECIDED else
+                              "The comparison with the reviewers is decided.", failed=as_good.status == FAILED))
     name = policy.agreement_metric
-    m = report.metric(name)
-    se = _floor_se(report, name)
-    low, high, value = m.ci_low, m.ci_high, m.value
-    thr = policy.min_agreement_lower
-    failing = value is not None and value < thr  # a failure is decided at the interim boundary
-    state = sp.threshold_decision(value, low, high, thr)
-    if state is not None:
-        checks.append(CheckPlan("agreement", True, "any", 0, 0, 0, f"{name} is decided.", failed=state is False))
-    else:
-        total = (sp.items_to_clear(value, se, n, thr, level=sp.INTERIM_LEVEL if failing else 0.95)
-                 if value is not None and se else None)
-        more = None if total is None else max(1, total - n)
-        checks.append(CheckPlan(
-            "agreement", False, "any", more, labels(more), labels(more),
-            f"About {labels(more)} more labels would decide {name} (now {value:.2f}, threshold "
-            f"{policy.min_agreement_lower})." if more else
-            f"{name} sits on its threshold {policy.min_agreement_lower}: more labels will hardly decide it."))
-    n_pos, n_neg = _class_counts(report)
-    for check, kind, n_k, bound, yld, share in (
-            ("tpr", "judge passes", n_pos, policy.min_tpr_lower, pass_given_jp, 1 - fail_share),
-            ("tnr", "judge fails", n_neg, policy.min_tnr_lower, fail_given_jf, fail_share)):
-        mm = report.metric(check)
-        need_p = sp.plan_proportion(mm.value, n_k, bound, min_items=policy.min_class_items,
-                                    deff=float(mm.design_effect or 1.0))
+    agreement = gate["agreement"]
+    more = agreement.more_items if agreement.status == UNDECIDED else 0
+    parts.append(PartPlan("agreement", agreement.status != UNDECIDED, "any", more, labels(more), labels(more),
+                          f"About {labels(more)} more labels would decide {name} (now "
+                          f"{_fmt(report.metric(name).value)}, threshold {policy.min_agreement_lower})."
+                          if agreement.status == UNDECIDED and more else
+                          f"{name} sits on its threshold {policy.min_agreement_lower}: more labels will hardly "
+                          "decide it." if agreement.status == UNDECIDED else f"{name} is decided.",
+                          failed=agreement.status == FAILED))
+    pf = gate["pass_fail"].value or {}
+    for check, kind, yld, share_k in (("tpr", "judge passes", pass_given_jp, 1 - fail_share),
+                                      ("tnr", "judge fails", fail_given_jf, fail_share)):
+        part = pf.get(check) or {}
+        state, more = part.get("state", PASSED), part.get("more_items")
         what = "fails" if check == "tnr" else "passes"
-        more = need_p["more"]
-        # decided as the gate reads it: by the report's own interval (under the active design a Wilson interval
-        # at an expanded level, which the formula's does not reproduce)
-        high = mm.ci_high
-        state = sp.threshold_decision(mm.value, mm.ci_low, high, bound) if n_k >= policy.min_class_items else None
-        if state is None and (need_p["decided"] or (high is not None and high < bound)):
-            se = _se_from_interval(mm)
-            level = sp.INTERIM_LEVEL if mm.value is not None and mm.value < bound else 0.95
-            total = (sp.items_to_clear(mm.value, se, max(n_k, 1), bound, level=level)
-                     if se and mm.value is not None else None)
-            more = max(1, policy.min_class_items - n_k, 0 if total is None else total - n_k)
-        if state is not None:
-            checks.append(CheckPlan(check, True, kind, 0, 0, 0, f"{check.upper()} is decided.",
-                                    failed=state is False))
-        else:
-            checks.append(CheckPlan(
-                check, False, kind, more, labels(more, yld), labels(more, share),
-                f"About {labels(more, yld)} more labels on items the {kind} would decide {check.upper()} "
-                f"({more} more consensus {what}; {labels(more, share)} in random order)." if more else
-                f"{check.upper()} sits on its bound {bound}: more labels will hardly decide it."))
+        parts.append(PartPlan(
+            check, state != UNDECIDED, kind, more if state == UNDECIDED else 0,
+            labels(more, yld) if state == UNDECIDED else 0, labels(more, share_k) if state == UNDECIDED else 0,
+            f"About {labels(more, yld)} more labels on items the {kind} would decide {check.upper()} "
+            f"({more} more consensus {what}; {labels(more, share_k)} in random order)." if state == UNDECIDED and more
+            else f"{check.upper()} sits on its bound: more labels will hardly decide it." if state == UNDECIDED else
+            f"{check.upper()} is decided.", failed=state == FAILED))
+    sp_values = gate["self_preference"].value or {}
+    pool_ids = unlabeled or list(index)
+    share_same = max(sum((index[i]["producer_family"] or "").casefold() == family for i in pool_ids)
+                     / max(len(pool_ids), 1), 1e-3) if family else 1e-3
     for effect in ("same_family", "same_model"):
-        e = getattr(report.self_preference, effect)
-        v, lo, hi, n_e = (e.value, e.ci_low, e.ci_high, int(e.n or 0)) if e else (None, None, None, 0)
-        t = policy.max_self_preference
+        e = sp_values.get(effect) or {}
         who = "same-family" if effect == "same_family" else "same-model"
-        if v is None or lo is None or hi is None:
-            fams = {(r["producer_family"] or "").casefold() == family for r in index.values()} if family else set()
-            if effect == "same_family" and fams == {True, False}:  # both kinds in the set: labels will measure it
-                checks.append(CheckPlan(effect, False, who, None, None, None,
-                                        f"Self-preference is not measurable yet: label items the judge's family "
-                                        f"produced ({n_family_pool} unlabeled)."))
-            elif effect == "same_family":  # the gate warns; no label can change that
-                checks.append(CheckPlan(effect, True, who, 0, 0, 0,
-                                        "Self-preference is not measurable: the golden set needs items of the "
-                                        f"judge's family ({family or 'none given'}) and of others, so no label will "
-                                        "settle it; add such items to measure it."))
+        if "state" not in e:  # not measurable yet: undecided where labels can measure it, else the gate warns
+            if effect == "same_family":
+                if gate["self_preference"].status == UNDECIDED:
+                    parts.append(PartPlan(effect, False, who, None, None, None,
+                                          f"Self-preference is not measurable yet: label items the judge's family "
+                                          f"produced ({n_family_pool} unlabeled)."))
+                else:
+                    parts.append(PartPlan(effect, True, who, 0, 0, 0,
+                                          "Self-preference is not measurable: the golden set needs items of the "
+                                          f"judge's family ({family or 'none given'}) and of others, so no label "
+                                          "will settle it; add such items to measure it."))
             continue
-        state = sp.band_decision(v, lo, hi, t)
-        if state is not None:
-            checks.append(CheckPlan(effect, True, who, 0, 0, 0, f"The {who} effect is decided.",
-                                    failed=state is False))
+        state, more = e["state"], e.get("more_items")
+        if state != UNDECIDED:
+            parts.append(PartPlan(effect, True, who, 0, 0, 0, f"The {who} effect is decided.",
+                                  failed=state == FAILED))
             continue
-        z = sp.z_value(0.95)
-        total = sp.items_to_clear(abs(v), (hi - lo) / (2 * z) if hi > lo else 0.0, max(n_e, 1), t,
-                                  level=sp.INTERIM_LEVEL if abs(v) > t else 0.95)
-        more = None if total is None else max(1, total - n_e)
-        pool_ids = unlabeled or list(index)
-        share_same = max(sum((index[i]["producer_family"] or "").casefold() == family for i in pool_ids)
-                         / max(len(pool_ids), 1), 1e-3)
-        checks.append(CheckPlan(
+        parts.append(PartPlan(
             effect, False, who, more, labels(more), labels(more, share_same),
             f"About {labels(more)} more labels on {who} items would settle the {who} effect "
             f"({labels(more, share_same)} in random order)." if more else
-            f"The {who} effect sits at +/-{t}: more labels will hardly settle it."))
+            f"The {who} effect sits at its bound: more labels will hardly settle it."))
     cat_width = target_width or DEFAULT_CATEGORY_WIDTH
     for cat, c in sorted(report.per_category.items()):
         ea = c.exact_agreement
@@ -228,12 +263,21 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         width = ea.ci_high - ea.ci_low
         needed = sp.items_for_proportion_width(ea.value, cat_width)
         more = 0 if width <= cat_width or needed is None else max(1, needed - n_c)
-        checks.append(CheckPlan(f"category:{cat}", more == 0, f"category {cat}", more, labels(more), labels(more),
-                                f"About {labels(more)} more labels in category '{cat}' would narrow its agreement "
-                                f"interval to {cat_width}." if more else
-                                f"Category '{cat}' is measured to {cat_width}."))
+        parts.append(PartPlan(f"category:{cat}", more == 0, f"category {cat}", more, labels(more), labels(more),
+                              f"About {labels(more)} more labels in category '{cat}' would narrow its agreement "
+                              f"interval to {cat_width}." if more else
+                              f"Category '{cat}' is measured to {cat_width}."))
 
-    result = Plan(golden_set, rv.name, judge, len(index), len(unlabeled), overlap, checks, target_width)
+    # -- what the unlabeled pool can supply, by kind: consensus items expected among the unlabeled -------------
+    judge_fails = sum(scores[i] < threshold for i in unlabeled)
+    supply = {"any": len(unlabeled), "multi-rated": len(unlabeled) + sum(len(v) == 1 for v in cons.human.values()),
+              "judge fails": judge_fails * fail_given_jf + (len(unlabeled) - judge_fails) * (1 - pass_given_jp),
+              "judge passes": (len(unlabeled) - judge_fails) * pass_given_jp + judge_fails * (1 - fail_given_jf),
+              "same-family": n_family_pool, "same-model": n_family_pool}
+    checks = [_check_plan(c, [p for p in parts if PART_OF.get(p.check) == c.id], supply) for c in verdict.checks]
+
+    result = Plan(golden_set, rv.name, judge, len(index), len(unlabeled), overlap, checks, parts, target_width,
+                  verdict.state)
     result.widths = _widths(report, target_width, per_item) if target_width else {}
     if budget is not None:
         result.budget = int(budget)
@@ -256,48 +300,33 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     return result
 
 
-def _as_good_as_human(report: CalibrationReport, policy: Policy) -> CheckPlan:
-    """The gate's comparison with the reviewers, decided by the paired interval of judge-human minus human-human
-    agreement plus the gate's margin: wholly above 0, the judge is as good; wholly below, it is not, and more
-    labels will not change that. A passed alternative-annotator test (a significance test already) is decided.
-    """
-    check = next(c for c in evaluate(report, policy).checks if c.id == "as_good_as_human")
-    hc = report.human_ceiling
-    alt_passed = check.status == PASSED and isinstance(check.value, dict) and "winning_rate" in check.value
-    hh, jh, se = ((hc.human_pairwise_agreement, hc.judge_human_pairwise_agreement, hc.judge_minus_human_se)
-                  if hc else (None, None, None))
-    n_pairs = int(hc.n_items_pairwise or 0) if hc else 0
-    if alt_passed:
-        return CheckPlan("as_good_as_human", True, "multi-rated", 0, 0, 0,
-                         "The alternative-annotator test is passed: the judge can stand in for a reviewer.")
-    if hh is None or jh is None or se is None or not (math.isfinite(hh) and math.isfinite(jh)):
-        more = max(2, policy.min_class_items - n_pairs)
-        return CheckPlan("as_good_as_human", False, "multi-rated", more, 2 * more, 2 * more,
-                         f"About {2 * more} more labels ({more} items labeled by two reviewers) would compare the "
-                         "judge with the reviewers.")
-    z = sp.z_value(0.95)
-    gap = jh - hh + policy.human_margin  # >= 0: as good as the humans, within the gate's margin
-    low, high = gap - z * se, gap + z * se
-    words = (f"judge-human {jh:.2f} against human-human {hh:.2f} on {n_pairs} items labeled by 2+ reviewers "
-             f"(difference plus the margin {policy.human_margin}: {gap:+.2f}, interval {low:+.2f} to {high:+.2f})")
-    state = sp.threshold_decision(gap, low, high, 0.0)
-    if state is not None:
-        return CheckPlan("as_good_as_human", True, "multi-rated", 0, 0, 0,
-                         f"The comparison with the reviewers is decided: {words}.", failed=state is False)
-    total = (sp.items_to_clear(abs(gap), se, n_pairs, 0.0, level=sp.INTERIM_LEVEL if gap < 0 else 0.95)
-             if se > 0 and gap else None)
-    more = None if total is None else max(1, total - n_pairs)
-    return CheckPlan("as_good_as_human", False, "multi-rated", more, None if more is None else 2 * more,
-                     None if more is None else 2 * more,
-                     f"About {2 * more} more labels ({more} items labeled by two reviewers) would settle the "
-                     f"comparison with the reviewers: {words}." if more else
-                     f"The comparison with the reviewers sits on its margin: {words}.")
+def _check_plan(check: Check, parts: list[PartPlan], supply: dict[str, float]) -> CheckPlan:
+    """A gate check with the labels that would decide it: the sum over its open parts, or 'this pool cannot decide
+    it' where a part needs more consensus items of its kind than the unlabeled pool is expected to hold."""
+    base = CheckPlan(check.id, check.name, check.state, check.reason, parts=tuple(p.check for p in parts))
+    if check.status != UNDECIDED:
+        return replace(base, sentence=check.reason)
+    open_parts = [p for p in parts if not p.decided]
+    if not open_parts:  # stability, stress probes: decided by judge runs, not by labels
+        return replace(base, more_items=check.more_items,
+                       sentence=f"More labels will not decide {check.name}: {check.message}")
+    short = [p for p in open_parts if p.more_items is not None and p.more_items > supply.get(p.kind, 0)]
+    if short:
+        said = "; ".join(f"{p.check.replace('_', ' ')} needs about {p.more_items} more consensus items "
+                         f"({p.kind}) and about {int(supply.get(p.kind, 0))} are left unlabeled" for p in short)
+        return replace(base, more_items=check.more_items, pool_cannot_decide=True,
+                       sentence=f"This pool cannot decide {check.name}: {said}. Add items to the golden set.")
+
+    def total(key: str) -> int | None:
+        values = [getattr(p, key) for p in open_parts]
+        return None if any(v is None for v in values) else sum(values)
+
+    return replace(base, more_items=check.more_items, more_labels=total("more_labels"),
+                   more_labels_random=total("more_labels_random"), sentence=" ".join(p.sentence for p in open_parts))
 
 
-def _floor_se(report: CalibrationReport, name: str) -> float | None:
-    """The metric's standard error as the noise floor estimated it (None where it could not)."""
-    floor = report.noise_floor.metrics.get(name) if report.noise_floor else None
-    return floor.se if floor else None
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
 
 
 def _class_counts(report: CalibrationReport) -> tuple[int, int]:
@@ -312,7 +341,7 @@ def _widths(report: CalibrationReport, width: float, per_item: float) -> dict[st
     n = int(report.n_items)
     for name in ("krippendorff_alpha_ordinal", "cohen_kappa"):
         m = report.metric(name)
-        se = _floor_se(report, name) or _se_from_interval(m)
+        se = metric_se(report, name)
         needed = sp.items_for_width(se, n, width) if se else None
         out[name] = _width_entry(m, needed, n, per_item)
     n_pos, n_neg = _class_counts(report)
@@ -322,12 +351,6 @@ def _widths(report: CalibrationReport, width: float, per_item: float) -> dict[st
                   if m.value is not None else None)
         out[name] = _width_entry(m, needed, n_k, per_item)
     return out
-
-
-def _se_from_interval(m: Metric) -> float | None:
-    if not m.has_interval:
-        return None
-    return (m.ci_high - m.ci_low) / (2 * sp.z_value(0.95))
 
 
 def _width_entry(m: Metric, needed: int | None, n: int, per_item: float) -> dict[str, Any]:
@@ -342,7 +365,7 @@ def _budget_widths(report: CalibrationReport, more_items: int, fail_share: float
     out: dict[str, float | None] = {}
     n = int(report.n_items)
     for name in ("krippendorff_alpha_ordinal", "cohen_kappa"):
-        se = _floor_se(report, name) or _se_from_interval(report.metric(name))
+        se = metric_se(report, name)
         out[name] = sp.expected_width_after(se, n, more_items) if se else None
     n_pos, n_neg = _class_counts(report)
     for name, n_k, share in (("exact_agreement", n, 1.0), ("tpr", n_pos, 1 - fail_share), ("tnr", n_neg, fail_share)):
@@ -358,7 +381,7 @@ def _budget_widths(report: CalibrationReport, more_items: int, fail_share: float
 
 def undecided_checks(p: Plan) -> list[str]:
     """The stats-level check names the active queue should serve (see ``stats.planning.CHECK_TARGETS``)."""
-    names = {c.check for c in p.undecided}
+    names = {c.check for c in p.undecided_parts}
     out = [t for t, keys in (("agreement", {"agreement", "evidence", "as_good_as_human"}), ("tpr", {"tpr"}),
                              ("tnr", {"tnr"}),
                              ("self_preference", {"same_family", "same_model"})) if names & keys]

@@ -11,9 +11,9 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from ..gate import STATUS_ICON
+from ..gate import PASSED, STATUS_ICON, UNDECIDED
 from ..errors import NotFound
-from ..presentation import compare_rows, failed_names
+from ..presentation import compare_rows
 from ..report import CalibrationReport, Comparison
 from ..services import calibration, insights, judging
 from ..services.golden_sets import list_golden_sets
@@ -211,10 +211,14 @@ def page_header(title: str, key: str, roles: tuple[str, ...], *, with_judge: boo
 
 
 def verdict_box(rep: CalibrationReport) -> None:
-    if rep.calibrated:
-        st.success(f"**Calibrated**: {code_span(rep.judge.id)} passes every check of the gate.", icon="✅")
+    v = rep.verdict
+    if v.state == PASSED:
+        st.success(f"**Calibrated**: {code_span(rep.judge.id)}. {plain(v.summary())}", icon="✅")
+    elif v.state == UNDECIDED:
+        st.warning(f"**Not decided yet**: {code_span(rep.judge.id)}. {plain(v.summary())} Export waits for these "
+                   "checks, as it would for a failure.", icon="⏳")
     else:
-        st.error(f"**Not calibrated**: {code_span(rep.judge.id)} fails {', '.join(failed_names(rep))}.", icon="❌")
+        st.error(f"**Not calibrated**: {code_span(rep.judge.id)}. {plain(v.summary())}", icon="❌")
     # one list, not one element a check; the messages name categories and model versions, which come from items
     # and provider replies
     st.markdown("\n".join(f"- {STATUS_ICON[c.status]} **{c.name}**: {plain(c.message)}" for c in rep.verdict.checks))

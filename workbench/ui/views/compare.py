@@ -6,11 +6,11 @@ import pandas as pd
 import streamlit as st
 
 from workbench.errors import WorkbenchError
-from workbench.presentation import compare_rows, failed_names
+from workbench.presentation import compare_rows
 from workbench.report import Comparison
 from workbench.scale import fmt_usd
 from workbench.ui import auth
-from workbench.ui.components import code_span, prose
+from workbench.ui.components import code_span, plain, prose
 from workbench.ui.lead import NUMBER, SIGNED, comparison, cost_chart, page_header, show_table
 
 ROLES = auth.LEADS
@@ -35,11 +35,10 @@ def judge_lines(result: Comparison) -> str:
     """'- `lenient-mini` (`openai/gpt-4o-mini`, single, median latency 1.1 s): fails agreement, ...' per judge."""
     lines = []
     for r in result.judges:
-        failed = failed_names(r)
         latency = r.cost.median_latency_ms
         lines.append(f"- {code_span(r.judge.id)} ({code_span(r.judge.model)}, {r.judge.mode}"
                      + (f", median latency {latency / 1000:.1f} s" if latency is not None else "") + "): "
-                     + (f"fails {', '.join(failed)}" if failed else "passes every check"))
+                     + plain(r.verdict.summary()))
     return "\n".join(lines)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 from workbench.errors import WorkbenchError
-from workbench.gate import FAILED, NOT_MEASURABLE, STATUS_ICON, WARNING
+from workbench.gate import FAILED, NOT_MEASURABLE, PASSED, STATUS_ICON, UNDECIDED, WARNING
 from workbench.report import CalibrationReport
 from workbench.services.export import GateFailed, export_bundle, list_bundles
 from workbench.services.rubrics import get_rubric
@@ -53,14 +53,17 @@ def render() -> None:
             ok = rep.calibrated
             left, right = st.columns([5, 1])
             left.markdown(f"**{plain(spec.id)}** ({code_span(spec.model)}) on rubric v{rep.rubric.version}: "
-                          + ("✅ calibrated" if ok else "❌ not calibrated"))
+                          + {PASSED: "✅ calibrated", UNDECIDED: "⏳ not decided yet"}.get(rep.verdict.state,
+                                                                                         "❌ not calibrated"))
             if not ok:
-                left.markdown("Export is disabled because:\n\n" + reasons(rep))
+                left.markdown("Export is disabled because:\n\n" + reasons(rep, (FAILED, UNDECIDED)))
             if warnings := reasons(rep, (WARNING, NOT_MEASURABLE)):
                 left.markdown("Warnings (they do not block an export):\n\n" + warnings)
             right.button("Export", key=f"export-{spec.id}", disabled=not ok, on_click=_export,
-                         args=(golden_set, rubric, spec.id), type="primary" if ok else "secondary",
-                         help=None if ok else "Only a pair that passes the gate can be exported.")
+                         # the version shown, pinned: a version judged since cannot be approved on this page's view
+                         args=(golden_set, f"{rubric}@v{rep.rubric.version}", spec.id),
+                         type="primary" if ok else "secondary",
+                         help=None if ok else "Only a pair whose every check is decided and passed can be exported.")
     st.subheader("Approved bundles")
     bundles = list_bundles(store())
     if not bundles:
