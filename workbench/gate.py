@@ -64,6 +64,15 @@ class Policy:
 
 POLICY_KEYS = tuple(f.name for f in fields(Policy))
 PROBE_CHECK_MODES = ("warn", "fail", "off")
+#: The range each number of the policy must lie in (inclusive), so a typo such as a negative count is refused.
+POLICY_RANGES = {
+    "min_items": (1, None), "min_raters_per_item": (1, None), "min_multi_rated_share": (0.0, 1.0),
+    "min_agreement_lower": (-1.0, 1.0), "alt_test_min_raters": (1, None), "human_margin": (0.0, 1.0),
+    "max_self_preference": (0.0, None), "min_class_items": (1, None), "min_category_items": (1, None),
+    "min_tpr_lower": (0.0, 1.0), "min_tnr_lower": (0.0, 1.0), "max_flip_rate": (0.0, 1.0),
+    "max_unscored_share": (0.0, 1.0), "drift_min_p": (0.0, 1.0), "drift_max_agreement_drop": (0.0, 2.0),
+    "max_probe_shift": (0.0, None),
+}
 
 
 def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None, source: str = "policy") -> Policy:
@@ -88,6 +97,11 @@ def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None,
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not ok:
             raise InputError(f"must be a {type(default).__name__}, got {value!r}", file=source, field=key,
+                             fix=f"write e.g. {key}: {default}")
+        low, high = POLICY_RANGES.get(key, (None, None))
+        if (low is not None and value < low) or (high is not None and value > high):
+            span = f"at least {low}" if high is None else f"between {low} and {high}"
+            raise InputError(f"must be {span}, got {value!r}", file=source, field=key,
                              fix=f"write e.g. {key}: {default}")
         if key == "probe_check" and value not in PROBE_CHECK_MODES:
             raise InputError(f"must be one of {', '.join(PROBE_CHECK_MODES)}, got {value!r}", file=source, field=key,
