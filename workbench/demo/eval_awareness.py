@@ -132,7 +132,8 @@ def generate() -> dict:
 
 
 def write_eval_awareness(root: Path) -> None:
-    """golden_sets/eval-awareness/ (items, labels) and rubrics/eval-awareness-audit.yaml under ``root``."""
+    """golden_sets/eval-awareness/ (items, labels) and rubrics/examples/eval-awareness-audit.yaml under ``root``
+    (the paths the README's audit block reads, in a workspace after ``workbench demo`` as in the repository)."""
     data = generate()
     gs = root / "golden_sets" / GOLDEN_SET
     (gs / RUBRIC_NAME).mkdir(parents=True, exist_ok=True)
@@ -143,8 +144,8 @@ def write_eval_awareness(root: Path) -> None:
     for path, rows in ((gs / "items.jsonl", data["items"]), (gs / RUBRIC_NAME / "labels.jsonl", data["labels"])):
         path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows),
                         encoding="utf-8")
-    (root / "rubrics").mkdir(exist_ok=True)
-    (root / "rubrics" / f"{RUBRIC_NAME}.yaml").write_text(RUBRIC_YAML, encoding="utf-8")
+    (root / "rubrics" / "examples").mkdir(parents=True, exist_ok=True)
+    (root / "rubrics" / "examples" / f"{RUBRIC_NAME}.yaml").write_text(RUBRIC_YAML, encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- a rule-based audit grader

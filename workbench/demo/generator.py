@@ -74,7 +74,10 @@ class DemoConfig:
 
 
 DEFAULT_JUDGES = (
-    SimJudge("careful-sonnet", "anthropic/claude-sonnet-4-5", "anthropic", mode="agentic", error=0.05, repeats=2,
+    # careful-sonnet is the clean judge: every gate check's interval clear of its bound. At error 0.05 this seed
+    # drew a same-family effect of +0.04 (interval -0.04 to +0.12, across the +0.1 bound: undecided, by chance);
+    # at 0.03 it is 0.00 (-0.05 to +0.06). Only its own judgments move: the other files are byte for byte the same.
+    SimJudge("careful-sonnet", "anthropic/claude-sonnet-4-5", "anthropic", mode="agentic", error=0.03, repeats=2,
              repeat_noise=0.02, model_versions=("claude-sonnet-4-5-20250929",), price_per_item=0.021,
              latency_ms=9200.0),
     SimJudge("lenient-mini", "openai/gpt-4o-mini", "openai", error=0.06, leniency=0.45,
@@ -352,7 +355,7 @@ def demo_rubric(cfg: DemoConfig) -> dict:
 
 def write_demo(root: Path, cfg: DemoConfig = DemoConfig()) -> None:
     """Write golden_sets/demo/ and rubrics/demo-patch-quality.yaml under ``root``, and the eval-awareness audit's
-    golden set and rubric beside them."""
+    golden set and rubric (rubrics/examples/) beside them."""
     data = generate(cfg)
     gs = root / "golden_sets" / "demo"
     rub = gs / RUBRIC_NAME
