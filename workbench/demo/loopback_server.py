@@ -5,9 +5,12 @@
         ... run the `openai-api/loopback/<model>` judge with env=env ...
         server.received / server.answered                # Counter per item marker
 
-Or as a process: `python tests/judges/loopback_server.py --port 8000 --latency 0.1`
+Or as a process: `python -m workbench.demo.loopback_server --port 8000 --latency 0.1`
 (prints the base URL), then `export LOOPBACK_BASE_URL=http://127.0.0.1:8000/v1`
-and `LOOPBACK_API_KEY=anything`; `GET /v1/_stats` returns its counters.
+and `LOOPBACK_API_KEY=anything`; `GET /v1/_stats` returns its counters. It ships with
+the package (stdlib only) so that the README's run of the demo's `openai-api/local/...`
+judge works offline in any workspace; the tests import it from here
+(`tests/judges/loopback_server.py` re-exports it).
 
 It answers `POST /v1/chat/completions` with a body shaped like OpenAI's (usage
 with prompt_tokens_details.cached_tokens, finish_reason, refusal). Single-mode
