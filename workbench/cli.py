@@ -616,6 +616,8 @@ def import_judgments(ctx: Ctx, file: str, golden_set: str, rubric: str, judge: s
     Example:
       workbench import judgments golden_sets/demo/demo-patch-quality/judgments/lenient-mini.jsonl \\
           --golden-set demo --rubric demo-patch-quality --judge lenient-mini
+
+    The judgments land in the rubric's current version, or in version N with --rubric NAME@vN.
     """
     from .services import importing as svc
 
@@ -923,14 +925,20 @@ def _options(resamples: int, seed: int, epsilon: float, alt_metric: str, run: st
 def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str, as_json: bool, **opts: Any) -> None:
     """Score a judge against the humans: agreement with intervals, ceiling, alt-test, bias, noise, drift, verdict.
 
+    --rubric NAME is the newest version the judge has judgments of; NAME@vN is version N.
+
     \b
     Example:
       workbench calibrate --golden-set demo --rubric demo-patch-quality --judge careful-sonnet
+      workbench calibrate --golden-set demo --rubric demo-patch-quality@v1 --judge careful-sonnet
       workbench calibrate -g demo -r demo-patch-quality -j noisy-llama --json
     """
     from .services.calibration import calibrate as run
+    from .services.versions import resolve_ref
 
-    report = run(ctx.store, golden_set, rubric, judge, _options(**opts), workspace=ctx.workspace)
+    options = _options(**opts)
+    scope = resolve_ref(ctx.store, golden_set, rubric, judge, options.run)  # NAME, or NAME@vN for that version
+    report = run(ctx.store, golden_set, scope.rubric.name, judge, options, scope=scope, workspace=ctx.workspace)
     if as_json:
         _echo_json(report.to_json())
         return
@@ -973,7 +981,8 @@ def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) 
 
 @main.command()
 @click.option("--golden-set", "-g", default=None)
-@click.option("--rubric", "-r", default=None)
+@click.option("--rubric", "-r", default=None,
+              help="NAME (the newest version the judge has judgments of) or NAME@vN (exactly version N).")
 @click.option("--judge", "-j", default=None)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for the bundle (default: rubrics/approved in the project).")
@@ -995,11 +1004,13 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
     \b
     Example:
       workbench export --golden-set demo --rubric demo-patch-quality --judge careful-sonnet
+      workbench export --golden-set demo --rubric demo-patch-quality@v1 --judge careful-sonnet
       workbench export -g demo -r demo-patch-quality -j careful-single --to promptfoo --to inspect
       workbench export --bundle rubrics/approved/demo-patch-quality@v2--careful-single.yaml --to mlflow
     """
-    from .services.export import GateFailed, export_bundle, read_bundle
+    from .services.export import GateFailed, VersionMismatch, export_bundle, read_bundle
     from .services.interop_export import export_judge
+    from .services.versions import VersionNotRun
 
     if bundle_file is not None:
         _require(bool(targets) and not (golden_set or rubric or judge), "--bundle", bundle_file,
@@ -1019,7 +1030,12 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
             for c in e.failed:
                 click.echo(f"  [FAIL] {c.name}: {c.message}", err=True)
             sys.exit(EXIT_GATE_FAILED)
+        except (VersionNotRun, VersionMismatch) as e:  # nothing of that version to approve: refused like the gate
+            click.secho(f"Not exported: {e}", fg="red", err=True)
+            sys.exit(EXIT_GATE_FAILED)
         click.echo(f"Exported {_shown(res.path)} (sha256 {res.sha256[:16]}).")
+        if res.note:
+            click.echo(res.note)
         bundle, path = res.bundle, res.path
     for target in targets:
         written = export_judge(bundle, path, target, out_dir or path.parent)

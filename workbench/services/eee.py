@@ -31,8 +31,9 @@ from ..stats.bias import INTERVAL as SELF_PREFERENCE_INTERVAL
 from ..store import Store
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
-from .calibration import Options, calibrate, resolve
+from .calibration import Options, calibrate
 from .export import write_atomic
+from .versions import resolve_ref
 
 EEE_SCHEMA_VERSION = "0.3.0"
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schemas" / "every_eval_ever" / "eval.schema.json"
@@ -189,8 +190,8 @@ def write_eee(store: Store, golden_set: str, rubric: str, judge: str, *, out: st
               organization: str = "unspecified") -> Path:
     """Calibrate (or read the cached report), build the record, validate it, write it; returns the file."""
     workspace = workspace or current_workspace()
-    scope = resolve(store, golden_set, rubric, judge, options.run)  # the prompt needs the rubric, not the judgments
-    report = calibrate(store, golden_set, rubric, judge, options, scope=scope, workspace=workspace)
+    scope = resolve_ref(store, golden_set, rubric, judge, options.run)  # the prompt needs the rubric, not the judgments
+    report = calibrate(store, golden_set, scope.rubric.name, judge, options, scope=scope, workspace=workspace)
     prompt = system_prompt(scope.rubric.rubric, scope.spec) if scope.spec.provider != "python" else None
     record = build_eee(report, prompt, scope.spec, organization=organization)
     validate_eee(record)

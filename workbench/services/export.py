@@ -26,7 +26,9 @@ from ..store import Store
 from ..strict_yaml import load_yaml, read_utf8
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
-from .calibration import Options, Scope, calibrate, freeze_version, resolve
+from .calibration import Options, Scope, calibrate, freeze_version
+from .rubrics import get_rubric
+from .versions import resolve_ref, rubric_ref
 
 BUNDLE_SCHEMA = "workbench.bundle/1"
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schemas" / "bundle.schema.json"
@@ -39,6 +41,10 @@ class GateFailed(WorkbenchError):
         self.failed = failed
         super().__init__(f"judge '{judge}' is not calibrated for rubric '{rubric}': "
                          + "; ".join(f"{c.name}: {c.message}" for c in failed))
+
+
+class VersionMismatch(WorkbenchError):
+    """The evidence of a rubric version is not all of that version: refused rather than approved."""
 
 
 class BundleRefused(WorkbenchError):
@@ -84,6 +90,7 @@ class ExportResult:
     path: Path
     sha256: str
     bundle: dict
+    note: str | None = None  # a sentence when the version exported is not the rubric's current one
 
 
 def build_bundle(report: CalibrationReport, scope: Scope) -> dict:
@@ -110,7 +117,7 @@ def build_bundle(report: CalibrationReport, scope: Scope) -> dict:
                           ("epsilon", "metric", "q", "winning_rate", "advantage_probability", "passed")}
                          if r["alt_test"] else None),
             "self_preference": {k: {f: v.get(f) for f in ("value", "ci_low", "ci_high", "n", "p_value", "measurable")}
-                                for k, v in r["self_preference"].items()},
+                                for k, v in r["self_preference"].items() if isinstance(v, dict)},  # the effects
             "noise": ({k: r["noise"].get(k) for k in ("flip_rate", "krippendorff_alpha_ordinal", "pass_hat_k",
                                                        "repeats")} if r["noise"] else None),
             "drift": ({"baseline_run": r["drift"]["baseline_run"], "flip_rate": r["drift"]["flip_rate"],
@@ -132,11 +139,15 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     """Write rubrics/approved/<rubric>@v<version>--<judge>.yaml of the workspace (or ``out_dir``) for a passing
     pair; refuse otherwise.
 
+    ``rubric`` is a name (the newest version the judge has judgments of) or ``NAME@vN`` (version N exactly;
+    :class:`~.versions.VersionNotRun` when the judge has no judgments of it). A version is approved only on its own
+    judgments: the report, the judge config and every judgment of the run must belong to it.
     Exporting is a write: it freezes the golden-set version the report was computed on (calibrating does not),
     and records the export against the ids the report carries.
     """
-    scope = resolve(store, golden_set, rubric, judge, options.run)  # the names, looked up once for all below
-    report = calibrate(store, golden_set, rubric, judge, options, scope=scope, workspace=workspace)
+    scope = resolve_ref(store, golden_set, rubric, judge, options.run)  # the names, looked up once for all below
+    report = calibrate(store, golden_set, scope.rubric.name, judge, options, scope=scope, workspace=workspace)
+    check_one_version(store, report, scope)
     if not report.calibrated:
         raise GateFailed(rubric, judge, report.verdict.failed if report.verdict else [])
     report = freeze_version(store, report, scope)
@@ -151,7 +162,37 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     write_atomic(path, text)
     ids = report.ids
     store.record_export(str(path), bundle["sha256"], ids.rubric_version_id, ids.judge_pk, ids.golden_set_version_id)
-    return ExportResult(path, bundle["sha256"], bundle)
+    return ExportResult(path, bundle["sha256"], bundle, _older_version_note(store, rubric, scope))
+
+
+def _older_version_note(store: Store, rubric: str, scope: Scope) -> str | None:
+    """Said when ``--rubric NAME`` exported an older version than the current one (the judge has not run it)."""
+    rv = scope.rubric
+    if rubric_ref(store, rubric)[1] is not None:
+        return None  # NAME@vN: the version asked for
+    latest = get_rubric(store, rv.name).version
+    if latest == rv.version:
+        return None
+    return (f"Note: this is v{rv.version} of rubric '{rv.name}', the newest version judge '{scope.spec.id}' has "
+            f"judgments of; the current version is v{latest} (name a version with --rubric {rv.name}@vN).")
+
+
+def check_one_version(store: Store, report: CalibrationReport, scope: Scope) -> None:
+    """Refuse to approve rubric version N on evidence of another version: the report's rubric, the judge's row and
+    run, and the config hash every judgment of the run was recorded under must all be version N's."""
+    rv, row, run = scope.rubric, scope.judge_row, scope.run
+    found = []
+    if (report.rubric.name, report.rubric.version, report.rubric.hash) != (rv.name, rv.version, rv.hash):
+        found.append(f"the calibration report is of v{report.rubric.version}")
+    if row["rubric_id"] != rv.id or run.get("rubric_version", rv.version) != rv.version:
+        found.append(f"run '{run['name']}' belongs to v{run.get('rubric_version')}")
+    others = [h for h in store.run_config_hashes(run["id"]) if h != row["config_hash"]]
+    if others:
+        found.append(f"run '{run['name']}' holds judgments made under {len(others)} other judge config(s)")
+    if found:
+        raise VersionMismatch(f"rubric '{rv.name}' v{rv.version} was not exported for judge '{row['judge_id']}': "
+                              + "; ".join(found) + f"; judge v{rv.version} itself ('workbench judge run') or import "
+                              "its own judgments, then export again.")
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -20,7 +20,7 @@ from ..models import Judgment, Label
 from ..names import check_name
 from ..store import Store
 from ..store.mapping import item_row
-from .rubrics import RubricVersion, get_rubric
+from .rubrics import RubricVersion, get_rubric, get_rubric_ref
 
 Progress = Callable[[int], None]
 BATCH = 1000
@@ -186,14 +186,14 @@ def import_adjudications(store: Store, path: str | Path, golden_set: str, rubric
 
 def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: str, judge: str, *,
                      progress: Progress | None = None) -> ImportResult:
-    """Judgments made elsewhere, for a judge declared in the rubric.
+    """Judgments made elsewhere, for a judge declared in the rubric (``NAME@vN``: in version N of it).
 
     Records without a 'run' go into one run named after the file's content
     hash, so importing the same file twice adds nothing.
     """
     path = Path(path)
     result = ImportResult(path.name)
-    rv = get_rubric(store, rubric)
+    rv = get_rubric_ref(store, rubric)  # NAME: the current version; NAME@vN: version N (the demo's own, re-seeded)
     spec = rv.rubric.judge(judge)
     file_hash = _file_sha256(path)
     gs = store.golden_set(golden_set)

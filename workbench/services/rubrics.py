@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, NotFound
 from ..rubrics import load_rubric, rubric_from_dict
 from ..models import Rubric
 from ..names import check_name
@@ -57,6 +57,51 @@ def get_rubric(store: Store, name: str, version: int | None = None) -> RubricVer
 
 def get_rubric_by_id(store: Store, rubric_id: int) -> RubricVersion:
     return _from_row(store.rubric_row_by_id(rubric_id))
+
+
+# ``--rubric NAME@vN`` names version N of rubric NAME (``NAME`` alone: a command's own default version)
+_REF = re.compile(r"(?P<name>.+)@v(?P<version>[1-9][0-9]*)")
+
+
+def split_rubric_ref(ref: str) -> tuple[str, int | None]:
+    """``NAME@vN`` -> (NAME, N); anything else -> (ref, None). Reads no store: see :func:`rubric_ref`.
+
+    >>> split_rubric_ref("demo-patch-quality@v2")
+    ('demo-patch-quality', 2)
+    >>> split_rubric_ref("demo-patch-quality")
+    ('demo-patch-quality', None)
+    >>> split_rubric_ref("team@example.com")
+    ('team@example.com', None)
+    """
+    m = _REF.fullmatch(ref)
+    return (m["name"], int(m["version"])) if m else (ref, None)
+
+
+def rubric_ref(store: Store, ref: str) -> tuple[str, int | None]:
+    """The rubric's name and the version asked for (None: not pinned).
+
+    A rubric whose own name ends in ``@vN`` (names may contain '@') keeps meaning itself.
+    """
+    name, version = split_rubric_ref(ref)
+    if version is not None and store.rubric_versions(ref):
+        return ref, None
+    return name, version
+
+
+def get_rubric_ref(store: Store, ref: str) -> RubricVersion:
+    """``NAME`` -> the newest version; ``NAME@vN`` -> version N (NotFound naming the versions there are)."""
+    name, version = rubric_ref(store, ref)
+    if version is None:
+        return get_rubric(store, name)
+    try:
+        return get_rubric(store, name, version)
+    except NotFound:
+        versions = [r["version"] for r in store.rubric_versions(name)]
+        if not versions:
+            raise
+        raise NotFound(f"rubric '{name}' has no version {version} (versions: "
+                       f"{', '.join(f'v{v}' for v in versions)}); name one of them, e.g. --rubric "
+                       f"{name}@v{versions[-1]}") from None
 
 
 # A refinement candidate is registered as a rubric of its own (so its judge runs and reports stay apart from the

@@ -437,6 +437,11 @@ class Store:
             r["params"] = from_json(r["params"])
         return rows
 
+    def run_config_hashes(self, run_id: int) -> list[str]:
+        """The judge config hashes the run's judgments were recorded under (one, the judge's, unless mixed)."""
+        return [r["config_hash"] for r in self._all(
+            "SELECT DISTINCT config_hash FROM judgments WHERE run_id = ? ORDER BY config_hash", (run_id,))]
+
     def insert_judgments(self, run_id: int, config_hash: str, judgments: Iterable[Judgment],
                          items: Mapping[str, Mapping]) -> int:
         """Record judgments of the run made under ``config_hash``; returns how many were added.
