@@ -309,19 +309,50 @@ def demo(ctx: Ctx, no_ui: bool, port: int) -> None:
     """
     from .services.demo import seed_demo
 
+    db = ctx.workspace.db
+    db_existed = str(db) == ":memory:" or db.exists()
     summary = seed_demo(ctx.store, ctx.workspace, precompute=True)  # the lead pages open on cached reports
     n_judgments = sum(summary.judgments.values())
-    click.echo(f"Seeded {_shown(ctx.workspace.db)} with the SYNTHETIC demo: {summary.items} items, {summary.labels} "
+    click.echo(f"Seeded {_shown(db)} with the SYNTHETIC demo: {summary.items} items, {summary.labels} "
                f"labels, {summary.adjudications} adjudications, {n_judgments} recorded judgments of "
-               f"{len(summary.judgments)} judges, rubric {summary.rubric}.")
-    if summary.files_written:
-        click.echo(f"Wrote the demo's {len(summary.files_written)} files into {ctx.workspace.root} "
-                   "(golden_sets/demo/, rubrics/demo-patch-quality.yaml).")
+               f"{len(summary.judgments)} judges, rubric {summary.rubric}"
+               + ("." if summary.changed else " (all there already: nothing added)."))
     for path in summary.files_kept:
         click.echo(f"Kept {_shown(path)}: it differs from the demo's copy (the database has the demo's).", err=True)
     click.echo(f"In the UI, pick the rater '{summary.lead}' to see the lead pages; a new name is a reviewer.")
+    click.echo(_files_written(ctx.workspace, summary.files_written,
+                              db if not db_existed or summary.changed else None, created=not db_existed))
     if not no_ui:
         _run_ui(ctx.workspace, port)
+
+
+def _files_written(workspace: Workspace, files: list[Path], db: Path | None, *, created: bool) -> str:
+    """The demo's last line: how many files it wrote and where, the database first; a folder's files counted once.
+
+    >>> from pathlib import Path
+    >>> ws = Workspace(Path("/w"), Path("/w/workbench.db"))
+    >>> _files_written(ws, [Path("/w/golden_sets/demo/items.jsonl"), Path("/w/golden_sets/demo/golden_set.yaml"),
+    ...                     Path("/w/rubrics/demo-patch-quality.yaml")], Path("/w/workbench.db"), created=True)
+    'Wrote 4 files into /w: workbench.db (the database), golden_sets/demo/ (2 files), rubrics/demo-patch-quality.yaml.'
+    >>> _files_written(ws, [], None, created=False)
+    'Wrote 0 files into /w: the database and the demo files were there already.'
+    """
+    root = workspace.root
+    where = "" if root.absolute() == Path.cwd() else f" into {root}"
+    n = len(files) + (db is not None)
+    if not n:
+        return f"Wrote 0 files{where}: the database and the demo files were there already."
+    parts: list[str] = []
+    if db is not None:
+        shown = db.relative_to(root).as_posix() if db.is_relative_to(root) else _shown(db)
+        parts.append(f"{shown} (the database{'' if created else ', updated'})")
+    groups: dict[str, int] = {}
+    for f in files:
+        rel = f.relative_to(root).parts
+        key = "/".join(rel[:2]) + "/" if rel[0] == "golden_sets" and len(rel) > 2 else "/".join(rel)
+        groups[key] = groups.get(key, 0) + 1
+    parts += [key + (f" ({k} files)" if key.endswith("/") else "") for key, k in groups.items()]
+    return f"Wrote {n} file{'s' if n != 1 else ''}{where}: {', '.join(parts)}."
 
 
 @main.command()

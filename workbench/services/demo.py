@@ -17,7 +17,7 @@ from ..demo.generator import RUBRIC_NAME
 from ..store import Store
 from ..workspace import Workspace
 from . import importing
-from .rubrics import add_rubric
+from .rubrics import add_rubric, get_rubric
 
 DEMO_GOLDEN_SET = "demo"
 DEMO_LEAD = "lead"  # the seeded rater who sees the lead pages
@@ -33,6 +33,7 @@ class DemoSummary:
     lead: str = DEMO_LEAD
     files_written: list[Path] = field(default_factory=list)  # demo files newly written into the workspace
     files_kept: list[Path] = field(default_factory=list)     # workspace files that differ from the demo's: left alone
+    changed: bool = False  # whether seeding added anything to the database (a second seed adds nothing)
 
 
 def demo_data() -> Traversable:
@@ -70,34 +71,40 @@ def write_demo_files(workspace: Workspace) -> tuple[list[Path], list[Path]]:
 def seed_demo(store: Store, workspace: Workspace | None = None, *, precompute: bool = False) -> DemoSummary:
     """Load rubric, items, labels, adjudications and recorded judgments of the demo; idempotent.
 
-    With a workspace, the demo's files are also written into it (those missing), so the
-    README's walkthrough can read ``golden_sets/demo/`` there. ``precompute`` also computes
-    what the lead pages open on (:func:`precompute_reports`), as ``workbench demo`` does.
+    A second seed changes no table, even after the rubric gained versions: the recorded judgments go into the
+    demo's own rubric version (v1 as shipped), never the newest one, and nothing is recomputed when nothing was
+    added. With a workspace, the demo's files are also written into it (those missing), so the README's
+    walkthrough can read ``golden_sets/demo/`` there. ``precompute`` also computes what the lead pages open on
+    (:func:`precompute_reports`), as ``workbench demo`` does.
     """
     data = demo_data()
     folder = data / "golden_sets" / DEMO_GOLDEN_SET
     rubric_dir = folder / RUBRIC_NAME
     with resources.as_file(data / "rubrics" / f"{RUBRIC_NAME}.yaml") as path:
         rv = add_rubric(store, path)
-    summary = DemoSummary(rubric=f"{rv.name} v{rv.version}")
+    summary = DemoSummary(rubric=f"{rv.name} v{rv.version}", changed=rv.created)
     with resources.as_file(folder / "items.jsonl") as path:
-        summary.items = importing.import_items(store, path, DEMO_GOLDEN_SET, is_demo=True).records
+        res = importing.import_items(store, path, DEMO_GOLDEN_SET, is_demo=True)
+    summary.items, summary.changed = res.records, summary.changed or res.added > 0
     store.ensure_golden_set(DEMO_GOLDEN_SET, is_demo=True, overlap=2)
     store.set_rater_role(DEMO_LEAD, "lead")
     with resources.as_file(rubric_dir / "labels.jsonl") as path:
-        summary.labels = importing.import_labels(store, path, DEMO_GOLDEN_SET, rv.name).records
+        res = importing.import_labels(store, path, DEMO_GOLDEN_SET, rv.name)
+    summary.labels, summary.changed = res.records, summary.changed or res.added > 0
     with resources.as_file(rubric_dir / "adjudications.jsonl") as path:
-        summary.adjudications = importing.import_adjudications(store, path, DEMO_GOLDEN_SET, rv.name).records
+        res = importing.import_adjudications(store, path, DEMO_GOLDEN_SET, rv.name)
+    summary.adjudications, summary.changed = res.records, summary.changed or res.added > 0
+    version = f"{rv.name}@v{rv.version}"  # the demo's version: its recorded judgments were made under it
     for judgments in sorted((rubric_dir / "judgments").iterdir(), key=lambda t: t.name):
         if judgments.name.endswith(".jsonl"):
             judge = judgments.name.removesuffix(".jsonl")
             with resources.as_file(judgments) as path:
-                summary.judgments[judge] = importing.import_judgments(store, path, DEMO_GOLDEN_SET, rv.name,
-                                                                      judge).records
+                res = importing.import_judgments(store, path, DEMO_GOLDEN_SET, version, judge)
+            summary.judgments[judge], summary.changed = res.records, summary.changed or res.added > 0
     if workspace is not None:
         summary.files_written, summary.files_kept = write_demo_files(workspace)
-    if precompute:
-        precompute_reports(store, workspace)
+    if precompute and summary.changed and get_rubric(store, rv.name).version == rv.version:
+        precompute_reports(store, workspace)  # the reports of this state (a re-seed that added nothing: cached)
     return summary
 
 
