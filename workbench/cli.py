@@ -1039,6 +1039,7 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
       workbench export -g demo -r demo-patch-quality -j careful-single --to promptfoo --to inspect
       workbench export --bundle rubrics/approved/demo-patch-quality@v2--careful-single.yaml --to mlflow
     """
+    from .gate import STATUS_MARK
     from .services.export import GateFailed, VersionMismatch, export_bundle, read_bundle
     from .services.interop_export import export_judge
     from .services.versions import VersionNotRun
@@ -1056,10 +1057,17 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
             res = export_bundle(ctx.store, golden_set, rubric, judge, out_dir=out_dir, options=_options(**opts),
                                 workspace=ctx.workspace)
         except GateFailed as e:
-            click.secho(f"Not exported: judge '{judge}' does not pass the gate for rubric '{rubric}'.", fg="red",
-                        err=True)
+            undecided = e.verdict is not None and e.verdict.state == "undecided"
+            click.secho(f"Not exported: judge '{judge}' " + ("is not decided yet" if undecided else
+                                                              "does not pass the gate")
+                        + f" for rubric '{rubric}'" + (": a check still straddles its bound, and an undecided "
+                                                        "check blocks export like a failure." if undecided else "."),
+                        fg="red", err=True)
             for c in e.failed:
-                click.echo(f"  [FAIL] {c.name}: {c.message}", err=True)
+                click.echo(f"  [{STATUS_MARK[c.status]}] {c.name}: {c.message}", err=True)
+            if undecided:
+                click.echo(f"  The labels that decide it: workbench plan -g {golden_set} -r {rubric} -j {judge}",
+                           err=True)
             sys.exit(EXIT_GATE_FAILED)
         except (VersionNotRun, VersionMismatch) as e:  # nothing of that version to approve: refused like the gate
             click.secho(f"Not exported: {e}", fg="red", err=True)

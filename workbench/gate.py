@@ -182,17 +182,20 @@ class Verdict:
         """'CALIBRATED', 'NOT CALIBRATED' or 'NOT DECIDED YET'."""
         return HEADLINE[self.state]
 
-    def summary(self) -> str:
-        """One sentence: the verdict, and the checks that keep it from 'calibrated' with what they need."""
+    def explanation(self) -> str:
+        """What the headline rests on: the checks that keep the pair from 'calibrated', each with its reason."""
         if self.state == PASSED:
             notes = [c.name for c in self.checks if c.state == WARNING]
-            return ("Calibrated: every deciding check passed" +
+            return ("every deciding check passed" +
                     (f" ({len(notes)} warning{'s' * (len(notes) != 1)}, which "
-                     f"{'does' if len(notes) == 1 else 'do'} not block: {', '.join(notes)})."
-                     if notes else "."))
-        if self.state == FAILED:
-            return "Not calibrated: it fails " + "; ".join(f"{c.name} ({c.reason.rstrip('.')})" for c in self.failed) + "."
-        return "Not decided yet: " + "; ".join(f"{c.name} ({c.reason.rstrip('.')})" for c in self.undecided) + "."
+                     f"{'does' if len(notes) == 1 else 'do'} not block: {', '.join(notes)})." if notes else "."))
+        blocking = self.failed if self.state == FAILED else self.undecided
+        return ("it fails " if self.state == FAILED else "") + "; ".join(
+            f"{c.name} ({c.reason.rstrip('.')})" for c in blocking) + "."
+
+    def summary(self) -> str:
+        """One sentence: the verdict, and the checks that keep it from 'calibrated' with what they need."""
+        return f"{self.headline.capitalize()}: {self.explanation()}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"calibrated": self.calibrated, "state": self.state, "headline": self.headline,

@@ -174,9 +174,14 @@ def test_calibration_page_says_the_plan_and_offers_a_replan(tmp_path, monkeypatc
                        (json.dumps(["agreement", "tpr", "tnr", "self_preference"]), gs["id"]))
         s.conn.commit()
     monkeypatch.setenv("WORKBENCH_DB", str(path))
+    # a tighter self-preference bound than the default: careful-sonnet's same-family effect, 0.00 [-0.05, +0.06],
+    # then straddles it, so that check is undecided while the others are decided
+    (tmp_path / "rubrics").mkdir()
+    (tmp_path / "rubrics" / "policy.yaml").write_text("max_self_preference: 0.05\n")
+    monkeypatch.setenv("WORKBENCH_PROJECT", str(tmp_path))
     at = choose_judge(lead_page("calibration"), "careful-sonnet")
     text = rendered_text(at)
-    assert "Labels to a decision." in text and "same-family" in text
+    assert "Labels to a decision." in text and "same-family" in text and "Not decided yet" in text
     assert "Re-plan it to serve them" in text
     at.button(key="replan:demo:careful-sonnet").click().run(timeout=60)
     with Store(path) as s:
@@ -184,7 +189,8 @@ def test_calibration_page_says_the_plan_and_offers_a_replan(tmp_path, monkeypatc
     assert d["phase"] == 2 and d["checks"] == ["self_preference"]
     # a judge the evidence has already failed: the page says the verdict is decided, whatever labels come
     text = rendered_text(choose_judge(lead_page("calibration"), "gpt4o-self"))
-    assert "The judge fails the gate on same family" in text and "which more labels will not change" in text
+    assert "The judge fails the gate on no material self-preference" in text and "which more labels will not change" \
+        in text
 
 
 def test_a_lead_switches_the_queue_order_on_the_calibration_page(tmp_path, monkeypatch) -> None:

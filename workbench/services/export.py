@@ -18,7 +18,7 @@ import jsonschema
 import yaml
 
 from ..errors import InputError, WorkbenchError
-from ..gate import Check
+from ..gate import UNDECIDED, Verdict
 from ..hashing import sha256_hex
 from ..names import safe_path
 from ..report import CalibrationReport
@@ -35,12 +35,16 @@ SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schemas" / "bundle.schema.j
 
 
 class GateFailed(WorkbenchError):
-    """The pair did not pass the gate; carries the failed checks."""
+    """The pair did not pass the gate (a check failed, or is not decided yet); carries the blocking checks."""
 
-    def __init__(self, rubric: str, judge: str, failed: list[Check]):
-        self.failed = failed
-        super().__init__(f"judge '{judge}' is not calibrated for rubric '{rubric}': "
-                         + "; ".join(f"{c.name}: {c.message}" for c in failed))
+    def __init__(self, rubric: str, judge: str, verdict: Verdict | None):
+        self.verdict = verdict
+        self.failed = [c for c in (verdict.checks if verdict else ()) if c.blocking]
+        head = (f"judge '{judge}' is not decided yet for rubric '{rubric}'" if verdict and verdict.state == UNDECIDED
+                else f"judge '{judge}' is not calibrated for rubric '{rubric}'")
+        super().__init__(head + ": " + "; ".join(f"{c.name}: {c.reason.rstrip('.')}" for c in self.failed)
+                         + ("; run 'workbench plan' for the labels that decide it" if verdict and
+                            verdict.state == UNDECIDED else ""))
 
 
 class VersionMismatch(WorkbenchError):
@@ -149,7 +153,7 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     report = calibrate(store, golden_set, scope.rubric.name, judge, options, scope=scope, workspace=workspace)
     check_one_version(store, report, scope)
     if not report.calibrated:
-        raise GateFailed(rubric, judge, report.verdict.failed if report.verdict else [])
+        raise GateFailed(rubric, judge, report.verdict)
     report = freeze_version(store, report, scope)
     bundle = build_bundle(report, scope)
     validate_bundle(bundle, source="the new bundle")

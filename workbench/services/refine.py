@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 import yaml
 
 from ..errors import ConfigError, Conflict, InputError, NotFound
-from ..gate import FAILED, NOT_APPLICABLE, NOT_MEASURABLE, PASSED, WARNING
+from ..gate import FAILED, NOT_APPLICABLE, NOT_MEASURABLE, PASSED, UNDECIDED, WARNING
 from ..judges import optimizer as opt
 from ..judges.pricing import estimate_cost
 from ..judges.prompting import estimate_input_tokens
@@ -60,7 +60,7 @@ PARTS = ("development", "held_out")
 RUN_OF_PART = {"development": "run-1", "held_out": "run-2"}
 MAX_DISAGREEMENTS = 40  # shown to the optimizer per round, the largest first
 EXCERPT_PART = 500  # characters of each part of an item excerpt
-STATUS_RANK = {PASSED: 3, WARNING: 2, NOT_MEASURABLE: 1, FAILED: 0}  # NOT_APPLICABLE is never compared
+STATUS_RANK = {PASSED: 4, WARNING: 3, NOT_MEASURABLE: 2, UNDECIDED: 1, FAILED: 0}  # NOT_APPLICABLE: never compared
 SHOWN_METRICS = ("krippendorff_alpha_ordinal", "exact_agreement", "mean_signed_error", "tpr", "tnr")
 
 

@@ -213,12 +213,12 @@ def page_header(title: str, key: str, roles: tuple[str, ...], *, with_judge: boo
 def verdict_box(rep: CalibrationReport) -> None:
     v = rep.verdict
     if v.state == PASSED:
-        st.success(f"**Calibrated**: {code_span(rep.judge.id)}. {plain(v.summary())}", icon="✅")
+        st.success(f"**Calibrated**: {code_span(rep.judge.id)}, {plain(v.explanation())}", icon="✅")
     elif v.state == UNDECIDED:
-        st.warning(f"**Not decided yet**: {code_span(rep.judge.id)}. {plain(v.summary())} Export waits for these "
-                   "checks, as it would for a failure.", icon="⏳")
+        st.warning(f"**Not decided yet**: {code_span(rep.judge.id)}: {plain(v.explanation())} Export waits for "
+                   "these checks, as it would for a failure.", icon="⏳")
     else:
-        st.error(f"**Not calibrated**: {code_span(rep.judge.id)}. {plain(v.summary())}", icon="❌")
+        st.error(f"**Not calibrated**: {code_span(rep.judge.id)}: {plain(v.explanation())}", icon="❌")
     # one list, not one element a check; the messages name categories and model versions, which come from items
     # and provider replies
     st.markdown("\n".join(f"- {STATUS_ICON[c.status]} **{c.name}**: {plain(c.message)}" for c in rep.verdict.checks))

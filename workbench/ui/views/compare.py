@@ -21,7 +21,7 @@ def table(result: Comparison) -> pd.DataFrame:
     agreement, cost) come first. Models and failed checks are listed under it (:func:`judge_lines`)."""
     return pd.DataFrame([{
         "judge": r["judge"],
-        "verdict": "calibrated" if r["calibrated"] else "not calibrated",
+        "verdict": {"passed": "calibrated", "undecided": "not decided yet"}.get(r["state"], "not calibrated"),
         "alpha": r["alpha"],
         "alpha 95%": (f"{r['alpha_low']:.2f} – {r['alpha_high']:.2f}"
                       if r["alpha_low"] is not None and r["alpha_high"] is not None else None),
