@@ -114,3 +114,11 @@ def test_the_demo_in_a_fresh_clone_leaves_git_status_clean(tmp_path):
     ignored = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=clone, capture_output=True,
                              text=True, check=True).stdout
     assert "!! workbench.db" in ignored
+
+
+def test_every_demo_file_is_at_its_workspace_path_in_the_repository_as_a_link_to_the_package_data():
+    """Why the demo writes nothing but the database in a clone: the repository holds each demo file where a
+    workspace has it, as a link to the package data (so the two can never differ)."""
+    for rel, packaged in demo_files():
+        in_repo = ROOT.joinpath(*rel.parts)
+        assert in_repo.resolve() == Path(str(packaged)).resolve(), f"{rel} is not a link to the package data"

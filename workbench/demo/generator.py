@@ -354,8 +354,8 @@ def demo_rubric(cfg: DemoConfig) -> dict:
 
 
 def write_demo(root: Path, cfg: DemoConfig = DemoConfig()) -> None:
-    """Write golden_sets/demo/ and rubrics/demo-patch-quality.yaml under ``root``, and the eval-awareness audit's
-    golden set and rubric (rubrics/examples/) beside them."""
+    """Write golden_sets/demo/ and rubrics/demo-patch-quality.yaml under ``root``, and beside them the eval-awareness
+    audit's golden set and rubric (rubrics/examples/) and a promptfoo results file to import (examples/promptfoo/)."""
     data = generate(cfg)
     gs = root / "golden_sets" / "demo"
     rub = gs / RUBRIC_NAME
@@ -382,8 +382,10 @@ def write_demo(root: Path, cfg: DemoConfig = DemoConfig()) -> None:
         "# test-results is a deterministic Python grader that reads the trajectory's last test run.\n"
         + yaml.safe_dump(data["rubric"], sort_keys=False, allow_unicode=True, width=100))
     from .eval_awareness import write_eval_awareness  # a separate golden set: the demo's own numbers do not move
+    from .tool_examples import write_tool_examples  # another tool's export, for the README's import example
 
     write_eval_awareness(root)
+    write_tool_examples(root)
 
 
 def with_effects(*, n_items: int = 200, seed: int = 0, self_preference: float = 0.0, leniency: float = 0.0,
