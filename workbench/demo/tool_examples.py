@@ -1,11 +1,17 @@
-"""A synthetic export of another eval tool, for the README's import example: a promptfoo results file.
+"""Synthetic files for the README's examples: another eval tool's export (a promptfoo results file) and model runs
+for the results board.
 
 ``examples/promptfoo/results.json`` is shaped as ``promptfoo eval -o results.json`` writes it (an ``OutputFile``
 whose ``results.results[]`` are ``EvaluateResult`` rows), for 60 short arithmetic questions answered by one model:
 each row carries an ``llm-rubric`` grade by a grader model (a 0-1 score, or promptfoo's grader error on a few
 rows) and a reviewer's thumbs up or down given in promptfoo's viewer (a ``human`` component, as the viewer adds
 it). ``rubrics/examples/qa-correctness.yaml`` maps both onto its scale. The grader is planted as a little lenient:
-it passes a share of the wrong answers. Seeded stdlib ``random``: the same bytes on every machine.
+it passes a share of the wrong answers.
+
+``examples/board/week-48.jsonl`` and ``week-49.jsonl`` are two weeks of runs for the results board: three models'
+coding-agent trajectories (the demo's kind) on 8 tasks in 4 categories, two repeats each. In week 49 ``model-b``
+is replaced by ``model-b2``, which fails most of the refactor tasks; the demo's Python grader (``test-results``)
+reads each run's last test run. Seeded stdlib ``random``: the same bytes on every machine.
 """
 
 from __future__ import annotations
@@ -86,8 +92,44 @@ def promptfoo_results() -> dict[str, Any]:
             "metadata": {"author": REVIEWER, "promptfooVersion": "0.121.20"}}
 
 
+BOARD_DIR = ("examples", "board")
+BOARD_MODELS = (("model-a", "anthropic"), ("model-b", "openai"), ("model-c", "google"))
+BOARD_TASKS = 8
+BOARD_REPEATS = 2
+
+
+def board_runs(week: int) -> list[dict[str, Any]]:
+    """One week's runs: every model on every task, ``BOARD_REPEATS`` times; week 49 has model-b2 for model-b."""
+    from .generator import CATEGORIES, SimItem, _trajectory
+
+    rng = random.Random(SEED + week)
+    rows = []
+    for task in range(BOARD_TASKS):
+        category = CATEGORIES[task % len(CATEGORIES)]
+        for model, family in BOARD_MODELS:
+            if week == 49 and model == "model-b":
+                model = "model-b2"
+            for repeat in range(BOARD_REPEATS):
+                p_fail = 0.8 if model == "model-b2" and category == "refactor" else 0.2
+                truth = -1 if rng.random() < p_fail else (1 if rng.random() < 0.3 else 0)
+                task_id = f"task-{task:03d}"
+                sim = SimItem(f"w{week}-{task_id}-{model}-r{repeat}", task_id, category, model, family, truth)
+                text, steps, output = _trajectory(sim, rng)
+                rows.append({"id": sim.id, "task_id": task_id, "category": category, "input": text,
+                             "output": output, "trajectory": steps, "producer": {"model": model, "family": family},
+                             "repeat": repeat, "metadata": {"synthetic": True, "week": week}})
+    return rows
+
+
 def write_tool_examples(root: Path) -> None:
-    """examples/promptfoo/results.json and rubrics/examples/qa-correctness.yaml under ``root``."""
+    """examples/promptfoo/results.json, rubrics/examples/qa-correctness.yaml and examples/board/week-4*.jsonl under
+    ``root``."""
+    board = root.joinpath(*BOARD_DIR)
+    board.mkdir(parents=True, exist_ok=True)
+    for week in (48, 49):
+        (board / f"week-{week}.jsonl").write_text(
+            "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in board_runs(week)),
+            encoding="utf-8")
     out = root.joinpath(*PROMPTFOO_FILE)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(promptfoo_results(), indent=1, sort_keys=True, ensure_ascii=False) + "\n",
