@@ -8,6 +8,7 @@ import importlib
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ WITH_EXAMPLES = sorted(p for p in PKG.rglob("*.py") if ">>> " in p.read_text(enc
 
 
 def test_import_linter_contracts_hold():
-    exe = shutil.which("lint-imports")
+    # the CLI installed beside the running python (a venv need not be activated), else the one on PATH
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
     assert exe, "import-linter is in the [test] extra: pip install -e '.[test]'"
     proc = subprocess.run([exe], cwd=PKG.parent, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:]
