@@ -12,6 +12,9 @@ The demo's careful-sonnet judgments were regenerated since (issue 26, item 7: er
 judge has no check straddling its bound); careful-sonnet.json and compare_differences.json were written again by
 9af0fc0's own code on the new demo data (its other files are byte for byte what they were).
 Sections added since that commit (new keys) are not compared; text is not compared, only numbers and flags.
+The verdict is not compared either: it is the gate's rule applied to these numbers, and the gate was redesigned
+since (issue 26, items 2-3: three states per check, the comparison with the reviewers by a paired interval), so
+its checks are tests/test_gate.py's to test; every number the checks read is compared in its own section here.
 """
 
 from __future__ import annotations
@@ -41,6 +44,19 @@ def numbers(obj, path: str = ""):
         yield path, obj
 
 
+# A float may differ from the reference only in its last digits: the refactor was meant to give the same floats, and
+# a numpy, scipy or BLAS build may sum in another order (about 1e-15 relative). 1e-9 relative and no absolute
+# slack (the reference holds p-values near 1e-17) admits that and nothing a reader could see: a number moved by 1%
+# fails. Integers, flags and nulls compare exactly.
+FLOAT_REL = 1e-9
+
+
+def same_number(got, value) -> bool:
+    if isinstance(value, float) and type(got) is float:
+        return got == pytest.approx(value, rel=FLOAT_REL, abs=0.0)
+    return got == value and type(got) is type(value)
+
+
 def lookup(obj, path: str):
     for part in path.replace("[", "/[").strip("/").split("/"):
         obj = obj[int(part[1:-1])] if part.startswith("[") else obj[part]
@@ -59,14 +75,15 @@ def test_every_number_of_calibrate_json_is_unchanged(demo_cli, judge):
     result = demo_cli("calibrate", "-g", "demo", "-r", "demo-patch-quality", "-j", judge, "--json")
     assert result.exit_code == 0, result.output
     now = json.loads(result.output)
-    expected = list(numbers(json.loads((REFERENCE / f"{judge}.json").read_text())))
-    assert len(expected) > 200  # the whole report: metrics, intervals, ceiling, alt-test, bias, categories, verdict
+    expected = [(path, value) for path, value in numbers(json.loads((REFERENCE / f"{judge}.json").read_text()))
+                if not path.startswith("/verdict/")]
+    assert len(expected) > 200  # the whole report: metrics, intervals, ceiling, alt-test, bias, categories, cost
     for path, value in expected:
         got = lookup(now, path)
         if (judge, path) in UNPRICED:
             assert value == 0.0 and got is None, path
         else:
-            assert got == value and type(got) is type(value), f"{judge} {path}: {got!r}, was {value!r}"
+            assert same_number(got, value), f"{judge} {path}: {got!r}, was {value!r}"
 
 
 def test_compare_differences_are_unchanged(demo_cli):
@@ -75,4 +92,9 @@ def test_compare_differences_are_unchanged(demo_cli):
     now = json.loads(result.output)
     reference = json.loads((REFERENCE / "compare_differences.json").read_text())
     assert now["best"] == reference["best"]
-    assert [dict(numbers(d)) for d in now["differences"]] == [dict(numbers(d)) for d in reference["differences"]]
+    got = [dict(numbers(d)) for d in now["differences"]]
+    expected = [dict(numbers(d)) for d in reference["differences"]]
+    assert [sorted(d) for d in got] == [sorted(d) for d in expected]
+    for now_d, ref_d in zip(got, expected):
+        for path, value in ref_d.items():
+            assert same_number(now_d[path], value), f"compare {path}: {now_d[path]!r}, was {value!r}"
