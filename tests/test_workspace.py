@@ -86,7 +86,7 @@ def test_library_callers_get_the_workspace_of_the_environment(tmp_path, monkeypa
 
 @pytest.mark.parametrize("how", ["--project before", "--project after", "WORKBENCH_PROJECT", "working directory"])
 def test_the_workspace_policy_is_honoured(team, elsewhere, monkeypatch, how):
-    """A team's rubrics/policy.yaml asking for 5,000 items fails a judge that passes the default policy."""
+    """A team's rubrics/policy.yaml asking for 5,000 items holds back a judge that passes the default policy."""
     args, env = ["calibrate", "-g", G, "-r", R, "-j", "careful-sonnet", *FAST], None
     if how == "--project before":
         args = ["--project", team, *args]
@@ -98,8 +98,8 @@ def test_the_workspace_policy_is_honoured(team, elsewhere, monkeypatch, how):
         monkeypatch.chdir(team)
     r = run(*args, env=env)
     assert r.exit_code == 0, r.output
-    assert r.output.startswith("NOT CALIBRATED")
-    assert "[FAIL] enough evidence" in r.output and "5000" in r.output
+    assert r.output.startswith("NOT DECIDED YET")
+    assert "[UNDECIDED] enough evidence" in r.output and "5000" in r.output
 
 
 def test_without_a_policy_file_the_defaults_apply(team, elsewhere):

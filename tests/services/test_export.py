@@ -69,7 +69,8 @@ def test_freezing_refuses_a_golden_set_changed_since_the_report(demo_store, monk
 def test_cli_export_exit_codes(cli, tmp_path):
     cli("demo", "--no-ui")
     r = cli("export", "-g", "demo", "-r", "demo-patch-quality", "-j", "lenient-mini", "--out", tmp_path / "a")
-    assert r.exit_code == 3 and "[FAIL] agreement" in r.stderr and not (tmp_path / "a").exists()
+    assert r.exit_code == 3 and "[FAIL] as good as a human" in r.stderr and not (tmp_path / "a").exists()
+    assert "[UNDECIDED] agreement: krippendorff_alpha_ordinal 0.64 [0.53, 0.73] is below 0.667" in r.stderr
     r = cli("export", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet", "--out", tmp_path / "a")
     assert r.exit_code == 0 and (tmp_path / "a" / "demo-patch-quality@v1--careful-sonnet.yaml").exists()
 

@@ -13,7 +13,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def test_markdown_card_with_chart_images(demo_store, tmp_path):
     path = write_card(demo_store, "demo", "demo-patch-quality", "gpt4o-self", fmt="md", out=tmp_path / "card.md")
     text = path.read_text()
-    assert "**NOT CALIBRATED**" in text and "| no material self-preference | FAIL |" in text
+    assert "**NOT CALIBRATED**" in text and "| no material self-preference | failed | The judge scores its own family" in text
     images = re.findall(r"!\[\w+\]\((card_files/\w+\.png)\)", text)
     assert len(images) == 5
     for rel in images:
