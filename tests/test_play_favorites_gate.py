@@ -1,8 +1,8 @@
 """The gate on real data (issue 10 item 5): self-preference in both directions on Play Favorites.
 
 Through ``workbench calibrate`` on the public Play Favorites data (../shared/data): a judge harsh on its own
-family fails like one that favours it; one whose interval crosses the threshold is inconclusive (a warning,
-not a pass); judges whose intervals lie within +/-0.1 pass. Skips where the data is absent.
+family fails like one that favours it; one whose interval crosses the threshold is undecided (it keeps the
+pair from export, and says how many more labels would decide it); judges whose intervals lie within +/-0.1 pass. Skips where the data is absent.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from validation import validate_shared_data as v
 DATA = v.Path(__file__).resolve().parents[2] / "shared" / "data"
 EXPECTED = {
     "meta.llama3-1-8b-instruct-v1:0": "failed",                 # harsh on its own family
-    "anthropic.claude-3-5-sonnet-20241022-v2:0": "warning",     # +0.10, interval crossing +0.1
+    "anthropic.claude-3-5-sonnet-20241022-v2:0": "undecided",   # +0.10, interval crossing +0.1
     "gpt-4o": "passed",
     "meta.llama3-1-70b-instruct-v1:0": "passed",
 }

@@ -139,7 +139,8 @@ def play_favorites(data: Path, work: Path, db: Path, resamples: int, judges: lis
 
 
 def self_preference_status(report: dict) -> str:
-    """The gate's self-preference check: passed, failed, warning (inconclusive) or not_measurable."""
+    """The gate's self-preference check: passed, failed, undecided (the interval crosses the bound) or
+    not_measurable."""
     return next(c["status"] for c in report["verdict"]["checks"] if c["id"] == "self_preference")
 
 
