@@ -349,9 +349,9 @@ def _files_written(workspace: Workspace, files: list[Path], db: Path | None, *, 
     groups: dict[str, int] = {}
     for f in files:
         rel = f.relative_to(root).parts
-        key = "/".join(rel[:2]) + "/" if rel[0] == "golden_sets" and len(rel) > 2 else "/".join(rel)
+        key = "/".join(rel[:2]) + "/" if rel[0] in ("golden_sets", "examples") and len(rel) > 2 else "/".join(rel)
         groups[key] = groups.get(key, 0) + 1
-    parts += [key + (f" ({k} files)" if key.endswith("/") else "") for key, k in groups.items()]
+    parts += [key + (f" ({k} file{'s' if k != 1 else ''})" if key.endswith("/") else "") for key, k in groups.items()]
     return f"Wrote {n} file{'s' if n != 1 else ''}{where}: {', '.join(parts)}."
 
 
