@@ -8,7 +8,9 @@ Bundles, both of the rubric ``board-rubric`` calibrated on golden set ``gold``:
 
 The golden set holds 60 items by models of four families, labeled by two raters; the mechanical judge is run
 for real, the judged tier's judgments are imported with a few errors (a little lenient to the judge's own
-family, not enough to fail the gate).
+family, not enough to fail the gate). Sixty items cannot decide the default bounds on self-preference (+/-0.1) and
+the comparison with the reviewers, so the rubric's gate widens those two: the board is about grading with approved
+bundles, and the gate's own tests hold the defaults.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ if str(HERE) not in sys.path:
 
 RUBRIC = """name: board-rubric
 title: Patch quality
+gate:
+  max_self_preference: 0.4
+  human_margin: 0.15
 instructions: Judge the agent's patch. -1 fails, 0 is a competent pass, +1 is exceptional.
 judges:
   - id: mech
