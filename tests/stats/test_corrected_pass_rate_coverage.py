@@ -7,9 +7,11 @@ rate, a task clustering) or a property, never a value the code produced.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from tests.conftest import DEMO_DIR, write
 from workbench.stats import corrected_pass_rate, ppi_mean
@@ -183,7 +185,10 @@ def test_cli_grade_json_carries_the_youden_index_and_the_correction(cli, graded_
     assert correction["refused"] is False and correction["reason"] is None and report["correction_reason"] is None
     assert correction["undefined_resamples"] == 0
     assert correction["n_golden_pass"] + correction["n_golden_fail"] > 100
-    assert correction["design_effect"] == {"tpr": 1.0, "tnr": 1.0}  # the bundle has counts, not tasks
+    # the bundle has counts, not tasks: the design effects are the ones its calibration recorded (careful-sonnet's TNR
+    # is 46 of 46, a proportion without variance, so its effect is the conservative items per cluster, 46 / 41)
+    recorded = yaml.safe_load(Path(bundle).read_text())["calibration"]["metrics"]
+    assert correction["design_effect"] == {k: recorded[k]["design_effect"] for k in ("tpr", "tnr")}
     j = report["youden_index"]
     assert j["ci_low"] < j["value"] < j["ci_high"] and j["value"] == pytest.approx(report["tpr"] + report["tnr"] - 1)
     cor, raw = report["corrected_pass_rate"], report["raw_pass_rate"]

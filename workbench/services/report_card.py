@@ -24,6 +24,7 @@ from ..workspace import current as current_workspace
 from .calibration import Options, calibrate
 from .export import write_atomic
 from .refine import card_note
+from .rubrics import rubric_ref
 from .versions import resolve_ref
 
 
@@ -47,8 +48,9 @@ def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: s
     if fmt not in ("md", "html"):
         raise ValueError(f"unknown format {fmt!r}")
     workspace = workspace or current_workspace()
-    scope = resolve_ref(store, golden_set, rubric, judge, options.run)  # NAME, or NAME@vN for that version
-    r = calibrate(store, golden_set, scope.rubric.name, judge, options, scope=scope, workspace=workspace)
+    name, version = rubric_ref(store, rubric)  # NAME@vN: that version's own scope; NAME: calibrate resolves it
+    scope = resolve_ref(store, golden_set, rubric, judge, options.run) if version is not None else None
+    r = calibrate(store, golden_set, name, judge, options, scope=scope, workspace=workspace)
     # The default file name is made of names from the database: built only through safe_path.
     name = f"calibration-{r.rubric.name}-v{r.rubric.version}-{judge}.{fmt}"
     out = Path(out) if out else safe_path(workspace.reports, name)
