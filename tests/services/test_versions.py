@@ -138,3 +138,11 @@ def test_cli_export_of_a_version_and_its_refusal(cli, tmp_path):
     assert "the current version is v2" in r.output
     r = cli("calibrate", "-g", G, "-r", f"{R}@v2", "-j", J)  # the same resolution for calibrate
     assert r.exit_code == 1 and f"has no judgments of rubric '{R}' v2" in r.stderr
+
+
+def test_commands_that_work_on_the_current_version_say_so_for_name_at_v_n(cli):
+    assert cli("demo", "--no-ui").exit_code == 0
+    r = cli("compare", "-g", G, "-r", f"{R}@v1")
+    assert r.exit_code == 1 and r.stderr.strip() == (
+        f"Error: '{R}@v1' names version 1 of rubric '{R}', and this command works on the rubric's current version; "
+        f"give --rubric {R} (export, calibrate, report and import judgments take NAME@vN).")

@@ -52,7 +52,15 @@ def register_rubric(store: Store, rubric: Rubric) -> RubricVersion:
 
 def get_rubric(store: Store, name: str, version: int | None = None) -> RubricVersion:
     """The named version, or the latest."""
-    return _from_row(store.rubric_row(name, version))
+    try:
+        return _from_row(store.rubric_row(name, version))
+    except NotFound:
+        base, pinned = split_rubric_ref(name)
+        if version is None and pinned is not None and store.rubric_versions(base):
+            raise NotFound(f"'{name}' names version {pinned} of rubric '{base}', and this command works on the "
+                           f"rubric's current version; give --rubric {base} (export, calibrate, report and import "
+                           "judgments take NAME@vN)") from None
+        raise
 
 
 def get_rubric_by_id(store: Store, rubric_id: int) -> RubricVersion:
