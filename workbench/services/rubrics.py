@@ -59,7 +59,7 @@ def get_rubric(store: Store, name: str, version: int | None = None) -> RubricVer
         if version is None and pinned is not None and store.rubric_versions(base):
             raise NotFound(f"'{name}' names version {pinned} of rubric '{base}', and this command works on the "
                            f"rubric's current version; give --rubric {base} (export, calibrate, report and import "
-                           "judgments take NAME@vN)") from None
+                           "judgments take NAME@vN).") from None
         raise
 
 
