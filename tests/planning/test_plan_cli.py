@@ -20,13 +20,15 @@ def test_plan_names_the_open_checks_with_assumptions_and_json(demo_store) -> Non
     assert "For intervals 0.1 wide:" in out.output and "With 100 more labels" in out.output
     data = json.loads(cli("plan", "--golden-set", "demo", "--rubric", RUBRIC, "--judge", "gpt4o-self",
                           "--json").output)
-    assert data["schema"] == "workbench.plan/1"
+    assert data["schema"] == "workbench.plan/2" and data["verdict"] == "failed"
     checks = {c["check"]: c for c in data["checks"]}
+    parts = {c["check"]: c for c in data["parts"]}
     # gpt4o-self favours its family beyond doubt: decided against it, so the verdict is decided whatever comes
-    assert checks["same_family"]["decided"] and checks["same_family"]["failed"]
-    assert not checks["evidence"]["failed"]
-    text = cli("plan", "--golden-set", "demo", "--rubric", RUBRIC, "--judge", "gpt4o-self").output
-    assert "FAILED  same_family" in text and "which more labels will not change" in text
+    assert checks["self_preference"]["state"] == "failed" and parts["same_family"]["failed"]
+    assert checks["evidence"]["state"] == "passed" and checks["self_preference"]["parts"] == ["same_family",
+                                                                                                "same_model"]
+    text = cli("plan", "-g", "demo", "-r", RUBRIC, "-j", "gpt4o-self").output
+    assert "[FAIL] no material self-preference" in text and "which more labels will not change" in text
     bad = cli("plan", "--golden-set", "demo", "--rubric", RUBRIC, "--judge", "careful-sonnet", "--target-width", "5")
     assert bad.exit_code != 0 and "target-width" in bad.output
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.errors import InputError
-from workbench.gate import FAILED, PASSED, WARNING, Policy, evaluate, policy_from_dict, probe_moves
+from workbench.gate import FAILED, PASSED, UNDECIDED, WARNING, Policy, evaluate, policy_from_dict, probe_moves
 from workbench.report import CalibrationReport
 
 
@@ -23,23 +23,25 @@ def _check(report: CalibrationReport, **policy) -> dict | None:
 def test_a_shift_wholly_beyond_the_limit_warns_by_default_and_fails_when_the_policy_says_so():
     report = _report((0.02, -0.03, 0.06), (0.35, 0.2, 0.5))
     warn = _check(report)
-    assert warn["status"] == WARNING and warn["passed"] and "p1 (+0.35, +0.20 to +0.50)" in warn["message"]
+    assert warn["status"] == WARNING and warn["passed"] and "p1 (+0.35 [+0.20, +0.50])" in warn["message"]
     fail = _check(report, probe_check="fail")
     assert fail["status"] == FAILED and not evaluate(report, Policy(probe_check="fail")).calibrated
     assert _check(_report((-0.4, -0.6, -0.2)), probe_check="fail")["status"] == FAILED  # either direction
-    assert _check(report, probe_check="fail", max_probe_shift=0.25)["status"] == WARNING  # crosses 0.25: unsettled
+    # crosses 0.25: not decided, which blocks where probes are part of the gate
+    assert _check(report, probe_check="fail", max_probe_shift=0.25)["status"] == UNDECIDED
 
 
 def test_intervals_within_the_limit_pass_and_crossing_it_is_inconclusive():
     assert _check(_report((0.0, -0.05, 0.05), (0.05, 0.0, 0.1)))["status"] == PASSED
     unsettled = _check(_report((0.08, 0.01, 0.2)), probe_check="fail")
-    assert unsettled["status"] == WARNING and "Inconclusive for p0" in unsettled["message"]
+    assert unsettled["status"] == UNDECIDED and "Not decided for p0 (+0.08 [+0.01, +0.20])" in unsettled["message"]
+    assert _check(_report((0.08, 0.01, 0.2)))["status"] == WARNING  # by default a warning, which does not block
 
 
 def test_without_probes_there_is_no_check_unless_the_policy_requires_them():
     empty = CalibrationReport.from_json({})
     assert _check(empty) is None and _check(CalibrationReport.from_json({"probes": None})) is None
-    assert _check(empty, probe_check="fail")["status"] == FAILED
+    assert _check(empty, probe_check="fail")["status"] == UNDECIDED  # no probe run yet: nothing decided
     assert _check(_report((0.5, 0.4, 0.6)), probe_check="off") is None
 
 
