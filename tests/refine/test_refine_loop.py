@@ -164,6 +164,11 @@ def test_fix_for_the_lenient_judge_is_confirmed_accepted_and_exported_through_th
     from workbench.workspace import Workspace
 
     ws = Workspace.resolve(str(tmp_path), demo_store.path)
+    # The fix is for leniency. The demo's 47 items of the judge's own family cannot show a judge that still errs
+    # now and then to be within +/-0.1 of no self-preference (its effect after the fix: +0.06 [-0.04, +0.17],
+    # undecided), so this workspace's policy allows +/-0.2, which that interval clears.
+    (tmp_path / "rubrics").mkdir(exist_ok=True)
+    (tmp_path / "rubrics" / "policy.yaml").write_text("max_self_preference: 0.2\n")
     assert not calibrate(demo_store, GS, RUBRIC, JUDGE, workspace=ws).calibrated
     judge, optimizer = endpoints(demo_store, fix_leniency)
     summary = run(demo_store, judge, optimizer, budget_usd=0.5, workspace=ws)
