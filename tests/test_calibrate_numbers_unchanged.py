@@ -11,6 +11,10 @@ an unknown cost is unknown, never $0); it is now None, and that is the only numb
 The demo's careful-sonnet judgments were regenerated since (issue 26, item 7: error 0.05 -> 0.03, so that the clean
 judge has no check straddling its bound); careful-sonnet.json and compare_differences.json were written again by
 9af0fc0's own code on the new demo data (its other files are byte for byte what they were).
+The per-category intervals of alpha and the mean signed error and the self-preference effects' intervals were
+rewritten since (issue 26, item 6: the Dirichlet-process posterior over task clusters, stats.posterior, in place of
+the cluster bootstrap, whose intervals covered the truth far less than 95% on real data); those ci_low / ci_high
+numbers in the four judges' files are the current code's, every other number is still 9af0fc0's.
 Sections added since that commit (new keys) are not compared; text is not compared, only numbers and flags.
 The verdict is not compared either: it is the gate's rule applied to these numbers, and the gate was redesigned
 since (issue 26, items 2-3: three states per check, the comparison with the reviewers by a paired interval), so

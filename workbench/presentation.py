@@ -57,7 +57,11 @@ def interval_sentence(report: CalibrationReport) -> str:
 
 
 def category_rows(report: CalibrationReport) -> list[dict[str, Any]]:
-    """Per category: n, exact agreement with its interval, alpha, mean signed error, and whether it is weak."""
+    """Per category: n, exact agreement with its interval, alpha, mean signed error, and whether it is weak.
+
+    ``reason`` is None, or the sentence saying why the category has no interval (fewer items than the policy's
+    ``min_category_items``).
+    """
     rows = []
     for name, c in report.per_category.items():
         ea, w = c.exact_agreement, c.worse_than_rest
@@ -65,7 +69,8 @@ def category_rows(report: CalibrationReport) -> list[dict[str, Any]]:
                      "ci_low": ea.ci_low if ea else None, "ci_high": ea.ci_high if ea else None,
                      "alpha": c.krippendorff_alpha_ordinal.value if c.krippendorff_alpha_ordinal else None,
                      "mean_signed_error": c.mean_signed_error.value if c.mean_signed_error else None,
-                     "vs_rest": w.difference if w else None, "weaker": c.weaker})
+                     "vs_rest": w.difference if w else None, "weaker": c.weaker,
+                     "reason": c.reason})
     return rows
 
 

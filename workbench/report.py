@@ -311,6 +311,7 @@ class CategoryAgreement(Record):
     mean_signed_error: Metric | None = None
     worse_than_rest: WorseThanRest | None = None
     reasons: dict[str, str] = field(default_factory=dict)
+    reason: str | None = optional()  # why the category has no interval (below the policy's min_category_items)
 
     @property
     def weaker(self) -> bool:

@@ -43,7 +43,8 @@ REPORT_REVISION = 7
 # How intervals are made is part of a report's inputs: changing a method must not serve an old report.
 INTERVAL_METHODS = {"bootstrap": interval_choices.BOOTSTRAP_INTERVAL,
                     "self_preference": interval_choices.SELF_PREFERENCE_INTERVAL,
-                    "proportion": interval_choices.PROPORTION_METHOD}
+                    "proportion": interval_choices.PROPORTION_METHOD,
+                    "per_category": interval_choices.CATEGORY_INTERVAL}
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,8 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     n_multi = int(sum(len(cons.human.get(i, {})) >= policy.min_raters_per_item for i in ids))
     per_category = stats.per_category_agreement(c, j, sub["category"].to_numpy(), clusters, scale=scale,
                                                 pass_threshold=rv.rubric.pass_threshold,
-                                                resamples=options.resamples, seed=options.seed)
+                                                resamples=options.resamples, seed=options.seed,
+                                                min_category_items=policy.min_category_items)
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "golden_set": {"name": golden_set, "version": version, "version_hash": version_hash},

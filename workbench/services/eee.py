@@ -135,8 +135,12 @@ def build_eee(report: CalibrationReport, rubric_text: str | None, spec, *, organ
             continue  # not measurable here (too few items of a class, no item of the judge's family)
         base = name.removeprefix("self_preference_")
         method_key = SELF_PREFERENCE_INTERVAL if name != base else methods.get(name, "percentile")
-        method = {**INTERVAL_WORDS, "expanded": "expanded percentile bootstrap"}.get(method_key, method_key)
-        if method_key != "wilson":
+        method = {**INTERVAL_WORDS, "expanded": "expanded percentile bootstrap",
+                  "posterior": "Dirichlet-process posterior (Bayesian bootstrap with a one-item prior)"
+                  }.get(method_key, method_key)
+        if method_key == "posterior":
+            method += f", {b.resamples} draws over task clusters, seed {b.seed}"
+        elif method_key != "wilson":
             method += f", {b.resamples} resamples of task clusters, seed {b.seed}"
         n = m.n if m.n is not None else report.n_items
         config: dict[str, Any] = {

@@ -84,6 +84,7 @@ def _agreement(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
                               "weaker than the rest": "⚠️ yes" if c["weaker"] else "no"} for c in cats]),
                {"n": "%d", "exact agreement": NUMBER, "95% low": NUMBER, "95% high": NUMBER, "alpha": NUMBER,
                 "mean signed error": SIGNED, "vs the rest": SIGNED}, key="cal-categories")
+    _notes({c["category"]: c["reason"] for c in cats})  # a category too small for an interval says why
     weak = [c["category"] for c in cats if c["weaker"]]
     if weak:
         st.warning("The judge is significantly worse than on the rest in " + ", ".join(code_span(c) for c in weak)
