@@ -54,7 +54,7 @@ def test_play_favorites_categories_of_8_to_200_items_drawn_by_prompt():
 @pytest.mark.parametrize("design", ["whole tasks", "items"])
 def test_self_preference_and_tnr_on_play_favorites(design):
     """Three judges of three families, golden sets of 50 and 100 items (whole prompts: all 9 answers of each, where
-    the expanded percentile interval covered 0.75 to 0.87), 50 golden sets per judge and size."""
+    the expanded percentile interval covered 0.75 to 0.90), 50 golden sets per judge and size."""
     tally = cc.Tally()
     for judge in ("gpt-4o", "anthropic.claude-3-5-sonnet-20241022-v2:0", "meta.llama3-1-70b-instruct-v1:0"):
         tally.merge(cc.bias_coverage(cc.pool("play_favorites", judge), design=design, sizes=(50, 100), samples=50,

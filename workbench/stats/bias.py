@@ -189,10 +189,10 @@ def _posterior(residual: np.ndarray, same: np.ndarray, other: np.ndarray, groups
     and adds, to each of the two groups, prior atoms of total concentration half an item whose residuals are
     those of a uniformly drawn cell of the K x K table (judge minus consensus): the posterior bootstrap of
     :mod:`workbench.stats.posterior` (Ferguson 1973; Lyddon, Walker and Holmes 2018). The expanded percentile
-    interval, the default before it, covered the effect on real data (Play Favorites, all nine judges, samples of
-    50 items drawn by task) in 75% to 88% of samples: most of their residuals are 0 and a sample without the rare
-    non-zero ones has resamples without them too; the posterior's covered 94% or more at 50 to 400 items
-    (``benchmarks/coverage_categories.py``).
+    interval, the default before it, covered the effect on real data (Play Favorites, all nine judges, golden sets
+    of 50 items drawn by item, by prompt or by whole prompts) in 75% to 91% of golden sets: most residuals are 0
+    and a sample without the rare non-zero ones has resamples without them too; the posterior's covered 92% or
+    more at 50 to 400 items (``benchmarks/coverage_categories.py``, ``benchmarks/README.md``).
     """
     def by_cluster(w: np.ndarray) -> np.ndarray:
         return np.bincount(groups, weights=w, minlength=n_clusters)

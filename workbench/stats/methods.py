@@ -9,8 +9,8 @@ defaults from here.
 #: 200 items where the percentile interval falls to 0.89 (validation/interval_coverage.py).
 BOOTSTRAP_INTERVAL = "bca"
 #: Self-preference effects: the Dirichlet-process posterior over task clusters (workbench.stats.posterior). The
-#: expanded percentile interval, the choice before it, covered 0.75 to 0.88 on real samples of 50 items drawn by
-#: task; the posterior 0.94 or more at 50 to 400 items (benchmarks/coverage_categories.py).
+#: expanded percentile interval, the choice before it, covered 0.75 to 0.91 on real golden sets of 50 items; the
+#: posterior 0.92 or more at 50 to 400 items (benchmarks/coverage_categories.py, benchmarks/README.md).
 SELF_PREFERENCE_INTERVAL = "posterior"
 #: Proportions (exact agreement, TPR, TNR), as named by ``statsmodels.stats.proportion.proportion_confint``.
 PROPORTION_METHOD = "wilson"

@@ -7,9 +7,9 @@ set where 90% of the consensus labels are the top score, Krippendorff's alpha is
 items off that score; a sample that happens to hold none of the rare agreements gives an alpha near 0 whose every
 resample is near 0 too, and the interval, narrow and confident, misses the truth. On real data with categories of
 12 to 200 items (``benchmarks/coverage_categories.py``, ``benchmarks/README.md``) the cluster bootstrap's 95%
-intervals covered the value of the whole category in 42% to 88% of golden sets for alpha and 61% to 98% for the
+intervals covered the value of the whole category in 42% to 88% of golden sets for alpha and 61% to 97% for the
 mean signed error (Play Favorites, 12 to 200 items), and the self-preference effects' expanded percentile
-intervals covered in 75% to 88% of golden sets of 50 items: the same failure, on the rare non-zero residuals.
+intervals covered in 75% to 91% of golden sets of 50 items: the same failure, on the rare non-zero residuals.
 
 The method
 ----------
