@@ -141,8 +141,11 @@ def test_reasons_carry_the_number_its_interval_and_the_bound():
 def test_undecided_says_how_many_more_labels_decide_it():
     r = report(self_preference={"same_family": {"value": 0.06, "ci_low": -0.02, "ci_high": 0.14, "n": 40}})
     [sp] = [c for c in evaluate(typed(r), Policy()).checks if c.id == "self_preference"]
-    # half-width 0.08 (se 0.0408) must shrink to 0.04 (the distance to +0.1): four times the items
-    assert sp.more_items == 120 and "about 120 more labeled same-family items would decide it." in sp.reason
+    # half-width 0.08 (se 0.0408): the estimate is 0.98 se inside +0.1. Taken as the truth, the interval must shrink
+    # to 0.04, four times the items (120 more); but an undecided estimate sits nearer the bound than its truth, whose
+    # median-unbiased distance given that it is undecided is 1.31 se, and the estimate moving from 0.06 toward it
+    # clears +0.1 at 109 items (gate._more_to_clear; benchmarks/plan_honesty.md measures it on real campaigns)
+    assert sp.more_items == 69 and "about 69 more labeled same-family items would decide it." in sp.reason
     r = report(evidence={"n_items": 27, "n_multi_rated": 3})
     [ev] = [c for c in evaluate(typed(r), Policy()).checks if c.id == "evidence"]
     assert ev.message.endswith("Label 23 more items to reach 50 with a consensus and a judge score and get 12 more "
