@@ -193,7 +193,8 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     as_good = gate.get("as_good_as_human")
     if as_good is not None:
         more = as_good.more_items if as_good.status == UNDECIDED else 0
-        two = None if more is None else 2 * more  # each item compared needs two reviewers' labels
+        # each item compared needs two reviewers' labels, and gets as many as the golden set's overlap asks for
+        two = None if more is None else max(2, overlap) * more
         parts.append(PartPlan("as_good_as_human", as_good.status != UNDECIDED, "multi-rated", more, two, two,
                               f"About {two} more labels ({more} items labeled by two reviewers) would "
                               + ("settle the comparison with the reviewers." if "difference" in (as_good.value or {})
@@ -229,6 +230,11 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     pool_ids = unlabeled or list(index)
     share_same = max(sum((index[i]["producer_family"] or "").casefold() == family for i in pool_ids)
                      / max(len(pool_ids), 1), 1e-3) if family else 1e-3
+    # the same-model effect grows with items of the judge's own model, a smaller share than its family's
+    model = (data.spec.model_name or "").casefold()
+    n_model_pool = sum((index[i]["producer_model"] or "").casefold() == model for i in unlabeled) if family else 0
+    share_model = max(sum((index[i]["producer_model"] or "").casefold() == model for i in pool_ids)
+                      / max(len(pool_ids), 1), 1e-3) if family else 1e-3
     for effect in ("same_family", "same_model"):
         e = sp_values.get(effect) or {}
         who = "same-family" if effect == "same_family" else "same-model"
@@ -249,10 +255,11 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
             parts.append(PartPlan(effect, True, who, 0, 0, 0, f"The {who} effect is decided.",
                                   failed=state == FAILED))
             continue
+        share = share_same if effect == "same_family" else share_model
         parts.append(PartPlan(
-            effect, False, who, more, labels(more), labels(more, share_same),
+            effect, False, who, more, labels(more), labels(more, share),
             f"About {labels(more)} more labels on {who} items would settle the {who} effect "
-            f"({labels(more, share_same)} in random order)." if more else
+            f"({labels(more, share)} in random order)." if more else
             f"The {who} effect sits at its bound: more labels will hardly settle it."))
     cat_width = target_width or DEFAULT_CATEGORY_WIDTH
     for cat, c in sorted(report.per_category.items()):
@@ -273,7 +280,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     supply = {"any": len(unlabeled), "multi-rated": len(unlabeled) + sum(len(v) == 1 for v in cons.human.values()),
               "judge fails": judge_fails * fail_given_jf + (len(unlabeled) - judge_fails) * (1 - pass_given_jp),
               "judge passes": (len(unlabeled) - judge_fails) * pass_given_jp + judge_fails * (1 - fail_given_jf),
-              "same-family": n_family_pool, "same-model": n_family_pool}
+              "same-family": n_family_pool, "same-model": n_model_pool}
     checks = [_check_plan(c, [p for p in parts if PART_OF.get(p.check) == c.id], supply) for c in verdict.checks]
 
     result = Plan(golden_set, rv.name, judge, len(index), len(unlabeled), overlap, checks, parts, target_width,
@@ -287,22 +294,24 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     result.assumptions = [
         f"Each item needs {overlap} labels for a consensus (the golden set's overlap), and {resolved_share:.0%} of "
         "labeled items reach one, so labels = items x {:.2f}.".format(per_item),
-        "Intervals shrink as 1/sqrt(items), with the estimate staying where it is now; new items come in task "
-        "clusters of the current size.",
+        "Intervals shrink as 1/sqrt(items); an undecided estimate sits nearer its bound than the truth does, so the "
+        "estimate is taken to move toward the truth it implies (median-unbiased given that it is undecided); new "
+        "items come in task clusters of the current size.",
         f"Yields from the {len(pairs)} labeled items the judge scored: {fail_given_jf:.0%} of items the judge fails "
         f"have a consensus fail, {pass_given_jp:.0%} of items it passes a consensus pass; {fail_share:.0%} of items "
         "are consensus fails overall (random order).",
-        "TPR and TNR: Wilson intervals on their effective counts (design effect of the current report); agreement "
-        "and self-preference: the normal approximation to their current interval.",
+        "Each check's current interval (TPR and TNR: Wilson on their effective counts, with the current design "
+        "effect), by the normal approximation to its side facing the bound.",
         "Labels on items of the needed kind are what the active queue serves first; random order reaches them "
-        "at their share of the pool.",
+        "at their share of the pool, and decides a check when its slowest part is decided.",
     ]
     return result
 
 
 def _check_plan(check: Check, parts: list[PartPlan], supply: dict[str, float]) -> CheckPlan:
-    """A gate check with the labels that would decide it: the sum over its open parts, or 'this pool cannot decide
-    it' where a part needs more consensus items of its kind than the unlabeled pool is expected to hold."""
+    """A gate check with the labels that would decide it (over its open parts: in random order the slowest part's,
+    in the order that fits their sum), or 'this pool cannot decide it' where a part needs more consensus items of
+    its kind than the unlabeled pool is expected to hold."""
     base = CheckPlan(check.id, check.name, check.state, check.reason, parts=tuple(p.check for p in parts))
     if check.status != UNDECIDED:
         return replace(base, sentence=check.reason)
@@ -319,7 +328,11 @@ def _check_plan(check: Check, parts: list[PartPlan], supply: dict[str, float]) -
 
     def total(key: str) -> int | None:
         values = [getattr(p, key) for p in open_parts]
-        return None if any(v is None for v in values) else sum(values)
+        if any(v is None for v in values):
+            return None
+        # labels drawn at random serve every open part at once: the check is decided when its slowest part is;
+        # labels of the kinds the parts need are served one kind after another, so they add up
+        return max(values) if key == "more_labels_random" else sum(values)
 
     return replace(base, more_items=check.more_items, more_labels=total("more_labels"),
                    more_labels_random=total("more_labels_random"), sentence=" ".join(p.sentence for p in open_parts))
