@@ -7,7 +7,9 @@ how the interval methods were chosen (issue 10): proportions (exact
 agreement, TPR, TNR, per category) by Wilson, Jeffreys or Clopper-Pearson on
 the effective number of items; the other metrics by the percentile or the
 BCa bootstrap; the self-preference effects by those two or the studentized
-(bootstrap-t) one.
+(bootstrap-t) one, and since issue 26 by the Dirichlet-process posterior
+(stats.posterior), which keeps its coverage on golden sets of 50 items too
+(benchmarks/coverage_categories.py).
 
     python validation/interval_coverage.py [--subsamples 500] [--size 100] [--resamples 2000]
 
@@ -40,7 +42,7 @@ BOOTSTRAPPED = ("krippendorff_alpha_ordinal", "cohen_kappa", "cohen_kappa_linear
                 "gwet_ac2_linear")
 PROPORTION_METHODS = ("wilson", "jeffreys", "beta")  # statsmodels names; "beta" is Clopper-Pearson
 BOOTSTRAP_METHODS = ("percentile", "bca")
-EFFECT_METHODS = ("percentile", "expanded", "bca", "studentized")
+EFFECT_METHODS = ("posterior", "percentile", "expanded", "bca", "studentized")
 JUDGES = ("gpt-4o", "anthropic.claude-3-5-sonnet-20241022-v2:0")
 
 
