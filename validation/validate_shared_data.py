@@ -152,6 +152,9 @@ def ci(m: dict, d=2) -> str:
     return f"{f(m['value'], d)} [{f(m['ci_low'], d)}, {f(m['ci_high'], d)}]"
 
 
+VERDICT_WORDS = {"passed": "calibrated", "failed": "not calibrated", "undecided": "not decided yet"}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -191,7 +194,7 @@ def main() -> int:
                   f"{ci(sp['same_model']) if sp['same_model']['value'] is not None else 'n/m'} | "
                   f"{ci(sp['same_family']) if sp['same_family']['value'] is not None else 'n/m'} | "
                   f"{f(sp['same_family'].get('p_value'), 3)} | {self_preference_status(rep)} | "
-                  f"{'calibrated' if rep['verdict']['calibrated'] else 'not calibrated'} |")
+                  f"{VERDICT_WORDS[rep['verdict']['state']]} |")
     return 0
 
 

@@ -181,7 +181,8 @@ def report_text(r: CalibrationReport) -> list[Line]:
         out.append(Line("\ncategory                          n   exact   95% interval"))
         for c in cats:
             out.append(Line(f"  {c['category'][:28]:28s}{c['n']:>5}   {fmt(c['exact_agreement'])}   "
-                            f"{fmt(c['ci_low'])} to {fmt(c['ci_high'])}"
+                            + (f"{fmt(c['ci_low'])} to {fmt(c['ci_high'])}" if c["reason"] is None else
+                               f"no interval: {c['reason']}")
                             + ("   weaker than the rest" if c["weaker"] else "")))
     hc = r.human_ceiling
     out.append(Line(f"\nhumans: alpha {fmt(hc.krippendorff_alpha_ordinal)}, human-human pairwise agreement "
@@ -293,8 +294,9 @@ def card_sections(r: CalibrationReport) -> list[tuple[str, list[str]]]:
     out.append(("Agreement with the consensus", lines))
     lines = ["| category | n | exact agreement | 95% interval | alpha | mean signed error | weaker than the rest |",
              "|---|---|---|---|---|---|---|"]
-    lines += [f"| {c['category']} | {c['n']} | {fmt(c['exact_agreement'])} | {fmt(c['ci_low'])} to "
-              f"{fmt(c['ci_high'])} | {fmt(c['alpha'])} | {fmt(c['mean_signed_error'])} | "
+    lines += [f"| {c['category']} | {c['n']} | {fmt(c['exact_agreement'])} | "
+              + (f"{fmt(c['ci_low'])} to {fmt(c['ci_high'])}" if c["reason"] is None else f"none: {c['reason']}")
+              + f" | {fmt(c['alpha'])} | {fmt(c['mean_signed_error'])} | "
               f"{'yes' if c['weaker'] else 'no'} |" for c in category_rows(r)]
     out.append(("Per category", lines))
     hc = r.human_ceiling

@@ -228,3 +228,17 @@ def test_the_demo_categories_all_get_intervals_under_the_default_policy(demo):
         assert c["n_items"] >= 30 and c["reason"] is None
         for m in METRICS:
             assert c[m]["ci_low"] < c[m]["ci_high"]
+
+
+def test_the_text_report_and_the_card_say_why_a_small_category_has_no_interval(cli, tmp_path):
+    """With min_category_items above a category's size, calibrate's text and the Markdown card print the reason
+    where the interval would be, not 'n/a to n/a'."""
+    assert cli("demo", "--no-ui").exit_code == 0
+    (cli.db.parent / "rubrics" / "policy.yaml").write_text("min_category_items: 32\n")  # test-writing has 30
+    text = cli("calibrate", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet").output
+    line = next(x for x in text.splitlines() if x.strip().startswith("test-writing"))
+    assert "no interval: 30 items: below min_category_items 32" in line and "n/a to n/a" not in text
+    assert cli("report", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet", "--format", "md",
+               "--out", tmp_path / "card.md").exit_code == 0
+    card = (tmp_path / "card.md").read_text()
+    assert "| test-writing | 30 |" in card and "none: 30 items: below min_category_items 32" in card
