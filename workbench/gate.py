@@ -315,54 +315,8 @@ def _wide(value: float, low: float, high: float) -> tuple[float, float]:
 
 
 # -- labels to a decision: what "about N more labeled items would decide it" predicts -------------------------------
-# A check is read while it is undecided: its interval straddles the bound. Given that, its estimate sits closer to
-# the bound than the truth does (a truth well above the bound shows an undecided estimate only when the sample fell
-# short of it), so taking the estimate for the truth over-predicts the items a check needs (2.5-3x on real data,
-# benchmarks/plan_honesty.md). The prediction (1) estimates the truth's distance from the bound, in standard errors,
-# median-unbiased given that the check is undecided: the distance whose estimate, truncated to the undecided band
-# between the interim boundary and the 95% one, has its median where the estimate is now (a truncated-normal
-# correction of an estimate selected by a test, as for the winner's curse: Zhong and Prentice 2008); (2) lets the
-# estimate move from where it is toward that truth as items come in (after m items, n of them the current ones, it
-# is (n * now + (m - n) * truth) / m) while the interval's half-width shrinks as sqrt(n / m); (3) counts the items
-# at which that path clears the bound, at 95% on the passing side or at the interim boundary on the failing one.
-# A check undecided for a count (fewer consensus fails than min_class_items) was not selected by its interval: its
-# estimate is taken as it is.
-
-def _undecided_median(distance: float, z_pass: float, z_fail: float) -> float:
-    """The median z-score of an estimate whose truth lies ``distance`` standard errors from the bound (positive on
-    the passing side), among estimates that leave the check undecided (between ``-z_fail`` and ``z_pass``)."""
-    from scipy.special import ndtr, ndtri  # the normal cdf and its inverse, without importing scipy.stats
-
-    if distance < 0:  # mirrored, so that the probabilities below are of the lower tail (exact far out)
-        return -_undecided_median(-distance, z_fail, z_pass)
-    lower, upper = ndtr(-z_fail - distance), ndtr(z_pass - distance)
-    return distance + float(ndtri(lower + (upper - lower) / 2))
-
-
-def _distance_given_undecided(z_now: float, z_pass: float, z_fail: float) -> float:
-    """The truth's distance from the bound (standard errors) whose undecided estimates have their median at
-    ``z_now``: the inverse of :func:`_undecided_median`, which increases with the distance (bisection)."""
-    low, high = -30.0, 30.0
-    for _ in range(60):
-        mid = (low + high) / 2
-        low, high = (mid, high) if _undecided_median(mid, z_pass, z_fail) < z_now else (low, mid)
-    return (low + high) / 2
-
-
-def _items_along_path(z_now: float, distance: float, n: int, z_pass: float, z_fail: float) -> int | None:
-    """Total items at which the estimate, moving from ``z_now`` toward ``distance`` (both in standard errors of the
-    current ``n`` items), clears the bound: with x = sqrt(m / n) its z-score is distance * x + (z_now - distance) / x,
-    so the first x past the boundary is a root of a quadratic. None when the path never clears it (at the bound)."""
-    if abs(distance) < 1e-9:
-        return None
-    if distance > 0:   # distance x^2 - z_pass x + (z_now - distance) >= 0
-        a, b, c = distance, -z_pass, z_now - distance
-    else:              # -distance x^2 - z_fail x - (z_now - distance) >= 0
-        a, b, c = -distance, -z_fail, distance - z_now
-    x = (-b + math.sqrt(max(b * b - 4 * a * c, 0.0))) / (2 * a)
-    total = n * max(x, 1.0) ** 2
-    return None if total > 1e8 else max(n, math.ceil(total - 1e-9))
-
+# The model (the truth an undecided estimate implies, and the path the estimate takes toward it) is pure statistics:
+# ``stats.planning.items_to_decide``.
 
 def _facing(value: float, low: float | None, high: float | None, bound: float) -> float | None:
     """The half-width of an interval on the side that faces ``bound`` (the side a decision moves past)."""
@@ -380,8 +334,8 @@ def _more_to_clear(value: float | None, se: float | None, n: int, bound: float, 
 
     ``half`` is the interval's half-width on the side facing the bound (default 1.96 ``se``), so that the estimate's
     z-score is the one the gate decides on; ``selected``: the check is undecided because of that interval (then the
-    truth is estimated as undecided estimates imply, see above), not because of a count."""
-    from .stats.planning import INTERIM_LEVEL, z_value
+    truth is estimated as undecided estimates imply: ``stats.planning.items_to_decide``), not because of a count."""
+    from .stats.planning import INTERIM_LEVEL, items_to_decide, z_value
 
     if value is None or n <= 0 or not (half or se):
         return None
@@ -389,12 +343,7 @@ def _more_to_clear(value: float | None, se: float | None, n: int, bound: float, 
     above = True if failing is None else (value >= bound) != failing  # which side of the bound passes
     unit = (half / z_pass) if half else se
     z_now = (value - bound) / unit * (1 if above else -1)
-    if selected:
-        z_now = min(max(z_now, -z_fail + 1e-6), z_pass - 1e-6)  # undecided: inside the band by definition
-        distance = _distance_given_undecided(z_now, z_pass, z_fail)
-    else:
-        distance = z_now
-    total = _items_along_path(z_now, distance, n, z_pass, z_fail)
+    total = items_to_decide(z_now, n, z_pass, z_fail, selected=selected)
     return None if total is None else max(1, total - n)
 
 
