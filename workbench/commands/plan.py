@@ -43,7 +43,9 @@ def plan_command(ctx: Ctx, golden_set: str, rubric: str, judge: str, target_widt
         if c.state == "undecided":
             numbers = ("this pool cannot decide it" if c.pool_cannot_decide else
                        f"about {c.more_labels} more labels in the order that fits, {c.more_labels_random} in random "
-                       "order" if c.more_labels is not None else "labels alone will not decide it")
+                       "order" if c.more_labels is not None else
+                       "labels alone will not decide it" if c.sentence.startswith("More labels will not") else
+                       "how many labels cannot be told yet")
             click.echo(f"      {numbers}: {c.sentence}")
     if p.decided_failures:
         click.echo(p.summary())
