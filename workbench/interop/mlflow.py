@@ -87,7 +87,11 @@ def _records(n: int, trace: Any) -> Iterator[SourceRecord]:
     assessments = list(info.assessments or [])
     overridden = {a.overrides for a in assessments if getattr(a, "overrides", None)}
     repeats: dict[tuple[str, str], int] = defaultdict(int)
-    for a in sorted(assessments, key=lambda a: a.create_time_ms or 0):
+    # oldest first; calls logged within the same millisecond have no known order (the store returns them in any
+    # order), so a verdict comes before a failed call, and the assessment id settles the rest: the same store always
+    # gives the same repeats, and a failure never shadows a verdict logged with it
+    for a in sorted(assessments, key=lambda a: (a.create_time_ms or 0, getattr(a, "error", None) is not None,
+                                                a.assessment_id or "")):
         source = a.source
         kind = str(getattr(source.source_type, "value", source.source_type))
         if a.assessment_id in overridden:
