@@ -48,6 +48,7 @@ class Ctx:
         self.creates_db = False  # set by the command: may it create a missing database?
         self._workspace: Workspace | None = None
         self._store: Store | None = None
+        self._created: list[Path] = []  # the database file and folders this invocation made (removed if it fails)
 
     @property
     def workspace(self) -> Workspace:
@@ -68,11 +69,41 @@ class Ctx:
                 raise NotFound(f"there is no workbench database at {_shown(db)}; run 'workbench demo' to try the demo "
                                "or 'workbench import items FILE --golden-set G' to start your own, or point --db "
                                "at an existing one.")
+            if str(db) != ":memory:" and not db.exists():
+                folder, made = db.parent, []
+                while not folder.exists() and folder != folder.parent:
+                    made.append(folder)
+                    folder = folder.parent
+                self._created = [db, *made]  # deepest folder first: removed in this order
             db.parent.mkdir(parents=True, exist_ok=True)
             from .services import open_store
 
             self._store = open_store(db)
         return self._store
+
+    def discard_created(self) -> None:
+        """A refused or failed command leaves no database behind: remove the one it created, and its folders.
+
+        Only what this invocation made goes: a database that was there before is untouched (its writes are
+        transactions, rolled back on the error).
+        """
+        if not self._created:
+            return
+        if self._store is not None:
+            try:
+                self._store.close()
+            except Exception:  # noqa: BLE001 - already failing: removing the file matters more
+                pass
+            self._store = None
+        db, *folders = self._created
+        self._created = []
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        for folder in folders:
+            try:
+                folder.rmdir()  # only if empty: a folder the command also wrote files into stays
+            except OSError:
+                break
 
 
 def _shown(path: Path) -> str:
@@ -124,35 +155,58 @@ class WorkbenchGroup(click.Group):
 
 
 def clean_errors(fn: Callable) -> Callable:
-    """Turn our named errors (and anything unexpected) into one line on stderr and exit 1."""
+    """Turn our named errors (and anything unexpected) into one line on stderr and exit 1.
+
+    A command that fails after creating the database removes it again (``Ctx.discard_created``): a refused
+    command leaves no file behind.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
-        except BrokenPipeError:
-            _quiet_broken_pipe()
-        except WorkbenchError as e:
-            click.secho(f"Error: {e}", fg="red", err=True)
-            sys.exit(EXIT_ERROR)
-        except KeyboardInterrupt:
-            click.echo("Interrupted; everything finished so far is saved.", err=True)
-            sys.exit(130)
-        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            return _sentences(fn, args, kwargs)
+        except SystemExit as e:
+            if e.code not in (0, None, 130, EXIT_BROKEN_PIPE):
+                _discard_created(args)
             raise
-        except (OSError, sqlite3.OperationalError) as e:  # a full or read-only disk, a folder without permission
-            if os.environ.get("WORKBENCH_DEBUG"):
-                raise
-            sentence = _os_error_sentence(e) if isinstance(e, OSError) else _db_error_sentence(e, args)
-            click.secho(f"Error: {sentence or _unexpected(e)}", fg="red", err=True)
-            sys.exit(EXIT_ERROR)
-        except Exception as e:  # noqa: BLE001 - the edge: users get a sentence, developers the env switch
-            if os.environ.get("WORKBENCH_DEBUG"):
-                raise
-            click.secho(f"Error: {_unexpected(e)}", fg="red", err=True)
-            sys.exit(EXIT_ERROR)
+        except click.ClickException:
+            _discard_created(args)
+            raise
 
     return wrapper
+
+
+def _discard_created(args: tuple) -> None:
+    ctx = next((a for a in args if isinstance(a, Ctx)), None)
+    if ctx is not None:
+        ctx.discard_created()
+
+
+def _sentences(fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """Run a command; each error class becomes one sentence on stderr and exit 1."""
+    try:
+        return fn(*args, **kwargs)
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    except WorkbenchError as e:
+        click.secho(f"Error: {e}", fg="red", err=True)
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        click.echo("Interrupted; everything finished so far is saved.", err=True)
+        sys.exit(130)
+    except (click.exceptions.Exit, click.ClickException, SystemExit):
+        raise
+    except (OSError, sqlite3.OperationalError) as e:  # a full or read-only disk, a folder without permission
+        if os.environ.get("WORKBENCH_DEBUG"):
+            raise
+        sentence = _os_error_sentence(e) if isinstance(e, OSError) else _db_error_sentence(e, args)
+        click.secho(f"Error: {sentence or _unexpected(e)}", fg="red", err=True)
+        sys.exit(EXIT_ERROR)
+    except Exception as e:  # noqa: BLE001 - the edge: users get a sentence, developers the env switch
+        if os.environ.get("WORKBENCH_DEBUG"):
+            raise
+        click.secho(f"Error: {_unexpected(e)}", fg="red", err=True)
+        sys.exit(EXIT_ERROR)
 
 
 def _quiet_broken_pipe() -> NoReturn:

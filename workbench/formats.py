@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .errors import InputError
+from .inputs import MAX_LINE_BYTES, check_size, shown_size, unknown_key
 from .models import Item, Judgment, Label, Producer, derived_item_id
 from .names import check_name
+from .scale import Scale
 
-MAX_LINE_BYTES = 16 * 1024 * 1024
 STEP_ROLES = ("system", "user", "assistant", "tool")
 # Fields that hold JSON inside a CSV cell.
 NESTED = {"trajectory", "producer", "metadata", "evidence_steps", "trace"}
@@ -46,6 +47,7 @@ def read_records(path: str | Path) -> Iterator[Record]:
         raise InputError("file not found", file=str(path), fix="check the path")
     if path.is_dir():
         raise InputError("is a folder, not a file", file=str(path), fix="give the path of the file")
+    check_size(path, "records")  # before a byte is read; each line has its own limit below
     if path.stat().st_size == 0:
         raise InputError("the file is empty", file=path.name, fix="export at least one record into it")
     if path.suffix.lower() == ".csv":
@@ -58,7 +60,7 @@ def read_records(path: str | Path) -> Iterator[Record]:
 
 
 def _too_long(file: str, line: int) -> InputError:
-    return InputError(f"the line is longer than the {MAX_LINE_BYTES // 2**20} MB limit", file=file, line=line,
+    return InputError(f"the line is longer than the {shown_size(MAX_LINE_BYTES)} limit", file=file, line=line,
                       fix="split the item or move large attachments out of it")
 
 
@@ -241,7 +243,7 @@ def _kind(v: Any) -> str:
 def _check_fields(rec: Record, known: tuple[str, ...]) -> None:
     for key in rec.data:
         if key not in known:
-            raise rec.error(f"unknown field '{key}'", fix=f"use only {', '.join(known)}")
+            raise unknown_key(key, known, what="field", file=rec.file, line=rec.line)
 
 
 def _str(rec: Record, name: str, *, required: bool = False) -> str | None:
@@ -385,11 +387,21 @@ def _check_trajectory(rec: Record, steps: list) -> None:
 LABEL_FIELDS = ("item_id", "rater", "score", "rationale", "created_at", "inclusion_probability")
 
 
-def parse_label(rec: Record) -> Label:
+def on_scale(rec: Record, score: int | None, scale: Scale | None, scale_of: str) -> int | None:
+    """A score checked against the scale its file is read for (None: unscored, or no scale to check against)."""
+    if scale is not None and score is not None and score not in scale:
+        raise rec.error(f"score {score} is not on the scale of {scale_of} {scale.describe()}", field="score",
+                        fix="use one of the scale's values")
+    return score
+
+
+def parse_label(rec: Record, scale: Scale | None = None, *, scale_of: str = "the rubric") -> Label:
+    """A label; with ``scale``, its score must be on it (``scale_of`` names whose scale it is)."""
     _check_fields(rec, LABEL_FIELDS)
     return Label(item_id=_str(rec, "item_id", required=True), rater=_name(rec, "rater", "rater name", required=True),
-                 score=_int(rec, "score", required=True), rationale=_str(rec, "rationale"),
-                 created_at=_timestamp(rec, "created_at"), inclusion_probability=_inclusion(rec))
+                 score=on_scale(rec, _int(rec, "score", required=True), scale, scale_of),
+                 rationale=_str(rec, "rationale"), created_at=_timestamp(rec, "created_at"),
+                 inclusion_probability=_inclusion(rec))
 
 
 def _inclusion(rec: Record) -> float | None:
@@ -404,9 +416,10 @@ def _inclusion(rec: Record) -> float | None:
 ADJUDICATION_FIELDS = ("item_id", "score", "note", "lead", "created_at")
 
 
-def parse_adjudication(rec: Record) -> dict:
+def parse_adjudication(rec: Record, scale: Scale | None = None, *, scale_of: str = "the rubric") -> dict:
     _check_fields(rec, ADJUDICATION_FIELDS)
-    return {"item_id": _str(rec, "item_id", required=True), "score": _int(rec, "score", required=True),
+    return {"item_id": _str(rec, "item_id", required=True),
+            "score": on_scale(rec, _int(rec, "score", required=True), scale, scale_of),
             "note": _str(rec, "note"), "lead": _name(rec, "lead", "lead's name") or "import",
             "created_at": _timestamp(rec, "created_at")}
 
@@ -417,12 +430,13 @@ JUDGMENT_FIELDS = ("item_id", "score", "unscored_reason", "repeat", "run", "rati
                    "evidence_steps", "trace", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "latency_ms")
 
 
-def parse_judgment(rec: Record) -> tuple[str | None, Judgment]:
-    """Returns (run name or None, judgment)."""
+def parse_judgment(rec: Record, scale: Scale | None = None, *,
+                   scale_of: str = "the rubric") -> tuple[str | None, Judgment]:
+    """Returns (run name or None, judgment); with ``scale``, a score must be on it."""
     _check_fields(rec, JUDGMENT_FIELDS)
     if "score" not in rec.data and not rec.from_csv:
         raise rec.error("is missing", field="score", fix="give a score, or null with an 'unscored_reason'")
-    score = _int(rec, "score", nullable=True)
+    score = on_scale(rec, _int(rec, "score", nullable=True), scale, scale_of)
     reason = _str(rec, "unscored_reason")
     if score is None and not reason:
         raise rec.error("is null without an 'unscored_reason'", field="score",

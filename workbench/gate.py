@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import InputError
+from .inputs import unknown_key
 from .strict_yaml import load_yaml, read_utf8
 
 if TYPE_CHECKING:  # the report module builds on Check, Verdict and Policy: the checks only read its attributes
@@ -64,6 +65,9 @@ class Policy:
 
 POLICY_KEYS = tuple(f.name for f in fields(Policy))
 PROBE_CHECK_MODES = ("warn", "fail", "off")
+#: The metrics the agreement check may bound from below (names of workbench.stats.agreement.METRIC_NAMES).
+AGREEMENT_METRICS = ("krippendorff_alpha_ordinal", "cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic",
+                     "gwet_ac2_linear", "exact_agreement", "spearman")
 #: The range each number of the policy must lie in (inclusive), so a typo such as a negative count is refused.
 POLICY_RANGES = {
     "min_items": (1, None), "min_raters_per_item": (1, None), "min_multi_rated_share": (0.0, 1.0),
@@ -75,19 +79,26 @@ POLICY_RANGES = {
 }
 
 
-def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None, source: str = "policy") -> Policy:
-    """Apply overrides to a base policy, refusing unknown keys and wrong types by name."""
+def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None, source: str = "policy",
+                     line_of: Callable[[str], int | None] | None = None, prefix: str = "") -> Policy:
+    """Apply overrides to a base policy, refusing unknown keys (naming the closest known one) and wrong types.
+
+    ``line_of`` gives the line of a key in ``source`` (for the error); ``prefix`` is where the block sits in its
+    file (``gate.`` in a rubric).
+    """
     base = base or Policy()
-    if not data:
+    if data is None:
         return base
     if not isinstance(data, dict):
-        raise InputError("the gate policy must be a mapping of overrides", file=source,
+        raise InputError("the gate policy must be a mapping of overrides", file=source, line=line_of and line_of(""),
+                         field=prefix.rstrip(".") or None,
                          fix=f"write keys such as min_items: 80 (known: {', '.join(POLICY_KEYS)})")
     changes = {}
     for key, value in data.items():
+        line = line_of(key) if line_of and isinstance(key, str) else None
+        field = f"{prefix}{key}"
         if key not in POLICY_KEYS:
-            raise InputError(f"unknown gate key '{key}'", file=source, field=key,
-                             fix=f"use one of {', '.join(POLICY_KEYS)}")
+            raise unknown_key(key, POLICY_KEYS, what="gate key", file=source, line=line, field=field)
         default = getattr(base, key)
         if isinstance(default, str):
             ok = isinstance(value, str)
@@ -96,27 +107,63 @@ def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None,
         else:
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not ok:
-            raise InputError(f"must be a {type(default).__name__}, got {value!r}", file=source, field=key,
+            raise InputError(f"must be a {type(default).__name__}, got {_shown_value(value)}", file=source, line=line,
+                             field=field, fix=f"write e.g. {key}: {default}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"must be a finite number, got {value!r}", file=source, line=line, field=field,
                              fix=f"write e.g. {key}: {default}")
         low, high = POLICY_RANGES.get(key, (None, None))
         if (low is not None and value < low) or (high is not None and value > high):
             span = f"at least {low}" if high is None else f"between {low} and {high}"
-            raise InputError(f"must be {span}, got {value!r}", file=source, field=key,
+            raise InputError(f"must be {span}, got {value!r}", file=source, line=line, field=field,
                              fix=f"write e.g. {key}: {default}")
         if key == "probe_check" and value not in PROBE_CHECK_MODES:
-            raise InputError(f"must be one of {', '.join(PROBE_CHECK_MODES)}, got {value!r}", file=source, field=key,
+            raise InputError(f"must be one of {', '.join(PROBE_CHECK_MODES)}, got {_shown_value(value)}", file=source,
+                             line=line, field=field,
                              fix="write e.g. probe_check: fail to make the stress probes part of the gate")
+        if key == "agreement_metric" and value not in AGREEMENT_METRICS:
+            raise InputError(f"must be one of {', '.join(AGREEMENT_METRICS)}, got {_shown_value(value)}", file=source,
+                             line=line, field=field, fix=f"write e.g. {key}: {default}")
         changes[key] = float(value) if isinstance(default, float) else value
     return replace(base, **changes)
 
 
+def _shown_value(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def load_policy(path: str | Path | None, rubric_gate: dict[str, Any] | None = None) -> Policy:
-    """Defaults, then rubrics/policy.yaml (if present), then the rubric's own gate: overrides."""
+    """Defaults, then rubrics/policy.yaml (if present), then the rubric's own gate: overrides.
+
+    policy.yaml is read through the one input edge (``workbench.inputs``): its size limit first, then the strict
+    YAML loader (no aliases, duplicate keys or .nan), then the keys and values, each refused at its line.
+    """
     policy = Policy()
     if path is not None and Path(path).exists():
-        data, _ = load_yaml(read_utf8(path), file=Path(path).name)  # no aliases, duplicate keys or .nan
-        policy = policy_from_dict(data, base=policy, source=Path(path).name)
+        name = Path(path).name
+        data, root = load_yaml(read_utf8(path, kind="policy"), file=name)
+        if data is not None:  # an empty file (or only comments) changes nothing
+            if not isinstance(data, dict):
+                raise InputError(f"the policy must be a mapping of gate keys, got {_kind(data)}", file=name,
+                                 line=root.start_mark.line + 1 if root is not None else None,
+                                 fix="write one key per line, such as min_items: 80")
+            policy = policy_from_dict(data, base=policy, source=name, line_of=_key_lines(root))
     return policy_from_dict(rubric_gate, base=policy, source="rubric gate:")
+
+
+def _kind(value: Any) -> str:
+    return {list: "a list", str: "text", int: "a number", float: "a number", bool: "a boolean"}.get(
+        type(value), type(value).__name__)
+
+
+def _key_lines(root: Any) -> Callable[[str], int | None]:
+    """The line of each top-level key of a YAML mapping node."""
+    lines = {}
+    for key_node, _ in getattr(root, "value", None) or ():
+        if hasattr(key_node, "value") and isinstance(key_node.value, str):
+            lines.setdefault(key_node.value, key_node.start_mark.line + 1)
+    return lambda key: lines.get(key)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from typing import Any
 import yaml
 
 from .errors import InputError, ModelNameError
+from .gate import policy_from_dict
+from .inputs import unknown_key
 from .interop.mapping import ImportMaps
 from .judges.registry import provider_entry, provider_names
 from .models import Criterion, JudgeSpec, Rubric, parse_model
@@ -24,6 +26,7 @@ from .strict_yaml import load_yaml, read_utf8
 RUBRIC_KEYS = ("name", "title", "description", "scale", "pass_threshold", "criteria", "instructions", "examples",
                "gate", "judges", "import_maps")
 JUDGE_KEYS = ("id", "model", "family", "mode", "temperature", "max_tokens", "max_turns", "repeats", "see_reference")
+LEVEL_KEYS = ("value", "label", "description")
 MODES = ("single", "agentic")
 
 
@@ -54,10 +57,13 @@ class _Ctx:
     def error(self, path: tuple, message: str, fix: str) -> InputError:
         return InputError(message, file=self.file, line=self.line(path), field=self._field(path), fix=fix)
 
+    def unknown(self, path: tuple, key: Any, known: tuple[str, ...], what: str) -> InputError:
+        return unknown_key(key, known, what=what, file=self.file, line=self.line(path), field=self._field(path))
+
 
 def load_rubric(path: str | Path) -> Rubric:
     path = Path(path)
-    return parse_rubric(read_utf8(path), file=path.name, default_name=path.stem)
+    return parse_rubric(read_utf8(path, kind="rubric"), file=path.name, default_name=path.stem)
 
 
 def parse_rubric(text: str, *, file: str = "<rubric>", default_name: str | None = None) -> Rubric:
@@ -73,7 +79,7 @@ def rubric_from_dict(data: dict[str, Any], *, ctx: _Ctx | None = None, default_n
     ctx = ctx or _Ctx("<rubric>", None)
     for key in data:
         if key not in RUBRIC_KEYS:
-            raise ctx.error((key,), f"unknown key '{key}'", f"use only {', '.join(RUBRIC_KEYS)}")
+            raise ctx.unknown((key,), key, RUBRIC_KEYS, "key")
     name = data.get("name") or default_name
     if not isinstance(name, str) or not name.strip():
         raise ctx.error(("name",), "the rubric needs a name", "add 'name: my-rubric'")
@@ -99,6 +105,8 @@ def rubric_from_dict(data: dict[str, Any], *, ctx: _Ctx | None = None, default_n
     gate = data.get("gate") or {}
     if not isinstance(gate, dict):
         raise ctx.error(("gate",), "gate must be a mapping of policy overrides", "write e.g. gate: {min_items: 80}")
+    # the gate block is checked here, at its lines, by the same rule as rubrics/policy.yaml (not first at calibrate)
+    policy_from_dict(gate, source=ctx.file, line_of=lambda key: ctx.line(("gate", key)), prefix="gate.")
     judges = []
     seen: set[str] = set()
     for n, j in enumerate(data.get("judges") or []):
@@ -134,6 +142,12 @@ def _scale(raw: Any, ctx: _Ctx) -> Scale:
                 or not isinstance(lv.get("label"), str):
             raise ctx.error(("scale", n), "a level needs an integer 'value' and a 'label'",
                             "write it like {value: 0, label: competent pass, description: ...}")
+        for key in lv:
+            if key not in LEVEL_KEYS:
+                raise ctx.unknown(("scale", n, key), key, LEVEL_KEYS, "scale key")
+        if not isinstance(lv.get("description", ""), str):
+            raise ctx.error(("scale", n, "description"), "a level's description must be text",
+                            "quote it or use a YAML block (|)")
         levels.append(ScaleLevel(lv["value"], lv["label"], lv.get("description", "")))
     try:
         return Scale(tuple(levels))
@@ -146,7 +160,7 @@ def _judge(j: Any, ctx: _Ctx, n: int) -> JudgeSpec:
         raise ctx.error(("judges", n), "a judge must be a mapping", "write {id: ..., model: provider/model}")
     for key in j:
         if key not in JUDGE_KEYS:
-            raise ctx.error(("judges", n, key), f"unknown judge key '{key}'", f"use only {', '.join(JUDGE_KEYS)}")
+            raise ctx.unknown(("judges", n, key), key, JUDGE_KEYS, "judge key")
     if not isinstance(j.get("id"), str) or not j["id"].strip():
         raise ctx.error(("judges", n, "id"), "a judge needs an 'id'", "add id: my-judge")
     judge_id = ctx.name(("judges", n, "id"), j["id"], "judge id")
@@ -175,6 +189,11 @@ def _judge(j: Any, ctx: _Ctx, n: int) -> JudgeSpec:
     # The family of a first-party model is its provider's (as registered); an OpenAI-compatible server's
     # must be declared.
     family = j.get("family") or provider.family
+    if family is not None and not isinstance(family, str):
+        raise ctx.error(("judges", n, "family"), f"family must be text, got {family!r}", "write e.g. family: openai")
+    if not isinstance(j.get("see_reference", False), bool):
+        raise ctx.error(("judges", n, "see_reference"), f"see_reference must be true or false, got "
+                        f"{j['see_reference']!r}", "write see_reference: true")
     return JudgeSpec(id=judge_id, model=model, family=family, mode=mode,
                      temperature=float(t) if t is not None else None, max_tokens=j.get("max_tokens"),
                      max_turns=j.get("max_turns"), repeats=j.get("repeats", 1),

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from .errors import InputError
+from .inputs import check_size
 
 MAX_DEPTH = 64
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -119,15 +120,20 @@ def load_yaml(text: str, *, file: str) -> tuple[Any, yaml.Node | None]:
         loader.dispose()
 
 
-def read_utf8(path: str | Path) -> str:
-    """The file's text; an InputError with the line of the first byte that is not UTF-8."""
+def read_utf8(path: str | Path, *, kind: str = "YAML") -> str:
+    """The file's text; an InputError when it is over its kind's size limit (``workbench.inputs.LIMITS``, checked
+    before reading), is binary, or at the line of the first byte that is not UTF-8."""
     path = Path(path)
+    check_size(path, kind)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise InputError("file not found", file=str(path), fix="check the path") from None
     except IsADirectoryError:
         raise InputError("is a folder, not a file", file=str(path), fix="give the path of the file") from None
+    if b"\x00" in raw[:8192]:  # a NUL byte is never in YAML text: an image, an archive, a database
+        raise InputError("the file holds NUL bytes: it is binary (or UTF-16), not UTF-8 YAML text", file=path.name,
+                         fix="give the YAML file itself, saved as UTF-8")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -122,7 +122,7 @@ def test_huge_line_refused_without_reading_it_whole(seeded, tmp_path):
         fh.write(json.dumps(item(7)) + "\n")
         fh.write('{"id": "big", "input": "' + "x" * (50 * 2**20) + '", "output": "y"}\n')
     before = snapshot(seeded)
-    with pytest.raises(InputError, match="huge.jsonl line 2: the line is longer than the 16 MB limit"):
+    with pytest.raises(InputError, match="huge.jsonl line 2: the line is longer than the 16 MiB limit"):
         importing.import_items(seeded, f, "g")
     assert snapshot(seeded) == before
 

@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import InputError
+from ..formats import check_values
+from ..inputs import unknown_key
 from ..scale import Scale
+from ..strict_yaml import load_yaml, read_utf8
 from .base import SourceError
 
 KINDS = ("categorical", "boolean", "cut_points", "levels", "range")
@@ -104,12 +105,19 @@ class ImportMaps:
         path = Path(path)
         if not path.is_file():
             raise InputError("file not found", file=str(path), fix="check the path given to --map")
-        text = path.read_text(encoding="utf-8")
-        try:
-            raw = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-        except (json.JSONDecodeError, yaml.YAMLError) as e:
-            raise InputError(f"cannot be read ({str(e).splitlines()[0]})", file=path.name,
-                             fix="write the map as YAML or JSON") from None
+        # the input edge: the size limit, UTF-8, then the strict YAML loader (no aliases, duplicate keys, .nan)
+        text = read_utf8(path, kind="import map")
+        if path.suffix.lower() == ".json":
+            try:
+                raw = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise InputError(f"malformed JSON at column {e.colno} ({e.msg})", file=path.name, line=e.lineno,
+                                 fix="write the map as YAML or JSON") from None
+            except RecursionError:
+                raise InputError("the JSON nests too deeply", file=path.name, fix="flatten the map") from None
+            check_values(raw, file=path.name, line=None)
+        else:
+            raw, _ = load_yaml(text, file=path.name)
         return cls.parse(raw, scale, path.name)
 
     def for_name(self, name: str) -> ValueMap | None:
@@ -149,7 +157,7 @@ def _value_map(name: str, spec: Any, scale: Scale, where: str) -> ValueMap:
                   "write e.g. {categorical: {C: 1, I: -1}}")
     for key in spec:
         if key not in KINDS:
-            raise bad(f"unknown key '{key}'", f"use only {', '.join(KINDS)}")
+            raise unknown_key(key, KINDS, file=where, field=name)
 
     def on_scale(level: Any, what: str) -> int:
         if isinstance(level, bool) or not isinstance(level, int) or level not in scale:

@@ -13,6 +13,7 @@ from ..consensus import consensus_label
 from ..errors import InputError
 from ..formats import parse_item, parse_judgment, parse_label, read_records, write_jsonl
 from ..models import Item, Judgment, JudgeSpec
+from ..scale import Scale
 from ..rubrics import rubric_from_dict
 from ..stats.correction import YOUDEN_MARGIN
 from ..store import Store
@@ -34,10 +35,11 @@ def read_items(path: str | Path) -> list[Item]:
     return items
 
 
-def read_judgments(path: str | Path, item_ids: set[str]) -> dict[str, Judgment]:
+def read_judgments(path: str | Path, item_ids: set[str], scale: Scale) -> dict[str, Judgment]:
+    """The judgments made elsewhere for the items being graded; every score on the bundle's scale."""
     out: dict[str, Judgment] = {}
     for rec in read_records(path):
-        _, j = parse_judgment(rec)
+        _, j = parse_judgment(rec, scale, scale_of="the bundle's rubric")
         if j.item_id not in item_ids:
             raise rec.error(f"judgment for item '{j.item_id}', which is not in the items file", field="item_id",
                             fix="grade the items the judgments are for")
@@ -49,13 +51,10 @@ def read_judgments(path: str | Path, item_ids: set[str]) -> dict[str, Judgment]:
 def read_human_labels(path: str | Path, item_ids: set[str], scale) -> dict[str, int | None]:
     by_item: dict[str, list[int]] = defaultdict(list)
     for rec in read_records(path):
-        lab = parse_label(rec)
+        lab = parse_label(rec, scale, scale_of="the bundle's rubric")
         if lab.item_id not in item_ids:
             raise rec.error(f"label for item '{lab.item_id}', which is not in the items file", field="item_id",
                             fix="label only items being graded")
-        if lab.score not in scale:
-            raise rec.error(f"score {lab.score} is not on the bundle's scale {scale.describe()}", field="score",
-                            fix="use one of the scale's values")
         by_item[lab.item_id].append(lab.score)
     return {i: consensus_label(s) for i, s in by_item.items()}
 
@@ -70,7 +69,7 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
     items = read_items(items_file)
     ids = {i.id for i in items}
     if judgments_file is not None:
-        judged = read_judgments(judgments_file, ids)
+        judged = read_judgments(judgments_file, ids, rubric.scale)
     else:
         if judge_items is None:
             from .judging import judge_items as judge_items  # runs the real provider

@@ -20,7 +20,7 @@ from ..models import Judgment, Label
 from ..names import check_name
 from ..store import Store
 from ..store.mapping import item_row
-from .rubrics import RubricVersion, get_rubric, get_rubric_ref
+from .rubrics import get_rubric, get_rubric_ref
 
 Progress = Callable[[int], None]
 BATCH = 1000
@@ -129,9 +129,8 @@ def import_labels(store: Store, path: str | Path, golden_set: str, rubric: str, 
     labels: list[Label] = []
     seen: dict[tuple[str, str], int] = {}
     for rec in read_records(path):
-        label = parse_label(rec)
+        label = parse_label(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
         _item_pk(pks, label.item_id, rec, golden_set)
-        _on_scale(rv, label.score, rec, "score")
         key = (label.item_id, label.rater)
         if key in seen:
             raise rec.error(f"rater '{label.rater}' labels item '{label.item_id}' twice (also line {seen[key]})",
@@ -153,11 +152,6 @@ def _item_pk(pks: dict[str, int], item_id: str, rec, golden_set: str) -> int:
     return pk
 
 
-def _on_scale(rv: RubricVersion, score: int, rec, field_name: str) -> None:
-    if (problem := rv.off_scale(score)) is not None:
-        raise rec.error(problem, field=field_name, fix="use one of the scale's values")
-
-
 def import_adjudications(store: Store, path: str | Path, golden_set: str, rubric: str) -> ImportResult:
     path = Path(path)
     result = ImportResult(path.name)
@@ -167,12 +161,11 @@ def import_adjudications(store: Store, path: str | Path, golden_set: str, rubric
     rows = []
     seen: dict[str, int] = {}
     for rec in read_records(path):
-        a = parse_adjudication(rec)
+        a = parse_adjudication(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
         pk = _item_pk(pks, a["item_id"], rec, golden_set)
         if (first := seen.setdefault(a["item_id"], rec.line)) != rec.line:
             raise rec.error(f"item '{a['item_id']}' is adjudicated twice (also line {first})", field="item_id",
                             fix="keep one final label per item")
-        _on_scale(rv, a["score"], rec, "score")
         rows.append({"item_pk": pk, "rubric_name": rv.name, "rubric_id": rv.id, "score": a["score"],
                      "note": a["note"], "lead": a["lead"], "created_at": a["created_at"]})
         result.records += 1
@@ -203,13 +196,11 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
     seen: dict[tuple, int] = {}
     n_steps: dict[str, int] = {}
     for rec in read_records(path):
-        run, j = parse_judgment(rec)
+        run, j = parse_judgment(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
         item = items.get(j.item_id)
         if item is None:
             raise rec.error(f"unknown item '{j.item_id}' in golden set '{golden_set}'", field="item_id",
                             fix="import the items first or correct the id")
-        if j.score is not None:
-            _on_scale(rv, j.score, rec, "score")
         if j.evidence_steps:
             if j.item_id not in n_steps:  # each item's content is read once, and only when steps are cited
                 n_steps[j.item_id] = len(store.item(gs["id"], j.item_id).trajectory or ())
