@@ -14,6 +14,8 @@ ever found from where the package happens to be installed.
       rubrics/policy.yaml       the gate policy (optional)
       rubrics/approved/         bundles written by ``workbench export``
       reports/                  calibration cards and graded files
+      keys/                     the signing key pair of ``workbench keys init``: workbench.key (owner-only,
+                                ignored by git through keys/.gitignore) and workbench.pub (commit it)
 """
 
 from __future__ import annotations
@@ -61,6 +63,15 @@ class Workspace:
     @property
     def reports(self) -> Path:
         return self.root / "reports"
+
+    @property
+    def keys(self) -> Path:
+        """The signing key pair and the public keys the workspace trusts (every ``*.pub`` in it)."""
+        return self.root / "keys"
+
+    @property
+    def signing_key_file(self) -> Path:
+        return self.keys / "workbench.key"
 
     def environ(self) -> dict[str, str]:
         """The variables that make a child process (the Streamlit server) resolve this same workspace."""

@@ -12,7 +12,7 @@ import importlib
 
 import click
 
-MODULES: list[str] = ["probe", "plan", "check", "refine", "board"]
+MODULES: list[str] = ["probe", "plan", "check", "refine", "board", "keys"]
 
 
 def register_all(main: click.Group) -> None:

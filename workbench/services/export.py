@@ -3,6 +3,13 @@
 A bundle carries the rubric content, the judge config, the golden-set version,
 the calibration evidence, the verdict and the policy, and a sha256 over the
 canonical JSON of all of it. The same evidence always gives the same file.
+
+The sha256 is a content id, not a proof: anyone can edit a bundle and hash it
+again. When the workspace has a signing key (``workbench keys init``, or
+``WORKBENCH_SIGNING_KEY``) the bundle also carries a ``signature`` block:
+Ed25519 over the same canonical JSON the sha256 covers (every field but
+``sha256`` and ``signature``), with the key's id. Verifying it needs only the
+public key (:mod:`workbench.signing`).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from ..errors import InputError, WorkbenchError
 from ..gate import UNDECIDED, Verdict
 from ..hashing import sha256_hex
 from ..names import safe_path
+from ..signing import SignatureError, SigningKey, TrustedKeys, find_signing_key, verify_json
 from ..report import CalibrationReport
 from ..store import Store
 from ..strict_yaml import load_yaml, read_utf8
@@ -53,6 +61,15 @@ class VersionMismatch(WorkbenchError):
 
 class BundleRefused(WorkbenchError):
     """A bundle that was edited, is malformed, or did not come from an export."""
+
+
+class SignatureRefused(BundleRefused):
+    """A bundle whose signature is missing where one is required, untrusted, malformed or does not match."""
+
+
+# export_bundle's default: sign with the workspace's key (or WORKBENCH_SIGNING_KEY) when there is one
+WORKSPACE_KEY = "workspace"
+UNSIGNED_HINT = "Unsigned: run 'workbench keys init' once to sign every bundle this workspace exports."
 
 
 @lru_cache(maxsize=1)
@@ -95,6 +112,7 @@ class ExportResult:
     sha256: str
     bundle: dict
     note: str | None = None  # a sentence when the version exported is not the rubric's current one
+    signed_by: str | None = None  # the signing key's id and where it came from; None for an unsigned bundle
 
 
 def build_bundle(report: CalibrationReport, scope: Scope) -> dict:
@@ -138,8 +156,24 @@ def build_bundle(report: CalibrationReport, scope: Scope) -> dict:
     return {**content, "sha256": sha256_hex(content)}
 
 
+def bundle_content(bundle: dict) -> dict:
+    """What the sha256 and the signature cover: every field but those two."""
+    return {k: v for k, v in bundle.items() if k not in ("sha256", "signature")}
+
+
+def sign_bundle(bundle: dict, key: SigningKey) -> dict:
+    return {**bundle, "signature": key.sign_json(bundle_content(bundle))}
+
+
+def workspace_signing_key(workspace: Workspace | None = None) -> SigningKey | None:
+    """``WORKBENCH_SIGNING_KEY`` when set, else the workspace's keys/workbench.key when it exists, else None."""
+    ws = workspace or current_workspace()
+    return find_signing_key(ws.signing_key_file, shown=shown_path(ws.signing_key_file))
+
+
 def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out_dir: str | Path | None = None,
-                  options: Options = Options(), workspace: Workspace | None = None) -> ExportResult:
+                  options: Options = Options(), workspace: Workspace | None = None,
+                  signing_key: SigningKey | str | None = WORKSPACE_KEY) -> ExportResult:
     """Write rubrics/approved/<rubric>@v<version>--<judge>.yaml of the workspace (or ``out_dir``) for a passing
     pair; refuse otherwise.
 
@@ -147,8 +181,11 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     :class:`~.versions.VersionNotRun` when the judge has no judgments of it). A version is approved only on its own
     judgments: the report, the judge config and every judgment of the run must belong to it.
     Exporting is a write: it freezes the golden-set version the report was computed on (calibrating does not),
-    and records the export against the ids the report carries.
+    and records the export against the ids the report carries. The bundle is signed with ``signing_key``: by
+    default the workspace's (:func:`workspace_signing_key`), read before anything is computed or written; None
+    writes an unsigned bundle.
     """
+    key = workspace_signing_key(workspace) if signing_key == WORKSPACE_KEY else signing_key
     scope = resolve_ref(store, golden_set, rubric, judge, options.run)  # the names, looked up once for all below
     report = calibrate(store, golden_set, scope.rubric.name, judge, options, scope=scope, workspace=workspace)
     check_one_version(store, report, scope)
@@ -156,17 +193,21 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
         raise GateFailed(rubric, judge, report.verdict)
     report = freeze_version(store, report, scope)
     bundle = build_bundle(report, scope)
+    if key is not None:
+        bundle = sign_bundle(bundle, key)
     validate_bundle(bundle, source="the new bundle")
     if out_dir is None:
         out_dir = approved_dir(workspace)
     path = bundle_path(Path(out_dir), bundle["rubric"]["name"], bundle["rubric"]["version"], judge)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = ("# Approved by Judge Workbench: do not edit (the sha256 covers every field).\n"
+    text = ("# Approved by Judge Workbench: do not edit (the sha256 covers every field but the signature, and the "
+            "signature covers the same fields).\n"
             + yaml.dump(bundle, Dumper=_PlainDumper, sort_keys=True, allow_unicode=True, width=120))
     write_atomic(path, text)
     ids = report.ids
     store.record_export(str(path), bundle["sha256"], ids.rubric_version_id, ids.judge_pk, ids.golden_set_version_id)
-    return ExportResult(path, bundle["sha256"], bundle, _older_version_note(store, rubric, scope))
+    return ExportResult(path, bundle["sha256"], bundle, _older_version_note(store, rubric, scope),
+                        f"key {key.key_id} from {key.source}" if key is not None else None)
 
 
 def _older_version_note(store: Store, rubric: str, scope: Scope) -> str | None:
@@ -221,8 +262,15 @@ def load_bundle(store: Store, path: str | Path) -> dict:
 
 
 def read_bundle(path: str | Path) -> dict:
-    """Read a bundle and verify what needs no database: plain YAML, its sha256, the schema."""
+    """Read a bundle and verify what needs no database and no key: plain YAML, its sha256, the schema."""
     path = Path(path)
+    bundle = _parse_bundle(path)
+    validate_bundle(bundle, source=path.name)
+    return bundle
+
+
+def _parse_bundle(path: Path) -> dict:
+    """Plain YAML with a sha256 that matches its content (the schema is not looked at yet)."""
     text = read_utf8(path)
     try:
         bundle, _ = load_yaml(text, file=path.name)
@@ -233,12 +281,88 @@ def read_bundle(path: str | Path) -> dict:
     if not isinstance(bundle, dict) or "sha256" not in bundle:
         raise BundleRefused(f"{path.name} did not come from an export: it has no sha256; "
                             f"export an approved pair with 'workbench export'.")
-    content = {k: v for k, v in bundle.items() if k != "sha256"}
-    if sha256_hex(content) != bundle["sha256"]:
+    if sha256_hex(bundle_content(bundle)) != bundle["sha256"]:
         raise BundleRefused(f"{path.name} was edited after export: its content no longer matches its sha256; "
                             f"re-export it with 'workbench export' instead of editing it.")
+    return bundle
+
+
+def verify_signature(bundle: dict, name: str, trusted: TrustedKeys, *, allow_unsigned: bool = False,
+                     to_trust: str = "pass --trust with that signer's public key if you trust it") -> str:
+    """The sentence saying what vouched for the bundle's signature, or :class:`SignatureRefused` with one saying why
+    nothing did. ``trusted`` is the --trust files, or the workspace's own public keys; an unsigned bundle passes only
+    when no key is trusted at all or with ``allow_unsigned``, and says so."""
+    where = ("the trusted keys" if trusted.given else "the workspace's keys") + f" ({trusted.describe()})"
+    signature = bundle.get("signature")
+    if signature is None:
+        if allow_unsigned:
+            return f"{name}: skipped the signature check: the bundle is unsigned and --allow-unsigned accepts it."
+        if not trusted.keys:
+            return (f"{name}: skipped the signature check: the bundle is unsigned and {where} hold no key to ask for "
+                    "one (sign bundles with 'workbench keys init', check them with --trust NAME.pub).")
+        raise SignatureRefused(f"{name} is not signed, but {where} require a signature; re-export it in the signing "
+                               "workspace ('workbench keys init' once, then 'workbench export'), or pass "
+                               "--allow-unsigned to accept an old unsigned bundle.")
+    key_id = signature.get("key_id") if isinstance(signature, dict) else None
+    if not trusted.keys:
+        raise SignatureRefused(f"the signature of {name} (key {key_id}) cannot be verified: no --trust was given and "
+                               f"there is {trusted.describe()}; pass --trust with the signer's public key "
+                               "(the NAME.pub beside its private key).")
+    try:
+        key = verify_json(signature, bundle_content(bundle), trusted)
+    except SignatureError as e:
+        if e.reason == "untrusted":
+            raise SignatureRefused(f"the signature of {name} was made by key {key_id}, which is not among {where}; "
+                                   f"{to_trust}, or re-export the bundle with a trusted key.") from None
+        if e.reason == "mismatch":
+            raise SignatureRefused(f"the signature of {name} (key {key_id}) does not match its content: the bundle "
+                                   "was changed after it was signed, even if its sha256 was recomputed; re-export it "
+                                   "with 'workbench export' instead of editing it.") from None
+        raise SignatureRefused(f"the signature of {name} is malformed: {e}; re-export it with "
+                               "'workbench export'.") from None
+    return f"{name}: signature by key {key.key_id} verified with {key.source}."
+
+
+def read_signed_bundle(path: str | Path, trusted: TrustedKeys, *, allow_unsigned: bool = False) -> tuple[dict, str]:
+    """Read a bundle, then verify its sha256, its signature (before the schema: an edit that also breaks the schema
+    is still reported as a broken signature) and its schema; the bundle and the signature's sentence."""
+    path = Path(path)
+    bundle = _parse_bundle(path)
+    said = verify_signature(bundle, path.name, trusted, allow_unsigned=allow_unsigned)
+    validate_bundle(bundle, source=path.name)
+    return bundle, said
+
+
+def workspace_trust(workspace: Workspace | None = None) -> TrustedKeys:
+    """The public keys in the workspace's keys/ folder."""
+    ws = workspace or current_workspace()
+    return TrustedKeys.from_folder(ws.keys, shown_path(ws.keys))
+
+
+def require_valid_signature(path: str | Path, workspace: Workspace | None = None) -> dict:
+    """For a command that uses a bundle (grade, export --bundle): a signed bundle must verify with the workspace's
+    public keys; an unsigned one passes as before (its sha256 is checked, and grading checks the export record)."""
+    path = Path(path)
+    bundle = _parse_bundle(path)
+    if bundle.get("signature") is not None:
+        trusted = workspace_trust(workspace)
+        if not trusted.keys:
+            key_id = bundle["signature"].get("key_id") if isinstance(bundle["signature"], dict) else None
+            raise SignatureRefused(f"the signature of {path.name} (key {key_id}) cannot be verified: there is "
+                                   f"{trusted.describe()}; put the signer's public key (NAME.pub) there, or verify "
+                                   "the bundle with 'workbench check --trust NAME.pub'.")
+        verify_signature(bundle, path.name, trusted, to_trust=f"put that signer's public key (NAME.pub) in "
+                                                              f"{trusted.folder} if you trust it")
     validate_bundle(bundle, source=path.name)
     return bundle
+
+
+def shown_path(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    try:
+        return str(Path(path).absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def list_bundles(store: Store) -> list[dict]:

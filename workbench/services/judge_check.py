@@ -1,7 +1,8 @@
 """The CI check: is the judge about to grade the approved one, and is its evidence still what was approved?
 
-`check_bundle` verifies the bundle (its sha256 and schema), compares the golden
-set it was calibrated on with the workspace database when there is one, and
+`check_bundle` verifies the bundle (its sha256, its signature against the
+trusted public keys, and its schema), compares the golden set it was
+calibrated on with the workspace database (or, told to, says it did not), and
 compares a judge config with the approved judge: one of the files
 `workbench export --to` writes (read without running them), a rubric YAML, or
 a judge entry of one. Every difference is one sentence; what was compared and
@@ -22,7 +23,8 @@ from ..models import parse_model
 from ..rubrics import JUDGE_KEYS, parse_rubric, rubric_from_dict
 from ..store import Store
 from ..strict_yaml import load_yaml, read_utf8
-from .export import BundleRefused, read_bundle
+from ..signing import TrustedKeys
+from .export import BundleRefused, read_signed_bundle
 from .snapshots import current_snapshot
 from .interop_export import ApprovedJudge, ExportRefused, promptfoo_prompt_sha256, render, untagged
 
@@ -50,22 +52,34 @@ class GradingJudge:
     source: Any = None  # the workbench's own YAML: the rubric's text, or the judge entry
 
 
+class NoDatabase(WorkbenchError):
+    """`check` was asked to compare the golden set, and there is no database to compare it with."""
+
+
 def check_bundle(bundle_path: str | Path, *, judge_config: str | Path | None = None, store: Store | None = None,
-                 db_name: str = "the database") -> CheckResult:
-    """Compare everything there is to compare; ``store`` is None when the workspace has no database."""
+                 db_name: str = "the database", trusted: TrustedKeys = TrustedKeys(), allow_unsigned: bool = False,
+                 golden_set_check: bool = True) -> CheckResult:
+    """Compare everything there is to compare; ``store`` is None when the workspace has no database, which is
+    refused (:class:`NoDatabase`) unless ``golden_set_check`` is off. ``trusted``: the keys a signature may come
+    from (the --trust files, else the workspace's own public keys)."""
     res = CheckResult()
     bundle_path = Path(bundle_path)
+    if store is None and golden_set_check:
+        raise NoDatabase(f"there is no workbench database at {db_name} to compare the golden set of "
+                         f"{bundle_path.name} with; give --db PATH, or pass --no-golden-set-check to check its "
+                         "signature and judge config without one (as a CI job without the database does).")
     try:
-        bundle = read_bundle(bundle_path)
-    except BundleRefused as e:  # edited, malformed, or not a bundle: nothing in it can be trusted
+        bundle, signed = read_signed_bundle(bundle_path, trusted, allow_unsigned=allow_unsigned)
+    except BundleRefused as e:  # edited, unsigned, malformed, or not a bundle: nothing in it can be trusted
         res.problems.append(str(e))
         return res
     res.compared.append(f"bundle {bundle_path.name}: sha256 {bundle['sha256'][:16]}… matches its content.")
+    res.compared.append(signed)
+    if not golden_set_check:
+        res.compared.append(f"golden set '{bundle['golden_set']['name']}' not compared (--no-golden-set-check): "
+                            "its items and consensus labels were not checked against a database.")
     if store is not None:
-        _check_store(bundle, bundle_path.name, store, db_name, res)
-    else:
-        res.compared.append(f"golden set '{bundle['golden_set']['name']}' not compared: there is no workbench "
-                            f"database at {db_name} (give --db to compare it).")
+        _check_store(bundle, bundle_path.name, store, db_name, res, golden_set=golden_set_check)
     if judge_config is not None:
         _check_judge(ApprovedJudge.from_bundle(bundle, bundle_path.name), Path(judge_config), res)
     return res
@@ -73,10 +87,13 @@ def check_bundle(bundle_path: str | Path, *, judge_config: str | Path | None = N
 
 # --------------------------------------------------------------------------- the database
 
-def _check_store(bundle: dict, name: str, store: Store, db_name: str, res: CheckResult) -> None:
+def _check_store(bundle: dict, name: str, store: Store, db_name: str, res: CheckResult, *,
+                 golden_set: bool = True) -> None:
     if not store.export_recorded(bundle["sha256"]):
         res.problems.append(f"{name} was not exported from {db_name} (its sha256 is not among the recorded "
                             "exports); check it against the database it came from, or re-export it.")
+    if not golden_set:
+        return
     gs = bundle["golden_set"]
     try:
         golden = store.golden_set(gs["name"])
