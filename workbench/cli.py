@@ -1094,7 +1094,7 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
       workbench export --bundle rubrics/approved/demo-patch-quality@v2--careful-single.yaml --to mlflow
     """
     from .gate import STATUS_MARK
-    from .services.export import GateFailed, VersionMismatch, export_bundle, read_bundle
+    from .services.export import UNSIGNED_HINT, GateFailed, VersionMismatch, export_bundle, require_valid_signature
     from .services.interop_export import export_judge
     from .services.versions import VersionNotRun
 
@@ -1102,7 +1102,7 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
         _require(bool(targets) and not (golden_set or rubric or judge), "--bundle", bundle_file,
                  "given with --to and without --golden-set, --rubric or --judge",
                  f"{bundle_file} --to promptfoo")
-        bundle, path = read_bundle(bundle_file), Path(bundle_file)
+        bundle, path = require_valid_signature(bundle_file, ctx.workspace), Path(bundle_file)
     else:
         for option, value in (("--golden-set", golden_set), ("--rubric", rubric), ("--judge", judge)):
             _require(value is not None, option, "nothing", "given (or give --bundle FILE with --to)",
@@ -1126,7 +1126,8 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
         except (VersionNotRun, VersionMismatch) as e:  # nothing of that version to approve: refused like the gate
             click.secho(f"Not exported: {e}", fg="red", err=True)
             sys.exit(EXIT_GATE_FAILED)
-        click.echo(f"Exported {_shown(res.path)} (sha256 {res.sha256[:16]}).")
+        click.echo(f"Exported {_shown(res.path)} (sha256 {res.sha256[:16]}"
+                   + (f", signed with {res.signed_by})." if res.signed_by else f"). {UNSIGNED_HINT}"))
         if res.note:
             click.echo(res.note)
         bundle, path = res.bundle, res.path
@@ -1161,8 +1162,10 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
       workbench grade --bundle rubrics/approved/demo-patch-quality@v1--careful-sonnet.yaml \\
           --items new_items.jsonl --labels some_labels.jsonl --out graded.jsonl
     """
+    from .services.export import require_valid_signature
     from .services.grading import grade as run
 
+    require_valid_signature(bundle_file, ctx.workspace)  # grading trusts the bundle: a signed one must verify
     _require(resamples >= 1, "--resamples", resamples, "a whole number of at least 1", "2000")
     _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
     if out is None:
