@@ -33,9 +33,19 @@ def _signed(x: Any, digits: int = 2) -> str:
     return "–" if x is None else f"{x:+.{digits}f}"
 
 
+_MD_SPECIAL = set("\\`*_[]<>&|~#!")
+
+
 def _md(text: Any) -> str:
-    """Run-file text in a Markdown table cell: no pipe or line break can end the cell."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    r"""Text a run file or bundle brought, as literal Markdown text: HTML and Markdown syntax are escaped.
+
+    A backslash before ASCII punctuation is a literal character in CommonMark, so ``<img src=x>`` stays that text
+    (no element), ``**x**`` stays stars, and a pipe or a line break cannot end a table cell.
+
+    >>> _md("<b>x</b> | *y*")
+    '\\<b\\>x\\</b\\> \\| \\*y\\*'
+    """
+    return "".join("\\" + c if c in _MD_SPECIAL else c for c in str(text)).replace("\r", " ").replace("\n", " ")
 
 
 def _pct(x: Any) -> str:
@@ -118,15 +128,17 @@ def _sections(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_md(report: dict[str, Any]) -> str:
+    """The board as CommonMark (GitHub tables): every name a run file or bundle brought is escaped by ``_md``."""
     marked = _marked(report)
     models = [m["model"] for m in report["models"]]
-    head = [f"# Board {report['board']}", "",
+    head = [f"# Board {_md(report['board'])}", "",
             f"{report['n_items']} runs of {len(models)} models on {len(report['tasks'])} tasks in "
             f"{len(report['categories'])} categories. No summed score: read down a column and across a category.", ""]
     for t in report["tiers"]:
-        head.append(f"- **{t['name']}**: judge `{t['judge']}` (`{t['model']}`{', family ' + t['family'] if t['family'] else ''}),"
-                    f" rubric `{t['rubric']}` v{t['rubric_version']}, TPR {fmt(t['tpr'], 2)}, TNR {fmt(t['tnr'], 2)}")
-    head += [""] + _sections(report)["notes"] + [""]
+        family = f", family {_md(t['family'])}" if t["family"] else ""
+        head.append(f"- **{_md(t['name'])}**: judge {_md(t['judge'])} ({_md(t['model'])}{family}),"
+                    f" rubric {_md(t['rubric'])} v{t['rubric_version']}, TPR {fmt(t['tpr'], 2)}, TNR {fmt(t['tnr'], 2)}")
+    head += [""] + [_md(n) for n in _sections(report)["notes"]] + [""]
     if any(marked.values()):
         head += [f"{FAMILY_MARK} the judged tier's judge shares this model's family.", ""]
     cols = [f"{_md(m)}{FAMILY_MARK if marked[m] else ''}" for m in models]
@@ -137,27 +149,27 @@ def render_md(report: dict[str, Any]) -> str:
             cells = []
             for m in models:
                 c = row.get(m)
-                cells.append("–" if c is None else "<br>".join(f"{t['name'][0].upper()}: {cell_text(c, t)}"
+                cells.append("–" if c is None else "<br>".join(_md(f"{t['name'][0].upper()}: {cell_text(c, t)}")
                                                               for t in report["tiers"]))
             head.append(f"| {_md(task)} | " + " | ".join(cells) + " |")
         head.append("")
     cols_head, cols_rows = column_rows(report)
-    head += ["## Down each column", "", "| " + " | ".join(cols_head) + " |", "|---" * len(cols_head) + "|"]
+    head += ["## Down each column", "", "| " + " | ".join(map(_md, cols_head)) + " |", "|---" * len(cols_head) + "|"]
     head += ["| " + " | ".join(map(_md, r)) + " |" for r in cols_rows] + [""]
     head += ["## Corrected pass rate per model", ""]
     for t in report["tiers"]:
         rows = [r for r in report["rates"] if r["tier"] == t["name"]]
         cats = report["categories"] + ["(all)"]
-        head += [f"**{t['name']}**", "", "| model | " + " | ".join(map(_md, cats)) + " |",
+        head += [f"**{_md(t['name'])}**", "", "| model | " + " | ".join(map(_md, cats)) + " |",
                  "|---" * (len(cats) + 1) + "|"]
         for m in models:
             got = {r["category"]: r for r in rows if r["model"] == m}
-            head.append(f"| {_md(m)} | " + " | ".join(_rate(got[c]) if c in got else "–" for c in cats) + " |")
+            head.append(f"| {_md(m)} | " + " | ".join(_md(_rate(got[c])) if c in got else "–" for c in cats) + " |")
         head.append("")
     head += ["## Where to look", ""]
     for w in report["where_to_look"]:
-        head.append(f"{w['rank']}. **{w['task_id']}** × **{w['model']}** ({w['category']}), item `{w['item_id']}`: "
-                    + "; ".join(r["text"] for r in w["reasons"]))
+        head.append(f"{w['rank']}. **{_md(w['task_id'])}** × **{_md(w['model'])}** ({_md(w['category'])}), item "
+                    f"{_md(w['item_id'])}: " + _md("; ".join(r["text"] for r in w["reasons"])))
     head.append("")
     for f in report["family"]:
         head += _family_md(f)
@@ -187,7 +199,7 @@ FAMILY_COLUMNS = ("model", "vs", "category", "difference", "adjusted for the eff
 
 def _family_md(f: dict[str, Any]) -> list[str]:
     heading, sentence, rows = _family(f)
-    out = [f"## {heading}", "", sentence]
+    out = [f"## {_md(heading)}", "", _md(sentence)]
     if rows:
         out += ["", "| " + " | ".join(FAMILY_COLUMNS) + " |", "|---" * len(FAMILY_COLUMNS) + "|"]
         out += ["| " + " | ".join(map(_md, r)) + " |" for r in rows]
@@ -286,23 +298,23 @@ def board_grid_html(report: dict[str, Any]) -> str:
 
 
 def render_compare_md(result: dict[str, Any]) -> str:
-    lines = [f"# {result['before']} → {result['after']}", "",
+    lines = [f"# {_md(result['before'])} → {_md(result['after'])}", "",
              "Per model and category, the change task by task: a t-interval over tasks, and a sign-flip test that "
              "needs no spread (three tasks that all moved one way give p = 0.25). Gained or dropped: the interval "
              "excludes 0 and p is below 0.05.", ""]
     for t in result["tiers"]:
         what = "pass rate" if t["value"] == "pass" else "mean score"
-        lines += [f"## {t['tier']}: {what}", "", "| model | category | tasks | before | after | change | interval | "
+        lines += [f"## {_md(t['tier'])}: {what}", "", "| model | category | tasks | before | after | change | interval | "
                   "sign-flip p | verdict |", "|---|---|---|---|---|---|---|---|---|"]
         for r in t["rows"]:
-            lines.append(f"| {r['model']}{' → ' + r['after_model'] if r['after_model'] != r['model'] else ''} | "
-                         f"{r['category']} | {r['n_tasks']} | {fmt(r['before'], 2)} | {fmt(r['after'], 2)} | "
+            lines.append(f"| {_md(r['model'])}{' → ' + _md(r['after_model']) if r['after_model'] != r['model'] else ''} | "
+                         f"{_md(r['category'])} | {r['n_tasks']} | {fmt(r['before'], 2)} | {fmt(r['after'], 2)} | "
                          f"{_signed(r['change'])} | {_signed(r['ci_low'])} to {_signed(r['ci_high'])} | "
                          f"{fmt(r['p_value'], 2)} | {r['verdict']} |")
         if t["moved"]:
             lines += ["", "Tasks that moved most: " + "; ".join(
-                f"{m['task_id']} ({m['model']}) {_signed(m['change'])}" for m in t["moved"])]
+                f"{_md(m['task_id'])} ({_md(m['model'])}) {_signed(m['change'])}" for m in t["moved"])]
         if t["unpaired"]:
-            lines += ["", "Without a partner on the other board: " + ", ".join(t["unpaired"])]
+            lines += ["", "Without a partner on the other board: " + ", ".join(map(_md, t["unpaired"]))]
         lines.append("")
     return "\n".join(lines)
