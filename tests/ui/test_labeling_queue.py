@@ -156,8 +156,9 @@ def test_masking_self_identification():
     assert "GPT-4o" not in m.trajectory[0]["content"]
     assert "Meta" not in m.trajectory[0]["tool_calls"][0]["arguments"]["cmd"]
     assert item.trajectory[0]["content"] == "I'm GPT-4o, made by OpenAI."  # the original is untouched
+    # every mention, not only self-descriptions (issue 27): a vendor's SDK in a patch names the producer as well
     assert mask_self_identification("import openai\nclient = openai.OpenAI()") == \
-        "import openai\nclient = openai.OpenAI()"
+        "import [name masked]\nclient = [name masked].[name masked]()"
 
 
 def test_a_repeated_skip_or_flag_is_recorded_once(fresh_db):

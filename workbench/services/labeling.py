@@ -104,7 +104,9 @@ class BlindItem:
     reference: str | None = None
 
     def masked(self, masking: Masking = masking_service.DEFAULT) -> "BlindItem":
-        """The same item with self-identifying phrases ("As an AI developed by ...") masked."""
+        """The same item with every model, family and maker name and every self-description masked, in every field
+        a reviewer reads: task, output, reference, and each step whole (its text, a tool's name, tool calls' names
+        and arguments, keys included, and tool outputs)."""
         return replace(self, input=masking.mask(self.input), output=masking.mask(self.output),
                        reference=masking.mask(self.reference),
                        trajectory=[masking.mask_step(s) for s in self.trajectory])

@@ -1,17 +1,44 @@
-"""Blind review: the phrases by which a model names itself or its maker, masked before a reviewer sees an item.
+"""Blind review: every model, family and maker name, and every phrase by which a model names itself, masked before
+a reviewer sees an item.
 
 Masking is a golden-set setting that a lead controls (on for every set unless a lead turns it off), never a
-reviewer's choice: the labeling service masks every item it hands out. The built-in patterns cover the common
-self-identifications of every model family (names such as GPT-4o, Claude, Gemini, Llama, Mistral; makers such
-as OpenAI, Anthropic, Google, Meta; "As an AI developed by ..."); a lead adds patterns for what a golden set
-needs beyond them (a product codename, an in-house model name).
+reviewer's choice: the labeling service masks every field of every item it hands out (task, output, reference,
+each trajectory step with its tool calls' names, argument keys and values, and tool outputs), so what the Label
+page receives, and so every websocket frame, is already masked.
 
-Only self-descriptions are masked, not every mention of a name: "from openai import OpenAI" in a patch stays,
-"I'm GPT-4o, made by OpenAI." does not.
+What is masked, in this order:
+
+1. self-descriptions ("As an AI developed by OpenAI", "I'm Claude, made by Anthropic") as a whole phrase, since the
+   way a model speaks of itself gives it away even without the name (``MASK``);
+2. the lead's own patterns for what a golden set needs beyond the built-in ones: a product codename, an in-house
+   model (``MASK``);
+3. the names the set's items were produced by (their producer model and family, in any spelling: case, and
+   ``-``, ``.``, ``_``, space or nothing between their parts), for names the built-in list does not know; names
+   that say nothing (``human``, ``unknown``, ``python``, ...) are left out (``NAME_MASK``);
+4. every mention of a known model, family or maker name (``NAME_MASK``): GPT-4o, gpt4o, o1-mini, ChatGPT,
+   Claude 3.5 Sonnet, claude-3-5-sonnet-20241022, claude-sonnet-4-5, Sonnet 4.5, Gemini 1.5 Pro, Gemma, Llama-3.1-70B,
+   meta-llama, Mistral Large, Mixtral 8x7B, Qwen2.5, QwQ, DeepSeek-V3, Grok-2, Phi-3, Command R+, OpenAI,
+   Anthropic, Google (DeepMind), Meta, Microsoft, Alibaba, xAI, Cohere, ...; with its version, size, date, tier
+   and variant parts, so nothing of "claude-3-5-sonnet-20241022" is left.
+
+Every mention, not only self-descriptions (as until issue 27): "from openai import OpenAI" in a patch, an
+``anthropic_client`` argument or a ``gemini-1.5-pro`` config value tells a reviewer the producer as surely as
+"I am GPT-4o" does, so they are masked too; what a reviewer loses (a vendor's name in code) matters less to a
+label than the blinding.
+
+A name counts only as a word of its own: not preceded or followed by a letter or digit ("metadata", "Googlebot",
+"foo1" are not names), with ``_``, ``-``, ``.``, ``/``, ``:`` and camelCase humps as word edges (``openai_client``,
+``ChatOpenAI`` and ``AnthropicProvider`` are masked). Names that are also everyday words count only where they
+cannot be the everyday word: "Meta" capitalised and not in "Meta data" or "Meta-analysis" ("meta" only as
+"by meta", "meta-llama"); "Bard", "Copilot", "Cohere", "PaLM", "xAI", "OLMo", "ERNIE" as written;
+"Command R", "Command A" with their letter; Phi, Yi, Falcon, GLM and a lowercase "grok" only with a version
+("phi-3", "yi-34b", "grok-2"); "Sonnet", "Opus", "Haiku" after "Claude" or before a version ("Sonnet 4.5");
+OpenAI's o-series (o1, o3-mini, o4-mini) only in lowercase and not inside an identifier (``step_o1``, ``-O1``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -20,6 +47,7 @@ from ..errors import InputError
 from ..store import Store
 
 MASK = "[self-identification masked]"
+NAME_MASK = "[name masked]"
 MAX_PATTERNS, MAX_PATTERN_CHARS = 50, 300
 
 # Makers and model names, case-insensitive inside the self-descriptions below.
@@ -61,55 +89,153 @@ BUILTIN_PATTERNS: tuple[str, ...] = (
 )
 _BUILTIN = re.compile("|".join(f"(?:{p})" for p in BUILTIN_PATTERNS))
 
+# -- every mention of a name -----------------------------------------------------------------------------------
+# The edges of a name: no letter or digit next to it, or a camelCase hump (ChatOpenAI, AnthropicProvider).
+# (Case-sensitive on purpose: the [A-Z] and [a-z] here must not be read case-insensitively.)
+_START = r"(?:(?<![^\W_])|(?<=[a-z])(?=[A-Z]))"
+_END = r"(?:(?![^\W_])|(?=[A-Z][a-z]))"
+_SEP = r"[\s._\-]?"
+# The parts that follow a model's name: versions, sizes, dates (4o, 3.5, 70B, 8x7B, 20241022, v0.2, r1, a3b),
+# tiers and variants.
+_VERSION = r"(?:[a-z]?\d+(?:\.\d+)*(?:x\d+)?[a-z]{0,2})"
+_VARIANT = (r"(?:mini|nano|micro|pro|max|plus|turbo|preview|latest|instruct|chat|vision|flash|lite|ultra|opus|"
+            r"sonnet|haiku|instant|large|medium|small|tiny|nemo|coder|reasoner|exp|experimental|thinking|omni|oss|"
+            r"audio|realtime|beta|hf|online|distill|versatile)")
+_TAIL = rf"(?i:(?:{_SEP}(?:{_VERSION}|{_VARIANT})(?![^\W_]))*)"
+_VERSIONED = rf"(?i:{_SEP}{_VERSION}(?![^\W_])){_TAIL}"  # at least one version part
+_OR_AI = r"(?i:[\s_\-]?ai)?"
+MODEL_HEADS = (r"chat[\s_\-]?gpt|gpt|dall[\s_\-]?e|text[\s_\-]davinci|claude|(?:(?:meta|code)[\s_\-]?)?llama|gemini"
+               r"|gemma|mi[sx]tral|(?:code|mini|magi|dev|pix)stral|qwen|qwq|deepseek|kimi|chatglm|jamba|nemotron"
+               r"|dbrx|starcoder|open[\s_\-]?ai|anthropic|google(?:[\s_\-]?deepmind)?|deepmind|facebook"
+               r"|alibaba(?:[\s_\-]?cloud)?|microsoft|amazon|moonshot[\s_\-]?ai|zhipu|01[\s.]ai|ai21(?:[\s_\-]?labs)?")
+_EVERYDAY_META = (r"(?![\s_\-]?(?i:data|analys[ie]s|learning|tags?|class(?:es)?|programming|keys?|info(?:rmation)?|"
+                  r"descriptions?|fields?|objects?|characters?|variables?|frameworks?|levels?|questions?|reviews?|"
+                  r"stud(?:y|ies)|search|propert(?:y|ies)|files?|tables?|elements?|refresh|model(?:s|ing)?)\b)")
+NAME_PATTERNS: tuple[str, ...] = (
+    rf"(?i:{MODEL_HEADS}){_OR_AI}{_TAIL}",
+    r"(?<![\w.\-])o[1345](?:-(?:mini|pro|preview|high|low|deep-research|\d{4}-\d{2}-\d{2}))*(?![\w])",
+    rf"(?i:phi|yi|falcon|glm|palm|ernie){_VERSIONED}",
+    rf"(?i:grok{_SEP}(?:{_VERSION}|{_VARIANT})(?![^\W_])){_TAIL}",  # "grok-2", "grok-beta" (not "I grok it")
+    rf"(?:(?i:\d(?:\.\d)?[\s\-])?(?:Opus|Sonnet|Haiku)(?i:[\s\-][34](?:\.\d)?))",  # "Sonnet 4.5", "3.5 Sonnet 4"
+    r"(?:Grok|Bard|Copilot|Cohere|PaLM|OLMo|ERNIE|xAI|x\.ai|Command[\s\-][RA]\+?|command-[ra](?:-plus)?)" + _TAIL,
+    rf"(?:Meta|META){_OR_AI}(?i:[\s_\-]?platforms)?{_EVERYDAY_META}",
+    r"(?<=(?i:by) )meta|(?<=(?i:from) )meta|(?<=(?i:at) )meta",
+)
+_NAMES = re.compile("|".join(f"(?:{_START}(?:{p}){_END})" for p in NAME_PATTERNS))
+# Producer names that say nothing about a model, and parts of a provider's id that are no name.
+GENERIC_NAMES = frozenset((
+    "human", "humans", "unknown", "none", "null", "other", "default", "mock", "mockllm", "python", "model", "models",
+    "provider", "providers", "test", "tests", "local", "custom", "file", "script", "echo", "exec", "http", "https",
+    "ft", "chat", "completion", "completions", "messages", "api", "latest", "base", "py", "js", "ts", "json",
+    "imported", "agent", "assistant", "user", "system", "tool"))
+
+
+def _spelling(name: str) -> str | None:
+    """A pattern for one part of a producer's name in any spelling, or None for a part that is no name.
+
+    Its letters and digits in order, in any case, with one or no separator between letter and digit runs (so
+    "acme-coder-7b" is also "AcmeCoder 7B" and "acme_coder7b"); a trailing date or "latest" is dropped.
+
+    >>> bool(re.fullmatch(_spelling("acme-coder-7b-20250101"), "AcmeCoder 7B", re.I))
+    True
+    >>> _spelling("provider.py"), _spelling("x1")
+    (None, None)
+    """
+    tokens = re.findall(r"[^\W\d_]+|\d+", name)
+    while len(tokens) > 1 and re.fullmatch(r"\d{6,8}|latest", tokens[-1], re.I):
+        tokens.pop()
+    if (not tokens or all(t.lower() in GENERIC_NAMES for t in tokens) or len("".join(tokens)) < 3
+            or not any(t.isalpha() for t in tokens)):
+        return None
+    return _SEP.join(re.escape(t) for t in tokens)
+
+
+def producer_patterns(names: Iterable[str | None]) -> tuple[str, ...]:
+    """Patterns for the producer names a golden set's items carry that the built-in names do not already cover.
+
+    A name is split at ``/`` and ``:`` (``meta-llama/Llama-3.1-8B``, ``ft:acme-7b:org``); each part is spelled
+    by :func:`_spelling`.
+
+    >>> producer_patterns(["openai", "gpt-4o", "human", "acme-coder-7b", "python:provider.py:default"])
+    ('acme[\\\\s._\\\\-]?coder[\\\\s._\\\\-]?7[\\\\s._\\\\-]?b',)
+    """
+    out: list[str] = []
+    for name in names:
+        for part in re.split(r"[/:]+", name or ""):
+            part = part.strip()
+            if not part or part.lower() in GENERIC_NAMES or _NAMES.fullmatch(part):
+                continue
+            pattern = _spelling(part)
+            if pattern and pattern not in out:
+                out.append(pattern)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _producer_regex(patterns: tuple[str, ...]) -> re.Pattern:
+    return re.compile("|".join(rf"(?:{_START}(?i:{p}){_END})" for p in patterns))
+
+
+@functools.lru_cache(maxsize=64)
+def _lead_regex(patterns: tuple[str, ...]) -> re.Pattern:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
 
 @dataclass(frozen=True)
 class Masking:
-    """A golden set's blind-review setting: whether to mask, and the lead's own patterns beyond the built-in ones."""
+    """A golden set's blind-review setting: whether to mask, the lead's own patterns beyond the built-in ones, and
+    patterns for the set's own producer names (from :func:`producer_patterns`)."""
 
     enabled: bool = True
     patterns: tuple[str, ...] = field(default_factory=tuple)
+    producers: tuple[str, ...] = field(default_factory=tuple)
 
     def mask(self, text: str | None) -> str | None:
         if not text or not self.enabled:
             return text
         text = _BUILTIN.sub(MASK, text)
-        for p in self.patterns:
-            text = re.sub(p, MASK, text, flags=re.IGNORECASE)
-        return text
+        if self.patterns:
+            text = _lead_regex(self.patterns).sub(MASK, text)
+        if self.producers:
+            text = _producer_regex(self.producers).sub(NAME_MASK, text)
+        return _NAMES.sub(NAME_MASK, text)
 
     def mask_value(self, value: Any) -> Any:
-        """Strings anywhere inside a JSON-like value (tool-call arguments) masked."""
+        """Strings anywhere inside a JSON-like value (tool-call arguments, a step), keys of objects included."""
         if isinstance(value, str):
             return self.mask(value)
         if isinstance(value, dict):
-            return {k: self.mask_value(v) for k, v in value.items()}
-        if isinstance(value, list):
+            out: dict = {}
+            for k, v in value.items():
+                key = self.mask(k) if isinstance(k, str) else k
+                while key in out:  # two keys masked alike ("openai_key", "anthropic_key"): both kept
+                    key = f"{key}'"
+                out[key] = self.mask_value(v)
+            return out
+        if isinstance(value, (list, tuple)):
             return [self.mask_value(v) for v in value]
         return value
 
     def mask_step(self, step: dict) -> dict:
-        out = dict(step)
-        if isinstance(out.get("content"), (str, list, dict)):
-            out["content"] = self.mask_value(out["content"])
-        if out.get("tool_calls"):
-            out["tool_calls"] = [{**c, "arguments": self.mask_value(c.get("arguments"))} for c in out["tool_calls"]]
-        return out
+        """A trajectory step with every string in it masked: its text, its name (a tool's), its tool calls' names
+        and arguments (keys and values), and any other field an importer kept."""
+        return self.mask_value(step) if self.enabled else step
 
 
 DEFAULT = Masking()
 
 
 def mask_self_identification(text: str | None) -> str | None:
-    """Mask phrases by which a model names itself or its maker (the built-in patterns).
+    """Mask every model, family and maker name and every self-description (the built-in patterns).
 
     >>> mask_self_identification("As an AI developed by OpenAI, I cannot run code. The fix works.")
     '[self-identification masked], I cannot run code. The fix works.'
     >>> mask_self_identification("I'm Claude, an AI assistant made by Anthropic. Done.")
     '[self-identification masked]. Done.'
-    >>> mask_self_identification("I am GPT-4o, made by OpenAI.")
-    '[self-identification masked].'
-    >>> mask_self_identification("from openai import OpenAI  # unchanged: not a self-description")
-    'from openai import OpenAI  # unchanged: not a self-description'
+    >>> mask_self_identification("from openai import OpenAI  # a mention tells the producer too")
+    'from [name masked] import [name masked]  # a mention tells the producer too'
+    >>> mask_self_identification("claude-3-5-sonnet-20241022 beat gpt4o and Llama-3.1-70B-Instruct on metadata")
+    '[name masked] beat [name masked] and [name masked] on metadata'
     """
     return DEFAULT.mask(text)
 
@@ -135,10 +261,28 @@ def check_pattern(pattern: str) -> str:
 
 
 def masking_of(store: Store, golden_set: str | dict) -> Masking:
-    """The golden set's blind-review setting (``golden_set`` is its name, or its row from the store)."""
+    """The golden set's blind-review setting (``golden_set`` is its name, or its row from the store), with patterns
+    for the producer names its items carry."""
     gs = golden_set if isinstance(golden_set, dict) else store.golden_set(golden_set)
     row = store.golden_set_masking(gs["id"])
-    return Masking(row["enabled"], tuple(row["patterns"]))
+    return Masking(row["enabled"], tuple(row["patterns"]), _producers_of(store, gs["id"]) if row["enabled"] else ())
+
+
+_PRODUCERS: dict[tuple[str, int], tuple[int, tuple[str, ...]]] = {}
+
+
+def _producers_of(store: Store, golden_set_id: int) -> tuple[str, ...]:
+    """The producer patterns of a golden set, read once per process and per change of its items (a new item takes
+    the next position), since the Label page asks for them at every item.
+
+    Read to be masked, never returned: what a reviewer receives still carries no producer."""
+    where = store.path if store.path != ":memory:" else f":memory:{id(store.conn)}"
+    key, mark = (where, golden_set_id), store.next_item_position(golden_set_id)
+    cached = _PRODUCERS.get(key)
+    if cached is None or cached[0] != mark:
+        names = {n for r in store.item_index(golden_set_id) for n in (r["producer_model"], r["producer_family"])}
+        cached = _PRODUCERS[key] = (mark, producer_patterns(sorted(n for n in names if n)))
+    return cached[1]
 
 
 def set_masking(store: Store, golden_set: str, *, enabled: bool | None = None, add: Iterable[str] = (),
@@ -158,4 +302,4 @@ def set_masking(store: Store, golden_set: str, *, enabled: bool | None = None, a
                              f"(at most {MAX_PATTERNS})", fix="combine phrases into one pattern with |")
         on = current["enabled"] if enabled is None else bool(enabled)
         store.set_golden_set_masking(gs["id"], enabled=on, patterns=patterns)
-    return Masking(on, tuple(patterns))
+    return Masking(on, tuple(patterns), _producers_of(store, gs["id"]) if on else ())
