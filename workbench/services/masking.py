@@ -163,12 +163,18 @@ def producer_patterns(names: Iterable[str | None]) -> tuple[str, ...]:
     for name in names:
         for part in re.split(r"[/:]+", name or ""):
             part = part.strip()
-            if not part or part.lower() in GENERIC_NAMES or _NAMES.fullmatch(part):
+            if not part or part.lower() in GENERIC_NAMES or _built_in(part):
                 continue
             pattern = _spelling(part)
             if pattern and pattern not in out:
                 out.append(pattern)
     return tuple(out)
+
+
+def _built_in(name: str) -> bool:
+    """Whether the built-in names already mask this name: a family such as 'meta' or 'cohere' is written in
+    lowercase in a producer field but is masked as written ("Meta", "Cohere"), so that "the meta key" stays."""
+    return any(_NAMES.fullmatch(v) for v in (name, name.capitalize())) or name.lower() in ("xai", "x.ai")
 
 
 @functools.lru_cache(maxsize=64)
