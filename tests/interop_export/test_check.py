@@ -98,10 +98,19 @@ def test_changed_golden_set_is_refused_with_what_changed(approved, tmp_path):
     assert "workbench.db" in problems[0]
 
 
-def test_without_a_database_the_golden_set_is_not_compared_and_that_is_said(approved, tmp_path):
-    r, problems = run_check(approved, db=tmp_path / "nowhere" / "workbench.db")
+def test_without_a_database_check_refuses_unless_told_to_skip_the_golden_set(approved, tmp_path):
+    nowhere = tmp_path / "nowhere" / "workbench.db"
+    r, problems = run_check(approved, db=nowhere)
+    assert r.exit_code == 1 and problems == []
+    assert "there is no workbench database at" in r.stderr and "pass --no-golden-set-check" in r.stderr
+    assert not nowhere.exists()  # check creates no database
+
+    config = export_to(approved, "promptfoo")
+    r, problems = run_check(approved, "--no-golden-set-check", "--judge-config", config, db=nowhere)
     assert r.exit_code == 0 and problems == []
-    assert "golden set 'demo' not compared: there is no workbench database at" in r.stdout
+    assert "golden set 'demo' not compared (--no-golden-set-check)" in r.stdout
+    assert "skipped the signature check: the bundle is unsigned" in r.stdout  # an unsigned bundle, no key to ask
+    assert f"judge config {config.name} (promptfoo)" in r.stdout
 
 
 def test_a_bundle_from_another_database_is_refused(approved, demo_db_template, tmp_path):
@@ -133,3 +142,37 @@ def test_the_workbench_rubric_and_judge_yaml_are_accepted_as_judge_config(approv
     assert r.exit_code == 3 and problems == [
         f"judge.yaml: judge '{JUDGE}' has model anthropic/claude-opus-4-1, but the approved judge has "
         "anthropic/claude-sonnet-4-5; set it back or calibrate the change."]
+
+
+def test_a_bundle_and_judge_config_edited_together_fail_on_the_signature(approved, tmp_path):
+    """The attack the sha256 alone let through: the grading config moved to temperature 0.7 and the bundle edited to
+    match, its sha256 recomputed; the signature refuses it in CI, with no database."""
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+    from workbench.hashing import sha256_hex
+
+    root = approved.db.parent
+    for args in (["keys", "init"], ["export", "-g", "demo", "-r", "demo-patch-quality", "-j", JUDGE,
+                                    "--resamples", "400"]):
+        r = CliRunner().invoke(main, [*args, "--db", str(approved.db), "--project", str(root)],
+                               catch_exceptions=False)
+        assert r.exit_code == 0, r.output
+    pub = root / "keys" / "workbench.pub"
+    config = export_to(approved, "promptfoo")
+    nowhere = tmp_path / "nowhere.db"
+    r, problems = run_check(approved, "--trust", pub, "--no-golden-set-check", "--judge-config", config, db=nowhere)
+    assert r.exit_code == 0 and problems == [] and "signature by key" in r.stdout
+
+    data = yaml.safe_load(approved.bundle.read_text())
+    data["judge"]["config"]["temperature"] = 0.7
+    data["rubric"]["content"]["judges"] = [dict(j, temperature=0.7) if j["id"] == JUDGE else j
+                                           for j in data["rubric"]["content"]["judges"]]
+    data["sha256"] = sha256_hex({k: v for k, v in data.items() if k not in ("sha256", "signature")})
+    approved.bundle.write_text(yaml.safe_dump(data, sort_keys=True))
+    edited_config = edited(config, "temperature: 0.0", "temperature: 0.7")
+    r, problems = run_check(approved, "--trust", pub, "--no-golden-set-check", "--judge-config", edited_config,
+                            db=nowhere)
+    assert r.exit_code == 3 and len(problems) == 1
+    assert problems[0].startswith(f"the signature of {approved.bundle.name} (key ") and \
+        "does not match its content" in problems[0]
