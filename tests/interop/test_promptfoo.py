@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 
 from tests.conftest import ROOT, write
 from tests.interop.conftest import add_qa_rubric, calibrated
+from workbench.interop.promptfoo import item_id
 from workbench.services.interop import import_from
 
 # the real tool runs here (seconds of set-up): in CI and `-m ""`, not in the quick loop
@@ -30,9 +32,10 @@ MAP = """\
 llm-rubric: {cut_points: [0.5], levels: [-1, 0]}   # the grader's 0-1 score: below 0.5 fails
 human: {categorical: {1: 0, 0: -1}}                # the viewer's thumbs up and down
 """
+PROVIDER = "python:provider.py:default"  # the id promptfoo gives the file://provider.py of the config
 # The grader passes 1+1 and 2+2, fails 3+3 (the provider answers 7) and errs on 5+5; the reviewers fail 2+2.
-LABELS = [("test0-prompt0-python:provider.py:default", 0), ("test1-prompt0-python:provider.py:default", -1),
-          ("test2-prompt0-python:provider.py:default", -1), ("test3-prompt0-python:provider.py:default", 0)]
+LABELS = [(item_id(0, 0, PROVIDER), 0), (item_id(1, 0, PROVIDER), -1), (item_id(2, 0, PROVIDER), -1),
+          (item_id(3, 0, PROVIDER), 0)]
 
 
 @pytest.fixture(scope="module")
@@ -85,4 +88,24 @@ def test_a_rating_given_in_the_viewer_is_a_label_of_the_evals_author(results, st
     res = import_from(store, "promptfoo", str(rated), "qa", "qa", map_file=str(write(tmp_path / "m.yaml", MAP)))
     assert (res.labels_read, res.raters) == (1, ["lead@example.com"])
     from workbench.services.golden_sets import consensus
-    assert consensus(store, "qa", "qa").labels == {"test2-prompt0-python:provider.py:default": -1}
+    assert consensus(store, "qa", "qa").labels == {item_id(2, 0, PROVIDER): -1}
+
+
+def test_item_ids_name_no_producer_and_a_second_import_maps_to_the_same_items(results, store, tmp_path):
+    """A reviewer reads the item id: it carries no provider (which names the producer), and a team's second import
+    of the same results file, here with the provider renamed to a real model, finds the items of the first."""
+    out = json.loads(results.read_text())
+    for row in out["results"]["results"]:
+        row["provider"] = {"id": "openai:gpt-4o-mini", "label": "GPT-4o mini"}
+    named = write(tmp_path / "named.json", json.dumps(out))
+    add_qa_rubric(store, tmp_path)
+    mapping = str(write(tmp_path / "m.yaml", MAP))
+    first = import_from(store, "promptfoo", str(named), "qa", "qa", map_file=mapping)
+    gs = store.golden_set("qa")
+    ids = sorted(i.id for i in store.items(gs["id"]))
+    assert ids == sorted(item_id(t, 0, "openai:gpt-4o-mini") for t in range(4))
+    assert not [i for i in ids if re.search(r"gpt|openai|mini|provider|python", i, re.I)]
+    assert {i.producer.model for i in store.items(gs["id"])} == {"gpt-4o-mini"}  # leads still know the producer
+    again = import_from(store, "promptfoo", str(named), "qa", "qa", map_file=mapping)
+    assert sorted(i.id for i in store.items(gs["id"])) == ids
+    assert (first.items_added, again.items_added) == (4, 0)

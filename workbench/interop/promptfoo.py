@@ -4,7 +4,8 @@
 - each row (a test, a prompt and a provider) is an item: the rendered prompt is the input, the response's output
   the output, the provider the producer, the test's description the category; the test's vars, and the value of a
   reference-like assertion (``equals``, ``contains``, ``factuality``, ``model-graded-closedqa``), go into the
-  metadata and the reference;
+  metadata and the reference; the item's id is ``test<i>-prompt<j>-<hash>``, the hash of test, prompt and
+  provider, so it names no producer to a reviewer and a re-import of the file maps to the same items;
 - each model-graded entry of ``gradingResult.componentResults[]`` (``llm-rubric``, ``g-eval``, ``factuality``,
   ``model-graded-closedqa``, ...) is a judgment of the judge named by the assertion's ``metric`` (else its type)
   and its grader provider, resolved as promptfoo resolves it: the assertion's ``provider``, else the test's
@@ -24,6 +25,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from ..hashing import sha256_hex
 from .base import SourceError, SourceItem, SourceJudgment, SourceLabel, SourceRecord, Skipped, read_json, text_of
 
 SOURCE = "promptfoo"
@@ -68,6 +70,17 @@ def _provider_id(provider: Any) -> str | None:
     return None
 
 
+def item_id(test_idx: Any, prompt_idx: Any, provider_id: str | None) -> str:
+    """A row's item id: its test and prompt, and a hash of (test, prompt, provider) for the provider, so that the
+    id names no producer (a reviewer reads it; the provider stays in the metadata, for leads), no two items share
+    a part that would group them by producer, and a second import of the same results file maps to the same items.
+
+    >>> item_id(0, 0, "openai:gpt-4o")
+    'test0-prompt0-4174aee7c77a'
+    """
+    return f"test{test_idx}-prompt{prompt_idx}-{sha256_hex([test_idx, prompt_idx, provider_id])[:12]}"
+
+
 def _item(n: int, row: dict) -> dict:
     test = row.get("testCase") or {}
     prompt = row.get("prompt") or {}
@@ -83,7 +96,7 @@ def _item(n: int, row: dict) -> dict:
                       if isinstance(a, dict) and a.get("type") in REFERENCE_KINDS and isinstance(a.get("value"), str)),
                      None)
     item: dict[str, Any] = {
-        "id": f"test{test_idx}-prompt{prompt_idx}-{provider_id or 'provider'}",
+        "id": item_id(test_idx, prompt_idx, provider_id),
         "task_id": f"test{test_idx}",
         "category": test.get("description") or "default",
         "input": prompt.get("raw") if isinstance(prompt.get("raw"), str) else json.dumps(prompt, ensure_ascii=False),
