@@ -1165,9 +1165,9 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
     from .services.export import require_valid_signature
     from .services.grading import grade as run
 
-    require_valid_signature(bundle_file, ctx.workspace)  # grading trusts the bundle: a signed one must verify
     _require(resamples >= 1, "--resamples", resamples, "a whole number of at least 1", "2000")
     _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
+    require_valid_signature(bundle_file, ctx.workspace)  # grading trusts the bundle: a signed one must verify
     if out is None:
         out = str(ctx.workspace.reports / f"{Path(items_file).stem}.graded.jsonl")
     Path(out).parent.mkdir(parents=True, exist_ok=True)
