@@ -613,7 +613,7 @@ def import_from_source(ctx: Ctx, source: str, uri: str, golden_set: str, rubric:
     """
     from .services.interop import import_from
 
-    shown = {"n": 0}
+    shown = {"n": None}
 
     def progress(n: int) -> None:
         shown["n"] = n
@@ -622,7 +622,7 @@ def import_from_source(ctx: Ctx, source: str, uri: str, golden_set: str, rubric:
     try:
         res = import_from(ctx.store, source, uri, golden_set, rubric, map_file=map_file, progress=progress)
     finally:
-        if shown["n"]:
+        if shown["n"] is not None:  # end the progress line, so an error starts a line of its own
             click.echo(err=True)
     for line in res.summary_lines():
         click.echo(line)

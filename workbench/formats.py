@@ -26,6 +26,9 @@ STEP_ROLES = ("system", "user", "assistant", "tool")
 NESTED = {"trajectory", "producer", "metadata", "evidence_steps", "trace"}
 MAX_DEPTH = 64  # nesting of a record's JSON; deeper is refused before it can overflow the stack
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: Fields that name things (ids, task ids, categories): printable text on one line.
+LABEL_LIKE = ("id", "item_id", "task_id", "category")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _SURROGATE_FIX = "write the character itself, or a valid pair of surrogate escapes"
 
 
@@ -59,6 +62,12 @@ def read_records(path: str | Path) -> Iterator[Record]:
                          fix="use .jsonl (one JSON object per line) or .csv")
 
 
+def _nul(file: str, line: int) -> InputError:
+    """A raw NUL byte is never in UTF-8 text a tool wrote: the file is binary, or UTF-16."""
+    return InputError("the line holds a NUL byte: the file is binary or UTF-16, not UTF-8 text", file=file, line=line,
+                      fix="save the file as UTF-8 (JSON text may write the character as \\u0000)")
+
+
 def _too_long(file: str, line: int) -> InputError:
     return InputError(f"the line is longer than the {shown_size(MAX_LINE_BYTES)} limit", file=file, line=line,
                       fix="split the item or move large attachments out of it")
@@ -77,6 +86,8 @@ def _read_jsonl(path: Path) -> Iterator[Record]:
                 raise _too_long(path.name, lineno)
             if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
+            if b"\x00" in raw:
+                raise _nul(path.name, lineno)
             if not raw.strip():
                 continue
             try:
@@ -159,6 +170,8 @@ class _Lines:
             raise _too_long(self.file, self.n)
         if self.n == 1 and raw.startswith(b"\xef\xbb\xbf"):  # spreadsheets write a byte-order mark
             raw = raw[3:]
+        if b"\x00" in raw:
+            raise _nul(self.file, self.n)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -256,6 +269,9 @@ def _str(rec: Record, name: str, *, required: bool = False) -> str | None:
         v = str(v)
     if not isinstance(v, str):
         raise rec.error(f"must be a string, got {_kind(v)}", field=name, fix="quote the value")
+    if name in LABEL_LIKE and (bad := _CONTROL.search(v)):  # shown in terminals, tables and the UI
+        raise rec.error(f"holds the control character {ascii(bad.group())}", field=name,
+                        fix="remove it: ids, task ids and categories are one line of printable text")
     if required and not v.strip():
         raise rec.error("is empty", field=name, fix=f"give every record a non-empty '{name}'")
     return v

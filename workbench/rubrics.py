@@ -80,7 +80,7 @@ def rubric_from_dict(data: dict[str, Any], *, ctx: _Ctx | None = None, default_n
     for key in data:
         if key not in RUBRIC_KEYS:
             raise ctx.unknown((key,), key, RUBRIC_KEYS, "key")
-    name = data.get("name") or default_name
+    name = data.get("name", default_name)  # a name given empty is refused, not replaced by the file's
     if not isinstance(name, str) or not name.strip():
         raise ctx.error(("name",), "the rubric needs a name", "add 'name: my-rubric'")
     name = ctx.name(("name",), name, "rubric name")
@@ -138,13 +138,13 @@ def _scale(raw: Any, ctx: _Ctx) -> Scale:
                         "write levels like {value: -1, label: fail, description: ...}")
     levels = []
     for n, lv in enumerate(raw):
+        for key in lv if isinstance(lv, dict) else ():
+            if key not in LEVEL_KEYS:
+                raise ctx.unknown(("scale", n, key), key, LEVEL_KEYS, "scale key")
         if not isinstance(lv, dict) or isinstance(lv.get("value"), bool) or not isinstance(lv.get("value"), int) \
                 or not isinstance(lv.get("label"), str):
             raise ctx.error(("scale", n), "a level needs an integer 'value' and a 'label'",
                             "write it like {value: 0, label: competent pass, description: ...}")
-        for key in lv:
-            if key not in LEVEL_KEYS:
-                raise ctx.unknown(("scale", n, key), key, LEVEL_KEYS, "scale key")
         if not isinstance(lv.get("description", ""), str):
             raise ctx.error(("scale", n, "description"), "a level's description must be text",
                             "quote it or use a YAML block (|)")

@@ -1,0 +1,703 @@
+"""Issue 27 item 7: the whole sweep. Hundreds of bad inputs, each run through the CLI (in process, so it is fast).
+
+Every case is named for what it tests and built from a table of kinds below: the gate policy, rubric YAML
+(with its gate block), items / labels / adjudications / judgments (.jsonl and .csv), command-line options,
+imports from other tools, approved bundles given to ``grade``, garbage given to ``check``, and a workspace
+that has no database yet. For each refused case the sweep asserts:
+
+* a non-zero exit, and stderr whose last line is one sentence starting "Error:" (click's own usage errors
+  may print the usage first), with no "Traceback" and no "unexpected";
+* the database's content unchanged (every table, row by row) and no database created where there was none;
+* no file or folder left in the workspace that was not there before;
+* the planted API keys (OPENAI_API_KEY, ANTHROPIC_API_KEY) in no output.
+
+Inputs that are fine though odd (a BOM, CRLF line ends, an item id that looks like a path) are *accepted*
+cases, documented as such: exit 0 and no traceback. A case that finds a bug in a file another helper owns
+is marked ``xfail(strict=True)`` with the finding written up in /tmp/sweep_findings.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+
+SECRETS = {"OPENAI_API_KEY": "sk-sweep-canary-openai-5f3e9b1c2d", "ANTHROPIC_API_KEY": "sk-ant-sweep-canary-77aa01"}
+G, R, J = "demo", "demo-patch-quality", "lenient-mini"
+MiB = 2**20
+BUNDLE = "rubrics/approved/demo-patch-quality@v1--careful-sonnet.yaml"
+
+
+@dataclass
+class Case:
+    id: str
+    args: list[str]  # '{in}' is the folder of the case's input files, '{ws}' the workspace
+    files: dict[str, str | bytes] = field(default_factory=dict)  # 'in/NAME' or 'ws/REL' -> content
+    workspace: str = "demo"  # "demo" (seeded, with an approved bundle) or "empty" (no database yet)
+    accepted: bool = False  # fine though odd: must succeed cleanly
+    xfail: str | None = None
+    needle: str | None = None  # a text the error must hold (where the case is about a located message)
+    prefixes: tuple[str, ...] = ("Error: ",)  # how the last line of stderr starts
+
+
+CASES: list[Case] = []
+
+
+def case(id: str, args: list[str], files: dict | None = None, **kw) -> None:
+    CASES.append(Case(f"{len(CASES):03d}-{id}", args, files or {}, **kw))
+
+
+def jl(*records) -> str:
+    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
+
+
+# --------------------------------------------------------------------------- rubrics/policy.yaml
+
+CALIBRATE = ["calibrate", "-g", G, "-r", R, "-j", "careful-sonnet", "--resamples", "50"]
+POLICY_NUMBERS = {  # key: (below its range, above its range or None)
+    "min_items": (-5, None), "min_raters_per_item": (0, None), "min_multi_rated_share": (-0.1, 1.5),
+    "min_agreement_lower": (-2, 1.5), "alt_test_min_raters": (0, None), "human_margin": (-0.05, 2),
+    "max_self_preference": (-0.1, None), "min_class_items": (0, None), "min_category_items": (-1, None),
+    "min_tpr_lower": (-0.5, 1.01), "min_tnr_lower": (-0.5, 7), "max_flip_rate": (-1, 1.1),
+    "max_unscored_share": (-0.02, 3), "drift_min_p": (-0.01, 2), "drift_max_agreement_drop": (-0.05, 5),
+    "max_probe_shift": (-0.1, None),
+}
+
+
+def policy(id: str, text: str | bytes, needle: str | None = None, **kw) -> None:
+    case(f"policy-{id}", CALIBRATE, {"ws/rubrics/policy.yaml": text}, needle=needle, **kw)
+
+
+for key, (low, high) in POLICY_NUMBERS.items():
+    policy(f"{key}-below-range", f"{key}: {low}\n", needle=key)
+    if high is not None:
+        policy(f"{key}-above-range", f"{key}: {high}\n", needle=key)
+    policy(f"{key}-text", f"{key}: many\n", needle=key)
+    policy(f"{key}-boolean", f"{key}: true\n", needle=key)
+for key in ("min_items", "min_class_items"):
+    policy(f"{key}-fraction", f"{key}: 2.5\n", needle=key)
+    policy(f"{key}-list", f"{key}: [1, 2]\n", needle=key)
+    policy(f"{key}-null", f"{key}:\n", needle=key)
+policy("agreement-metric-unknown", "agreement_metric: accuracy_ish\n", needle="agreement_metric")
+policy("agreement-metric-number", "agreement_metric: 3\n", needle="agreement_metric")
+policy("probe-check-unknown", "probe_check: sometimes\n", needle="probe_check")
+for typo, meant in (("min_tpr_lowr", "min_tpr_lower"), ("min_itmes", "min_items"), ("max_flip_rte", "max_flip_rate"),
+                    ("Min_Items", "min_items"), ("min-items", "min_items"), ("human_margn", "human_margin")):
+    policy(f"unknown-key-{typo}", f"min_items: 60\n{typo}: 0.5\n", needle=f"did you mean {meant}")
+policy("unknown-key-unrelated", "colour: blue\n", needle="unknown gate key 'colour'")
+policy("root-list", "- min_items: 5\n")
+policy("root-scalar", "strict\n")
+policy("anchor-alias", "min_items: &n 60\nmin_class_items: *n\n", needle="anchors and aliases")
+policy("alias-bomb", "a: &a [x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b]\n"
+       "d: [*c,*c,*c,*c,*c,*c,*c,*c]\n", needle="anchors and aliases")
+policy("duplicate-key", "min_items: 60\nmin_items: 70\n", needle="appears twice")
+policy("nan", "min_agreement_lower: .nan\n", needle="not a finite number")
+policy("infinity", "max_self_preference: .inf\n", needle="not a finite number")
+policy("binary-tag", "min_items: !!binary aGVsbG8=\n", needle="!!binary")
+policy("python-tag", "min_items: !!python/object/apply:os.system ['true']\n")
+policy("set-tag", "min_items: !!set {a, b}\n")
+policy("deep-nesting", "min_items: " + "[" * 200 + "\n")
+policy("malformed", "min_items: [1, 2\n")
+policy("tab-indent", "min_items:\n\t- 5\n")
+policy("latin-1", "# caf\xe9\nmin_items: 60\n".encode("latin-1"), needle="UTF-8")
+policy("utf-16", "min_items: 60\n".encode("utf-16"))
+policy("binary-png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+policy("huge", "# " + "x" * (2 * MiB) + "\nmin_items: 60\n", needle="limit")
+policy("lone-surrogate", 'agreement_metric: "\\ud800"\n')
+policy("nul-char", "min_items: 6\x000\n")
+policy("empty-file-accepted", "", accepted=True)
+policy("comments-only-accepted", "# nothing overridden yet\n", accepted=True)
+policy("bom-crlf-accepted", "\ufeffmin_items: 60\r\nmax_flip_rate: 0.2\r\n".encode("utf-8"), accepted=True)
+
+# --------------------------------------------------------------------------- rubric YAML
+
+RUBRIC_OK = """name: sweep
+title: Sweep rubric
+instructions: Judge the answer.
+judges:
+  - id: judge-a
+    model: openai/gpt-4o
+"""
+
+
+def rubric(id: str, text: str | bytes, needle: str | None = None, *, workspace: str = "demo", **kw) -> None:
+    case(f"rubric-{id}", ["rubric", "add", "{in}/sweep.yaml"], {"in/sweep.yaml": text}, needle=needle,
+         workspace=workspace, **kw)
+
+
+def judge_yaml(**fields) -> str:
+    body = {"id": "judge-a", "model": "openai/gpt-4o", **fields}
+    lines = [f"    {k}: {v}" for k, v in body.items() if v is not None]
+    return "name: sweep\njudges:\n  - " + "\n".join(lines)[4:] + "\n"
+
+
+for typo, meant in (("titel", "title"), ("judgs", "judges"), ("pass_treshold", "pass_threshold"),
+                    ("gates", "gate"), ("instruction", "instructions"), ("Scale", "scale")):
+    rubric(f"unknown-key-{typo}", RUBRIC_OK + f"{typo}: x\n", needle=f"did you mean {meant}")
+rubric("unknown-key-unrelated", RUBRIC_OK + "owner: me\n", needle="unknown key 'owner'")
+for typo, meant in (("modell", "model"), ("temprature", "temperature"), ("max_token", "max_tokens"),
+                    ("see_refrence", "see_reference")):
+    rubric(f"unknown-judge-key-{typo}", RUBRIC_OK + f"    {typo}: 1\n", needle=f"did you mean {meant}")
+rubric("unknown-scale-key", "name: sweep\nscale:\n  - {value: 0, lable: fail}\n  - {value: 1, label: pass}\n",
+       needle="did you mean label")
+for key, value, needle in (("min_tpr_lowr", "0.5", "did you mean min_tpr_lower"), ("min_items", "-5", "min_items"),
+                           ("max_flip_rate", "2", "max_flip_rate"), ("agreement_metric", "vibes", "agreement_metric"),
+                           ("min_items", "lots", "min_items"), ("probe_check", "always", "probe_check"),
+                           ("min_agreement_lower", ".nan", "finite"), ("human_margin", "true", "human_margin")):
+    rubric(f"gate-{key}-{value.strip('.')}", RUBRIC_OK + f"gate:\n  {key}: {value}\n", needle=needle)
+rubric("gate-list", RUBRIC_OK + "gate: [min_items, 5]\n", needle="gate")
+rubric("gate-text", RUBRIC_OK + "gate: strict\n", needle="gate")
+for id, scale in (("not-a-list", "scale: three levels"), ("one-level", "scale:\n  - {value: 0, label: only}"),
+                  ("duplicate-values", "scale:\n  - {value: 0, label: a}\n  - {value: 0, label: b}"),
+                  ("fraction", "scale:\n  - {value: 0.5, label: a}\n  - {value: 1, label: b}"),
+                  ("text-value", "scale:\n  - {value: low, label: a}\n  - {value: 1, label: b}"),
+                  ("boolean-value", "scale:\n  - {value: false, label: a}\n  - {value: true, label: b}"),
+                  ("no-label", "scale:\n  - {value: 0}\n  - {value: 1, label: b}"),
+                  ("level-not-mapping", "scale:\n  - 0\n  - 1"),
+                  ("description-number", "scale:\n  - {value: 0, label: a, description: 5}\n  - {value: 1, label: b}")):
+    rubric(f"scale-{id}", f"name: sweep\n{scale}\n")
+for value in ("5", "zero", "0.5", "true", "[0]"):
+    rubric(f"pass-threshold-{value.strip('[]')}", f"name: sweep\npass_threshold: {value}\n", needle="pass_threshold")
+for id, fields in (("model-no-provider", {"model": "gpt-4o"}), ("model-unknown-provider", {"model": "foo/bar"}),
+                   ("model-empty", {"model": '""'}), ("model-number", {"model": "42"}), ("model-missing", {"model": None}),
+                   ("model-openai-api-no-service", {"model": "openai-api/llama"}),
+                   ("mode-unknown", {"mode": "multi"}), ("temperature-high", {"temperature": "3"}),
+                   ("temperature-negative", {"temperature": "-1"}), ("temperature-text", {"temperature": "hot"}),
+                   ("temperature-inf", {"temperature": ".inf"}), ("max-tokens-zero", {"max_tokens": "0"}),
+                   ("max-tokens-negative", {"max_tokens": "-5"}), ("max-tokens-fraction", {"max_tokens": "1.5"}),
+                   ("max-tokens-boolean", {"max_tokens": "true"}), ("repeats-zero", {"repeats": "0"}),
+                   ("max-turns-text", {"max_turns": "many"}), ("family-number", {"family": "5"}),
+                   ("see-reference-text", {"see_reference": "sometimes"}), ("id-traversal", {"id": "../../escaped"}),
+                   ("id-slash", {"id": "a/b"}), ("id-space", {"id": '"two words"'}), ("id-empty", {"id": '""'}),
+                   ("id-dash-start", {"id": "-rf"}), ("id-list", {"id": "[a, b]"})):
+    rubric(f"judge-{id}", judge_yaml(**fields))
+rubric("judge-duplicate-id", RUBRIC_OK + "  - id: judge-a\n    model: anthropic/claude-sonnet-4-5\n", needle="twice")
+rubric("judges-text", "name: sweep\njudges: all of them\n")
+rubric("judge-not-mapping", "name: sweep\njudges:\n  - openai/gpt-4o\n")
+rubric("criteria-not-mapping", "name: sweep\ncriteria:\n  - correctness\n")
+rubric("criteria-no-description", "name: sweep\ncriteria:\n  - {id: c}\n")
+rubric("examples-not-list", "name: sweep\nexamples: some\n")
+rubric("example-score-off-scale", "name: sweep\nexamples:\n  - {item: x, score: 9}\n", needle="9")
+rubric("example-score-text", "name: sweep\nexamples:\n  - {item: x, score: high}\n")
+rubric("name-traversal", "name: ../../escaped\n", needle="contains '..'")
+rubric("name-empty", 'name: ""\n')
+rubric("name-list", "name: [a, b]\n")
+rubric("name-control-char", 'name: "a\\x1bb"\n')
+rubric("title-list", "name: sweep\ntitle: [a]\n")
+rubric("description-mapping", "name: sweep\ndescription: {a: 1}\n")
+rubric("instructions-number", "name: sweep\ninstructions: 7\n")
+rubric("import-map-off-scale", "name: sweep\nimport_maps:\n  correctness:\n    categorical: {C: 7}\n")
+rubric("import-map-unknown-key", "name: sweep\nimport_maps:\n  correctness:\n    catgorical: {C: 1}\n",
+       needle="did you mean categorical")
+rubric("root-list", "- name: sweep\n")
+rubric("root-scalar", "sweep\n")
+rubric("empty-file", "")
+rubric("anchor-alias", "name: &n sweep\ntitle: *n\n", needle="anchors and aliases")
+rubric("alias-bomb", "name: bomb\ngate:\n  a: &a [x,x,x,x,x,x,x,x,x]\n  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+       "  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n  d: [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n", needle="anchors and aliases")
+rubric("duplicate-key", "name: sweep\ntitle: a\ntitle: b\n", needle="appears twice")
+rubric("duplicate-judge-key", "name: sweep\njudges:\n  - id: a\n    model: openai/gpt-4o\n    model: openai/gpt-4o\n",
+       needle="appears twice")
+rubric("deep-nesting", "name: sweep\ngate:\n  x: " + "[" * 500 + "\n", needle="deeper")
+rubric("nan-temperature", judge_yaml(temperature=".nan"), needle="finite")
+rubric("binary-tag", "name: sweep\ndescription: !!binary aGVsbG8=\n", needle="!!binary")
+rubric("set-tag", "name: sweep\ngate: !!set {a, b}\n", needle="!!set")
+rubric("python-tag", "name: !!python/object/apply:os.system ['touch pwned']\n")
+rubric("latin-1", "name: sweep\ndescription: caf\xe9\n".encode("latin-1"), needle="UTF-8")
+rubric("utf-16", RUBRIC_OK.encode("utf-16"))
+rubric("binary-png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4)
+rubric("over-1-mib", RUBRIC_OK + "description: " + "x" * (MiB + 10) + "\n", needle="1 MiB")
+rubric("malformed", "name: sweep\njudges: [\n")
+rubric("tab-indent", "name: sweep\njudges:\n\t- id: a\n")
+rubric("lone-surrogate", 'name: sweep\ndescription: "\\udc00"\n', needle="surrogate")
+rubric("nul-char", "name: sweep\x00\n")
+case("rubric-missing-file", ["rubric", "add", "{in}/nope.yaml"])
+case("rubric-folder", ["rubric", "add", "{in}"], {"in/x.txt": "x"})
+for id, text in (("unknown-key", RUBRIC_OK + "titel: x\n"), ("over-1-mib", "name: a\n#" + "x" * (MiB + 1) + "\n"),
+                 ("alias-bomb", "name: &n x\ntitle: *n\n"), ("binary", b"\x00\x01\x02"), ("empty", ""),
+                 ("traversal-name", "name: ../../x\n")):
+    rubric(f"empty-workspace-{id}", text, workspace="empty")
+rubric("bom-crlf-accepted", "\ufeffname: sweep-ok\r\ntitle: t\r\n".encode("utf-8"), accepted=True)
+
+# --------------------------------------------------------------------------- items, labels, adjudications, judgments
+
+ITEM = {"id": "sweep-1", "input": "task", "output": "answer"}
+IMPORT_ITEMS = ["import", "items", "{in}/items.jsonl", "-g", "sweep-set"]
+
+
+def items(id: str, body: str | bytes, needle: str | None = None, *, name: str = "items.jsonl",
+          golden_set: str = "sweep-set", **kw) -> None:
+    case(f"items-{id}", ["import", "items", "{in}/" + name, "-g", golden_set], {"in/" + name: body}, needle=needle,
+         **kw)
+
+
+def item(**changes) -> str:
+    d = {**ITEM, **changes}
+    return jl({k: v for k, v in d.items() if v is not None})
+
+
+ok_item = jl({"id": "sweep-0", "input": "t", "output": "o"})
+items("malformed-json", ok_item + '{"id": "a", "input": "t", "output": "o"\n', needle="items.jsonl line 2")
+items("trailing-comma", ok_item + '{"id": "a", "input": "t", "output": "o",}\n', needle="line 2")
+items("single-quotes", "{'id': 'a', 'input': 't', 'output': 'o'}\n")
+items("array-line", ok_item + '["a", "t", "o"]\n', needle="line 2")
+items("string-line", ok_item + '"just text"\n', needle="line 2")
+items("number-line", ok_item + "42\n", needle="line 2")
+items("missing-input", ok_item + item(input=None), needle="input")
+items("input-number", ok_item + item(input=5), needle="input")
+items("input-empty", ok_item + item(input="   "), needle="input")
+items("output-list", ok_item + item(output=["a"]), needle="output")
+items("no-output-no-trajectory", ok_item + item(output=None), needle="output")
+items("trajectory-not-list", ok_item + item(trajectory="steps"), needle="trajectory")
+items("step-bad-role", ok_item + item(trajectory=[{"role": "robot", "content": "x"}]), needle="trajectory[0]")
+items("step-not-object", ok_item + item(trajectory=["x"]), needle="trajectory[0]")
+items("step-content-object", ok_item + item(trajectory=[{"role": "tool", "content": {"a": 1}}]))
+items("tool-calls-bad", ok_item + item(trajectory=[{"role": "assistant", "content": "", "tool_calls": "ls"}]))
+items("producer-text", ok_item + item(producer="gpt-4o"), needle="producer")
+items("producer-no-family", ok_item + item(producer={"model": "gpt-4o"}), needle="producer")
+items("producer-extra-key", ok_item + item(producer={"model": "m", "family": "f", "size": 7}), needle="producer")
+items("metadata-list", ok_item + item(metadata=[1, 2]), needle="metadata")
+items("category-number", ok_item + item(category=3), needle="category")
+for typo in ("ouput", "inputs", "task", "catgory", "Id"):
+    items(f"unknown-field-{typo}", ok_item + item(**{typo: "x"}), needle="unknown field")
+items("id-empty", ok_item + item(id=""), needle="id")
+items("id-list", ok_item + item(id=["a"]), needle="id")
+items("id-object", ok_item + item(id={"a": 1}), needle="id")
+items("id-boolean", ok_item + item(id=True), needle="id")
+items("id-control-char", ok_item + item(id="a\x1b[31mred"), needle="control character")
+items("id-newline", ok_item + item(id="a\nb"), needle="control character")
+items("task-id-nul", ok_item + item(task_id="t\x00"), needle="control character")
+items("category-control", ok_item + item(category="c\x07"), needle="control character")
+items("duplicate-id-other-content", ok_item + item(id="sweep-0", output="other"), needle="appears twice")
+items("conflicts-with-stored-item", item(id="demo-0000", output="changed"), golden_set=G, needle="already in")
+items("nan", ok_item + '{"id": "a", "input": "t", "output": "o", "metadata": {"x": NaN}}\n', needle="NaN")
+items("infinity", ok_item + '{"id": "a", "input": "t", "output": "o", "metadata": {"x": -Infinity}}\n')
+items("1e999", ok_item + '{"id": "a", "input": "t", "output": "o", "metadata": {"x": 1e999}}\n')
+items("lone-surrogate", ok_item + '{"id": "a", "input": "t\\ud800", "output": "o"}\n', needle="surrogate")
+items("deep-nesting", ok_item + '{"id": "a", "input": "t", "output": "o", "metadata": ' + "[" * 10_000 + "\n",
+      needle="deeper")
+items("empty-file", "", needle="empty")
+items("whitespace-only", "\n  \n\n", needle="no records")
+items("huge-line", ok_item + '{"id": "a", "input": "' + "x" * (17 * MiB) + '", "output": "o"}\n', needle="16 MiB")
+items("latin-1", (ok_item + '{"id": "a", "input": "caf\xe9", "output": "o"}\n').encode("latin-1"),
+      needle="line 2")
+items("utf-16", (ok_item * 2).encode("utf-16"))
+items("binary", b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+items("unknown-extension", ok_item, name="items.txt", needle="unknown file type")
+items("json-array-file", json.dumps([ITEM]), name="items.json")
+items("golden-set-traversal", ok_item, golden_set="../../escaped", needle="contains '..'")
+items("golden-set-empty", ok_item, golden_set="", needle="empty")
+case("items-missing-file", IMPORT_ITEMS[:2] + ["{in}/nope.jsonl"] + IMPORT_ITEMS[3:], needle="not found")
+case("items-folder", IMPORT_ITEMS[:2] + ["{in}"] + IMPORT_ITEMS[3:], {"in/x.jsonl": ok_item})
+CSV_HEAD = "id,input,output\n"
+items("csv-unknown-column", "id,input,output,colour\na,t,o,red\n", name="items.csv", needle="unknown field 'colour'")
+items("csv-misspelt-column", "id,input,ouptut\na,t,o\n", name="items.csv", needle="did you mean output")
+items("csv-semicolons", "id;input;output\na;t;o\n", name="items.csv", needle="semicolons")
+items("csv-duplicate-column", "id,input,output,input\na,t,o,u\n", name="items.csv", needle="twice")
+items("csv-too-many-cells", CSV_HEAD + "a,t,o,extra\n", name="items.csv", needle="more cells")
+items("csv-unclosed-quote", CSV_HEAD + 'a,"t,o\nb,t,o\n', name="items.csv")
+items("csv-bad-json-cell", "id,input,trajectory\na,t,[{not json}]\n", name="items.csv", needle="trajectory")
+items("csv-header-only", CSV_HEAD, name="items.csv", needle="no records")
+items("csv-no-input-column", "id,output\na,o\n", name="items.csv", needle="input")
+items("csv-latin-1", (CSV_HEAD + "a,caf\xe9,o\n").encode("latin-1"), name="items.csv", needle="line 2")
+items("csv-nul", CSV_HEAD + "a,t\x00,o\n", name="items.csv")
+items("csv-control-id", CSV_HEAD + "a\x1b,t,o\n", name="items.csv", needle="control character")
+items("bom-crlf-accepted", "\ufeff" + ok_item.replace("\n", "\r\n"), accepted=True)
+items("csv-bom-crlf-accepted", ("\ufeff" + CSV_HEAD + "a,t,o\r\n").encode("utf-8"), name="items.csv", accepted=True)
+items("path-like-id-accepted", item(id="../../etc/passwd"), accepted=True)  # an id is data, never a path
+
+LABEL = {"item_id": "demo-0000", "rater": "sweep-rater", "score": 0}
+
+
+def labels(id: str, *records, needle: str | None = None, name: str = "labels.jsonl", raw: str | bytes | None = None,
+           **kw) -> None:
+    case(f"labels-{id}", ["import", "labels", "{in}/" + name, "-g", G, "-r", R],
+         {"in/" + name: raw if raw is not None else jl(LABEL, *records)}, needle=needle, **kw)
+
+
+def label(**changes) -> dict:
+    d = {**LABEL, "item_id": "demo-0001", **changes}
+    return {k: v for k, v in d.items() if v is not None}
+
+
+for value in (9, -2, 2, 100):
+    labels(f"score-{value}", label(score=value), needle="labels.jsonl line 2: field 'score'")
+for id, value in (("fraction", 0.5), ("text", "high"), ("boolean", True), ("list", [0]), ("object", {"v": 0})):
+    labels(f"score-{id}", label(score=value), needle="score")
+labels("score-null", label(score=None) | {"score": None}, needle="score")
+labels("score-nan", raw=jl(LABEL) + '{"item_id": "demo-0001", "rater": "x", "score": NaN}\n', needle="NaN")
+labels("score-infinity", raw=jl(LABEL) + '{"item_id": "demo-0001", "rater": "x", "score": Infinity}\n')
+labels("score-missing", label(score=None), needle="score")
+labels("rater-missing", label(rater=None), needle="rater")
+labels("item-id-missing", label(item_id=None), needle="item_id")
+labels("unknown-item", label(item_id="no-such-item"), needle="unknown item")
+labels("item-id-traversal", label(item_id="../../etc/passwd"), needle="unknown item")
+for typo in ("scroe", "raters", "rationle", "comment"):
+    labels(f"unknown-field-{typo}", label(**{typo: "x"}), needle="unknown field")
+labels("rater-traversal", label(rater="../x"), needle="contains '..'")
+labels("rater-slash", label(rater="a/b"), needle="contains '/'")
+labels("rater-control", label(rater="a\x1bb"))
+labels("rater-number", label(rater=5))
+labels("duplicate-rater-item", LABEL, needle="twice")
+labels("created-at-text", label(created_at="last tuesday"), needle="ISO 8601")
+labels("inclusion-zero", label(inclusion_probability=0), needle="inclusion_probability")
+labels("inclusion-above-one", label(inclusion_probability=2), needle="inclusion_probability")
+labels("inclusion-text", label(inclusion_probability="often"), needle="inclusion_probability")
+labels("csv-score-9", raw="item_id,rater,score\ndemo-0000,ana2,0\ndemo-0001,ana2,9\n", name="labels.csv",
+       needle="labels.csv line 3")
+labels("csv-score-high", raw="item_id,rater,score\ndemo-0001,ana2,high\n", name="labels.csv", needle="score")
+labels("csv-score-nan", raw="item_id,rater,score\ndemo-0001,ana2,nan\n", name="labels.csv", needle="score")
+labels("csv-wrong-columns", raw="item,who,value\ndemo-0001,ana2,0\n", name="labels.csv", needle="unknown field")
+labels("empty-file", raw="", needle="empty")
+case("labels-rubric-unknown", ["import", "labels", "{in}/l.jsonl", "-g", G, "-r", "no-such-rubric"],
+     {"in/l.jsonl": jl(LABEL)})
+case("labels-golden-set-unknown", ["import", "labels", "{in}/l.jsonl", "-g", "no-such-set", "-r", R],
+     {"in/l.jsonl": jl(LABEL)})
+case("labels-rubric-traversal", ["import", "labels", "{in}/l.jsonl", "-g", G, "-r", "../../x"],
+     {"in/l.jsonl": jl(LABEL)})
+
+
+def adjudications(id: str, *records, needle: str | None = None, raw: str | None = None) -> None:
+    case(f"adjudications-{id}", ["import", "adjudications", "{in}/adj.jsonl", "-g", G, "-r", R],
+         {"in/adj.jsonl": raw if raw is not None else jl({"item_id": "demo-0002", "score": 0}, *records)},
+         needle=needle)
+
+
+for value in (9, -2):
+    adjudications(f"score-{value}", {"item_id": "demo-0003", "score": value}, needle="adj.jsonl line 2")
+adjudications("score-text", {"item_id": "demo-0003", "score": "fail"}, needle="score")
+adjudications("score-missing", {"item_id": "demo-0003"}, needle="score")
+adjudications("same-item-twice", {"item_id": "demo-0002", "score": 1}, needle="twice")
+adjudications("unknown-field", {"item_id": "demo-0003", "score": 0, "notes": "x"}, needle="did you mean note")
+adjudications("lead-traversal", {"item_id": "demo-0003", "score": 0, "lead": "../boss"}, needle="contains '..'")
+adjudications("unknown-item", {"item_id": "nope", "score": 0}, needle="unknown item")
+adjudications("malformed", raw='{"item_id": "demo-0002", "score": 0\n')
+
+JUDGMENT = {"item_id": "demo-0000", "score": 0}
+
+
+def judgments(id: str, *records, needle: str | None = None, name: str = "j.jsonl", raw: str | None = None,
+              judge: str = J) -> None:
+    case(f"judgments-{id}", ["import", "judgments", "{in}/" + name, "-g", G, "-r", R, "-j", judge],
+         {"in/" + name: raw if raw is not None else jl(JUDGMENT, *records)}, needle=needle)
+
+
+def judgment(**changes) -> dict:
+    return {**JUDGMENT, "item_id": "demo-0001", **changes}
+
+
+for value in (9, -2, 3):
+    judgments(f"score-{value}", judgment(score=value), needle="j.jsonl line 2: field 'score'")
+for id, value in (("fraction", 0.5), ("text", "high"), ("boolean", False), ("list", [1])):
+    judgments(f"score-{id}", judgment(score=value), needle="score")
+judgments("score-nan", raw=jl(JUDGMENT) + '{"item_id": "demo-0001", "score": NaN}\n', needle="NaN")
+judgments("score-infinity", raw=jl(JUDGMENT) + '{"item_id": "demo-0001", "score": Infinity}\n')
+judgments("score-missing", {"item_id": "demo-0001"}, needle="score")
+judgments("null-without-reason", judgment(score=None), needle="unscored_reason")
+judgments("score-and-reason", judgment(unscored_reason="timeout"), needle="unscored_reason")
+judgments("repeat-negative", judgment(repeat=-1), needle="repeat")
+judgments("repeat-text", judgment(repeat="first"), needle="repeat")
+judgments("run-traversal", judgment(run="../../run"), needle="contains '..'")
+judgments("unknown-item", judgment(item_id="ghost"), needle="unknown item")
+judgments("unknown-field", judgment(scroe=1), needle="did you mean score")
+judgments("evidence-negative", judgment(evidence_steps=[-1]), needle="evidence_steps")
+judgments("evidence-beyond", judgment(evidence_steps=[999]), needle="evidence_steps")
+judgments("evidence-text", judgment(evidence_steps="3"), needle="evidence_steps")
+judgments("tokens-negative", judgment(tokens_in=-10), needle="tokens_in")
+judgments("cost-text", judgment(cost_usd="cheap"), needle="cost_usd")
+judgments("latency-negative", judgment(latency_ms=-3), needle="latency_ms")
+judgments("created-at-text", judgment(created_at="yesterday"), needle="ISO 8601")
+judgments("duplicate-repeat", JUDGMENT, needle="twice")
+judgments("csv-score-9", raw="item_id,score\ndemo-0000,0\ndemo-0001,9\n", name="j.csv", needle="j.csv line 3")
+judgments("csv-nan-cost", raw="item_id,score,cost_usd\ndemo-0001,0,nan\n", name="j.csv", needle="cost_usd")
+judgments("judge-unknown", judge="no-such-judge")
+judgments("judge-traversal", judge="../../x")
+
+# --------------------------------------------------------------------------- grade with an approved bundle
+
+NEW_ITEMS = jl(*({"id": f"new-{n}", "input": "task", "output": "answer"} for n in range(10)))
+
+
+def grade(id: str, files: dict, extra: list[str], needle: str | None = None, bundle: str = "{ws}/" + BUNDLE,
+          **kw) -> None:
+    case(f"grade-{id}", ["grade", "--bundle", bundle, "--items", "{in}/new.jsonl", *extra],
+         {"in/new.jsonl": NEW_ITEMS, **files}, needle=needle, **kw)
+
+
+def judged(bad_line: int, value, raw: str | None = None) -> str:
+    lines = [json.dumps({"item_id": f"new-{n}", "score": 0}) for n in range(10)]
+    lines[bad_line - 1] = raw if raw is not None else json.dumps({"item_id": f"new-{bad_line - 1}", "score": value})
+    return "\n".join(lines) + "\n"
+
+
+for value in (9, -2, 0.5, "high", True):
+    grade(f"judgments-score-{value}-line-7", {"in/j.jsonl": judged(7, value)}, ["--judgments", "{in}/j.jsonl"],
+          needle="j.jsonl line 7")
+grade("judgments-score-nan-line-7", {"in/j.jsonl": judged(7, None, '{"item_id": "new-6", "score": NaN}')},
+      ["--judgments", "{in}/j.jsonl"], needle="j.jsonl line 7")
+grade("judgments-unknown-item", {"in/j.jsonl": judged(3, None, '{"item_id": "elsewhere", "score": 0}')},
+      ["--judgments", "{in}/j.jsonl"], needle="line 3")
+grade("judgments-unknown-field", {"in/j.jsonl": judged(2, None, '{"item_id": "new-1", "scor": 0}')},
+      ["--judgments", "{in}/j.jsonl"], needle="did you mean score")
+grade("labels-score-9", {"in/j.jsonl": judged(1, 0), "in/l.jsonl": jl({"item_id": "new-0", "rater": "a", "score": 9})},
+      ["--judgments", "{in}/j.jsonl", "--labels", "{in}/l.jsonl"], needle="l.jsonl line 1")
+grade("items-duplicate-id", {"in/new.jsonl": NEW_ITEMS + jl({"id": "new-0", "input": "x", "output": "y"}),
+                             "in/j.jsonl": judged(1, 0)}, ["--judgments", "{in}/j.jsonl"], needle="twice")
+grade("items-malformed", {"in/new.jsonl": "{not json\n", "in/j.jsonl": judged(1, 0)}, ["--judgments", "{in}/j.jsonl"])
+grade("resamples-zero", {"in/j.jsonl": judged(1, 0)}, ["--judgments", "{in}/j.jsonl", "--resamples", "0"])
+grade("seed-negative", {"in/j.jsonl": judged(1, 0)}, ["--judgments", "{in}/j.jsonl", "--seed", "-1"])
+grade("seed-text", {"in/j.jsonl": judged(1, 0)}, ["--judgments", "{in}/j.jsonl", "--seed", "abc"])
+for id, text in (("empty", ""), ("not-yaml", "{{{ not: yaml ["), ("binary", b"\x89PNG\r\n\x1a\n\x00\x00"),
+                 ("list", "- a\n- b\n"), ("anchors", "schema: &s workbench.bundle/1\nx: *s\n"),
+                 ("python-tag", "!!python/object/apply:os.system ['true']\n"), ("latin-1", "a: caf\xe9\n".encode("latin-1")),
+                 ("huge", "a: " + "x" * (17 * MiB) + "\n")):
+    grade(f"bundle-{id}", {"in/b.yaml": text, "in/j.jsonl": judged(1, 0)}, ["--judgments", "{in}/j.jsonl"],
+          bundle="{in}/b.yaml")
+grade("bundle-missing", {"in/j.jsonl": judged(1, 0)}, ["--judgments", "{in}/j.jsonl"], bundle="{in}/nope.yaml")
+grade("bundle-folder", {"in/j.jsonl": judged(1, 0)}, ["--judgments", "{in}/j.jsonl"], bundle="{in}")
+# these three copy the real bundle and change it (see _materialize: 'BUNDLE:' + an edit)
+grade("bundle-truncated", {"in/b.yaml": "BUNDLE:truncate", "in/j.jsonl": judged(1, 0)},
+      ["--judgments", "{in}/j.jsonl"], bundle="{in}/b.yaml")
+grade("bundle-edited-threshold", {"in/b.yaml": "BUNDLE:edit", "in/j.jsonl": judged(1, 0)},
+      ["--judgments", "{in}/j.jsonl"], bundle="{in}/b.yaml")
+grade("bundle-with-anchor", {"in/b.yaml": "BUNDLE:anchor", "in/j.jsonl": judged(1, 0)},
+      ["--judgments", "{in}/j.jsonl"], bundle="{in}/b.yaml", needle="anchors and aliases")
+grade("refused-leaves-no-reports-folder", {"in/j.jsonl": judged(7, 9)}, ["--judgments", "{in}/j.jsonl"],
+      workspace="demo-no-reports",
+      xfail="cli.py grade() makes reports/ before the inputs are read; see /tmp/sweep_findings.md (F1)")
+
+CHECK_PREFIXES = ("Error: ", "FAIL: ")  # check is a CI gate: a bundle it refuses is a FAIL line, with a non-zero exit
+for id, text in (("empty", ""), ("not-yaml", "{{{ ["), ("binary", b"\x00\x01\x02\x03"), ("list", "- 1\n"),
+                 ("anchors", "a: &x 1\nb: *x\n"), ("rubric-not-bundle", RUBRIC_OK)):
+    case(f"check-{id}", ["check", "{in}/b.yaml"], {"in/b.yaml": text}, prefixes=CHECK_PREFIXES)
+case("check-missing", ["check", "{in}/nope.yaml"], prefixes=CHECK_PREFIXES)
+
+# --------------------------------------------------------------------------- command-line options
+
+SCOPE = ["-g", G, "-r", R, "-j", "careful-sonnet"]
+for cmd in ("calibrate", "report", "plan", "export"):
+    case(f"options-{cmd}-golden-set-unknown", [cmd, "-g", "no-such-set", "-r", R, "-j", "careful-sonnet"])
+    case(f"options-{cmd}-rubric-unknown", [cmd, "-g", G, "-r", "no-such-rubric", "-j", "careful-sonnet"])
+    case(f"options-{cmd}-judge-unknown", [cmd, "-g", G, "-r", R, "-j", "no-such-judge"])
+    case(f"options-{cmd}-judge-traversal", [cmd, "-g", G, "-r", R, "-j", "x/../../../escaped"])
+    case(f"options-{cmd}-rubric-version-unknown", [cmd, "-g", G, "-r", f"{R}@v99", "-j", "careful-sonnet"])
+for cmd in ("calibrate", "report", "export"):
+    case(f"options-{cmd}-resamples-zero", [cmd, *SCOPE, "--resamples", "0"], needle="--resamples")
+    case(f"options-{cmd}-seed-negative", [cmd, *SCOPE, "--seed", "-1"], needle="--seed")
+    case(f"options-{cmd}-epsilon-nan", [cmd, *SCOPE, "--epsilon", "nan"], needle="--epsilon")
+case("options-calibrate-seed-text", ["calibrate", *SCOPE, "--seed", "abc"])
+case("options-calibrate-resamples-text", ["calibrate", *SCOPE, "--resamples", "many"])
+case("options-calibrate-target-width-inf", ["calibrate", *SCOPE, "--target-width", "inf"])
+case("options-calibrate-alt-metric-unknown", ["calibrate", *SCOPE, "--alt-metric", "vibes"])
+case("options-calibrate-run-unknown", ["calibrate", *SCOPE, "--run", "no-such-run"])
+case("options-compare-epsilon-high", ["compare", "-g", G, "-r", R, "--epsilon", "1.5"])
+case("options-compare-rubric-unknown", ["compare", "-g", G, "-r", "nope"])
+for value in ("-3", "abc", "1.5"):
+    case(f"options-plan-budget-{value}", ["plan", *SCOPE, "--budget", value], needle="--budget")
+for value in ("0", "-0.1", "nan", "inf"):
+    case(f"options-plan-target-width-{value}", ["plan", *SCOPE, "--target-width", value], needle="--target-width")
+case("options-plan-missing-judge", ["plan", "-g", G, "-r", R])
+for option, value in (("--repeats", "0"), ("--concurrency", "0"), ("--limit", "-1"), ("--budget", "-3"),
+                      ("--budget", "nan"), ("--rpm", "0"), ("--tpm", "inf"), ("--repeats", "x")):
+    case(f"options-judge-run{option}-{value}", ["judge", "run", "-g", G, "-r", R, "-j", "careful-sonnet", option,
+                                                value])
+case("options-judge-run-judge-unknown", ["judge", "run", "-g", G, "-r", R, "-j", "ghost", "--dry-run"])
+for option, value in (("--budget", "-3"), ("--limit", "0"), ("--probes", "no-such-probe"), ("--concurrency", "0")):
+    case(f"options-probe{option}-{value}", ["probe", *SCOPE, option, value, "--dry-run"])
+for option, value in (("--budget", "-3"), ("--rounds", "0"), ("--held-out", "1.5"), ("--examples", "-1")):
+    case(f"options-refine{option}-{value}", ["refine", *SCOPE, option, value, "--dry-run"])
+for args in (["golden-set", "show", "nope"], ["golden-set", "freeze", "nope"], ["golden-set", "show", "../x"],
+             ["golden-set", "export", "nope", "--out", "{in}/out"], ["rubric", "show", "nope"],
+             ["rubric", "show", R, "--version", "99"], ["board", "show", "nope"],
+             ["board", "show", "nope", "--q", "2"], ["board", "show", "nope", "--resamples", "5"],
+             ["rater", "set", "../boss", "--role", "lead"], ["rater", "set", "x", "--role", "king"],
+             ["golden-set", "queue", G, "--order", "sideways"], ["refine-decide", "99999", "--accept", "--lead", "x"]):
+    case("options-" + "-".join(a.strip("-./{}") for a in args if a)[:60], args)
+
+# --------------------------------------------------------------------------- imports from other tools
+
+SOURCES = ("inspect", "promptfoo", "deepeval", "mlflow", "langfuse", "phoenix")
+
+
+def source(id: str, src: str, uri: str, files: dict | None = None, **kw) -> None:
+    case(f"from-{src}-{id}", ["import", "--from", src, uri, "-g", "sweep-set", "-r", R], files, **kw)
+
+
+for src in SOURCES:
+    ext = ".eval" if src == "inspect" else ".json"
+    source("missing-path", src, "/tmp/nope-sweep/results" + ext)
+    source("empty-folder", src, "{in}/empty-folder", {"in/empty-folder/.keep": ""})
+    source("wrong-file-type", src, "{in}/results" + ext, {"in/results" + ext: b"\x89PNG\r\n\x1a\n\x00\x00\x00\x00"})
+    source("truncated-json", src, "{in}/results" + ext, {"in/results" + ext: '{"results": {"results": [{"a": '})
+    source("empty-file", src, "{in}/results" + ext, {"in/results" + ext: ""})
+    source("json-number", src, "{in}/results" + ext, {"in/results" + ext: "42"})
+    source("json-empty-list", src, "{in}/results" + ext, {"in/results" + ext: "[]"})
+    case(f"from-{src}-empty-workspace-missing-path", ["import", "--from", src, "/tmp/nope/mlruns", "-g", "g", "-r",
+                                                      "r"], workspace="empty")
+source("unknown-source", "excel", "{in}/x.json", {"in/x.json": "{}"})
+source("uri-without-experiment", "mlflow", "sqlite:///{in}/mlflow.db")
+case("from-promptfoo-rubric-unknown", ["import", "--from", "promptfoo", "{in}/x.json", "-g", "s", "-r", "nope"],
+     {"in/x.json": "{}"})
+case("from-promptfoo-golden-set-traversal", ["import", "--from", "promptfoo", "{in}/x.json", "-g", "../../x", "-r", R],
+     {"in/x.json": "{}"})
+for id, text in (("unknown-key", "correctness:\n  catgorical: {C: 1}\n"), ("off-scale", "c:\n  categorical: {C: 7}\n"),
+                 ("alias", "c: &a\n  categorical: {C: 1}\nd: *a\n"), ("latin-1", "c: caf\xe9\n".encode("latin-1")),
+                 ("binary", b"\x00\x01"), ("not-a-mapping", "- c\n"), ("huge", "c: " + "x" * (2 * MiB) + "\n"),
+                 ("json-nan", None)):
+    name = "map.json" if id == "json-nan" else "map.yaml"
+    body = '{"c": {"cut_points": [NaN, 0.5]}}' if id == "json-nan" else text
+    case(f"from-promptfoo-map-{id}", ["import", "--from", "promptfoo", "{in}/x.json", "-g", "s", "-r", R, "--map",
+                                      "{in}/" + name], {"in/x.json": "{}", "in/" + name: body})
+
+# --------------------------------------------------------------------------- a workspace with no database yet
+
+for args, files in (
+        (["import", "items", "{in}/i.jsonl", "-g", "g"], {"in/i.jsonl": "{broken\n"}),
+        (["import", "items", "{in}/i.jsonl", "-g", "../x"], {"in/i.jsonl": jl(ITEM)}),
+        (["import", "items", "{in}/nope.jsonl", "-g", "g"], {}),
+        (["import", "labels", "{in}/l.jsonl", "-g", "g", "-r", "r"], {"in/l.jsonl": jl(LABEL)}),
+        (["import", "judgments", "{in}/j.jsonl", "-g", "g", "-r", "r", "-j", "j"], {"in/j.jsonl": jl(JUDGMENT)}),
+        (["import", "adjudications", "{in}/a.jsonl", "-g", "g", "-r", "r"], {"in/a.jsonl": jl(JUDGMENT)}),
+        (["rater", "set", "../x", "--role", "lead"], {}),
+        (["calibrate", "-g", "g", "-r", "r", "-j", "j"], {}),
+        (["golden-set", "list"], {}),
+        (["import", "--from", "mlflow", "sqlite:///{in}/mlflow.db#experiment=qa", "-g", "g", "-r", "r"], {}),
+):
+    case("empty-workspace-" + "-".join(a.strip("-./{}") for a in args[:3]).replace("/", "-"), args, files,
+         workspace="empty")
+
+
+# --------------------------------------------------------------------------- running the cases
+
+
+def db_content(db: Path) -> str | None:
+    """A digest of every table's rows (None when there is no database)."""
+    if not db.exists():
+        return None
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        h = hashlib.sha256()
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        for t in tables:
+            rows = sorted(repr(r) for r in conn.execute(f'SELECT * FROM "{t}"'))
+            h.update(f"{t}:{len(rows)}\n".encode())
+            for r in rows:
+                h.update(r.encode())
+        return h.hexdigest()
+    finally:
+        conn.close()
+
+
+def listing(root: Path) -> set[str]:
+    """Every file and folder under the workspace; the open database's -wal/-shm files are its own."""
+    return {str(p.relative_to(root)) for p in root.rglob("*")
+            if not (p.name.endswith(("-wal", "-shm")) and p.name.startswith("workbench.db"))}
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    """A demo workspace (database, files and one approved bundle), built once per worker."""
+    from workbench.services.calibration import Options
+    from workbench.services.export import export_bundle
+    from workbench.store import Store
+    from workbench.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("sweep") / "ws"
+    root.mkdir()
+    r = Cli(root / "workbench.db")("demo", "--no-ui")
+    assert r.exit_code == 0, r.output
+    with Store(root / "workbench.db") as s:
+        export_bundle(s, G, R, "careful-sonnet", out_dir=root / "rubrics" / "approved",
+                      options=Options(resamples=200), workspace=Workspace(root, root / "workbench.db"))
+        s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert (root / BUNDLE).exists()
+    # grade makes reports/ before it reads its inputs (finding F1, another helper's file): made here, so the grade
+    # cases test everything else; 'refused-leaves-no-reports-folder' holds the finding
+    (root / "reports").mkdir()
+    return root
+
+
+@pytest.fixture(scope="module")
+def template_db(template: Path) -> str:
+    return db_content(template / "workbench.db")
+
+
+def _materialize(c: Case, ws: Path, inputs: Path) -> None:
+    for where, content in c.files.items():
+        base, _, rel = where.partition("/")
+        path = (ws if base == "ws" else inputs) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str) and content.startswith("BUNDLE:"):
+            text = (ws / BUNDLE).read_text()
+            edit = content.split(":", 1)[1]
+            content = {"truncate": text[: len(text) // 2],
+                       "edit": text.replace("pass_threshold: 0", "pass_threshold: -1", 1),
+                       "anchor": text.replace("schema: workbench.bundle/1", "schema: &s workbench.bundle/1\nx: *s",
+                                              1)}[edit]
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def _args(c: Case, ws: Path, inputs: Path) -> list[str]:
+    return [a.replace("{in}", str(inputs)).replace("{ws}", str(ws)) for a in c.args]
+
+
+def _params():
+    for c in CASES:
+        marks = [pytest.mark.xfail(strict=True, reason=c.xfail)] if c.xfail else []
+        yield pytest.param(c, id=c.id, marks=marks)
+
+
+@pytest.mark.parametrize("c", list(_params()))
+def test_bad_input(c: Case, template: Path, template_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "ws"
+    if c.workspace == "empty":
+        ws.mkdir()
+    else:
+        shutil.copytree(template, ws)
+        if c.workspace == "demo-no-reports":
+            shutil.rmtree(ws / "reports", ignore_errors=True)
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    _materialize(c, ws, inputs)
+    for key, value in SECRETS.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("WORKBENCH_DEBUG", raising=False)
+    monkeypatch.chdir(ws)
+    db = ws / "workbench.db"
+    before_db, before_files = template_db if c.workspace != "empty" else None, listing(ws)
+
+    r = Cli(db)(*_args(c, ws, inputs))
+
+    out = r.stdout + r.stderr
+    assert "Traceback" not in out, out
+    for secret in SECRETS.values():
+        assert secret not in out
+    if c.accepted:
+        assert r.exit_code == 0, out
+        return
+    assert r.exit_code != 0, f"accepted: {out[-500:]}"
+    assert r.exit_code != 0 and r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    last = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
+    assert last.startswith(c.prefixes), r.stderr
+    assert "unexpected" not in last and "Traceback" not in r.stderr, last
+    earlier = r.stderr.strip().splitlines()[:-1]  # click's usage lines, or a progress label
+    assert all(not line.startswith(c.prefixes) for line in earlier), r.stderr
+    if c.needle is not None:
+        assert c.needle in last, last
+    assert db_content(db) == before_db, "the database changed"
+    assert listing(ws) == before_files, f"left behind: {sorted(listing(ws) ^ before_files)}"
+
+
+def test_the_sweep_is_big_enough() -> None:
+    assert len(CASES) >= 250, len(CASES)
+    assert len({c.id for c in CASES}) == len(CASES)
