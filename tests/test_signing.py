@@ -178,6 +178,32 @@ def test_export_signs_with_workbench_signing_key_as_pem_text_or_as_a_path(ws, tm
     assert "bm90IGEga2V5IGF0IGFsbA" not in r.output  # never echoed: it might be a key in a form not read
 
 
+def test_keys_show_prints_the_key_id_and_public_key_only(ws):
+    key = load_signing_key(ws.key_file)
+    r = ws("keys", "show")
+    assert r.exit_code == 0
+    assert r.stdout.startswith(f"Signing key {key.key_id} (")
+    assert r.stdout.endswith(ws.pub_file.read_text())
+    shutil.rmtree(ws.root / "keys")
+    r = ws("keys", "show")
+    assert r.exit_code == 0 and "No signing key" in r.stdout and "workbench keys init" in r.stdout
+
+
+def test_an_encrypted_or_foreign_key_is_refused_with_a_sentence(ws, tmp_path):
+    from cryptography.hazmat.primitives import serialization as ser
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+
+    encrypted = ed25519.Ed25519PrivateKey.generate().private_bytes(
+        ser.Encoding.PEM, ser.PrivateFormat.PKCS8, ser.BestAvailableEncryption(b"passphrase")).decode()
+    r = ws(*EXPORT, env={"WORKBENCH_SIGNING_KEY": encrypted})
+    assert r.exit_code == 1 and "the private key WORKBENCH_SIGNING_KEY is encrypted" in r.stderr
+    ecdsa = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        ser.Encoding.PEM, ser.PrivateFormat.PKCS8, ser.NoEncryption()).decode()
+    r = ws(*EXPORT, env={"WORKBENCH_SIGNING_KEY": ecdsa})
+    assert r.exit_code == 1 and "holds a private key of another kind than Ed25519" in r.stderr
+    assert ecdsa.splitlines()[1] not in r.output
+
+
 # --------------------------------------------------------------------------- check
 
 def test_the_genuine_bundle_passes_with_trust_and_no_database(ws):
@@ -266,6 +292,24 @@ def test_a_trust_file_holding_a_private_key_is_refused_without_showing_it(ws):
     assert r.exit_code == 1
     assert "holds a private key, not a public one" in r.stderr
     assert ws.key_file.read_text().splitlines()[1] not in r.output
+
+
+def test_a_trust_file_without_a_public_key_is_refused(ws, tmp_path):
+    empty = tmp_path / "empty.pub"
+    empty.write_text("not a key\n")
+    r = ws.check_without_db(ws.bundle, "--trust", empty)
+    assert r.exit_code == 1 and f"{empty} holds no PEM public key" in r.stderr
+    r = ws.check_without_db(ws.bundle, "--trust", tmp_path / "missing.pub")
+    assert r.exit_code == 1 and "there is no public key file at" in r.stderr
+
+
+def test_a_malformed_signature_block_is_refused(ws, tmp_path):
+    data = yaml.safe_load(ws.bundle.read_text())
+    data["signature"]["value"] = "AAAA"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(data, sort_keys=True))
+    r = ws.check_without_db(bad)
+    assert r.exit_code == 3 and "the signature of bad.yaml is malformed" in r.stderr
 
 
 # --------------------------------------------------------------------------- grade

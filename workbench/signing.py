@@ -39,7 +39,7 @@ PRIVATE_PEM = "-----BEGIN PRIVATE KEY-----"
 _PUBLIC_PEM = re.compile(r"-----BEGIN PUBLIC KEY-----\s.*?-----END PUBLIC KEY-----", re.S)
 _ANY_PRIVATE_PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
 _KEY_ID = re.compile(r"^[0-9a-f]{16}$")
-GITIGNORE = "# Private signing keys never leave this machine: 'workbench keys init' wrote this file.\n*.key\n*.key.tmp\n"
+GITIGNORE = "# Private signing keys stay on this machine ('workbench keys init' wrote this file).\n*.key\n*.key.tmp\n"
 
 
 class KeyFileError(WorkbenchError):
@@ -243,7 +243,7 @@ def _private_from_pem(data: bytes, shown: str) -> SigningKey:
     except TypeError:  # encrypted: a passphrase-protected key is not read (yet)
         raise KeyFileError(f"the private key {shown} is encrypted; the workbench reads unencrypted keys kept "
                            "owner-only (mode 600): create one with 'workbench keys init'.") from None
-    except (ValueError, binascii.Error, UnsupportedAlgorithm):  # the library's message is not shown: it may quote the input
+    except (ValueError, binascii.Error, UnsupportedAlgorithm):  # not the library's message: it may quote the input
         raise KeyFileError(f"{shown} holds no PEM private key ({PRIVATE_PEM} ...); give the key file "
                            "'workbench keys init' wrote.") from None
     if not isinstance(key, ed25519.Ed25519PrivateKey):
