@@ -66,9 +66,9 @@ def test_backtracking_patterns_are_refused(pattern):
 def test_searches_stay_cheap_on_hostile_text(pattern):
     hostile = Item(id="h", input="t", trajectory=[{"role": "tool", "content": "a" * 150_000},
                                                   {"role": "tool", "content": "ab " * 60_000}])
-    start = time.process_time()
-    TrajectoryTools(hostile).search_steps(pattern)
-    assert time.process_time() - start < 2.0
+    start = time.monotonic()
+    out = TrajectoryTools(hostile).search_steps(pattern)
+    assert time.monotonic() - start < 3.0 and out.startswith(("no matches", "error: the search timed out")), out
 
 
 def test_tool_call_errors_go_back_to_the_model(item):

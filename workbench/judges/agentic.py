@@ -10,6 +10,11 @@ transcript is returned in `JudgeOutcome.trace` to be stored with the judgment.
 The loop is written once against the neutral `ChatRequest`/`ModelTurn`; each
 provider maps it to its wire format (Anthropic tool_use/tool_result blocks,
 OpenAI function tools and tool messages).
+
+A judge's regex is refused up front when it could backtrack badly, and what
+passes runs in a child process (`search_child.py`) that is killed at a
+wall-clock limit, so a search returns in time even on a busy machine and
+nothing keeps matching after it has returned.
 """
 
 from __future__ import annotations
@@ -18,7 +23,11 @@ import asyncio
 import json
 import math
 import re
+import subprocess
+import sys
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import regex
@@ -35,7 +44,7 @@ MAX_PATTERN = 200
 MAX_MATCHES = 20
 SEARCH_TEXT_CHARS = 200_000  # characters scanned by one search, over all steps
 SEARCH_WORK = 50_000_000  # worst-case regex steps for one search (about a second of C at worst)
-SEARCH_SECONDS = 2.0  # hard limit on one search's matching time, whatever the static estimate says
+SEARCH_SECONDS = 1.5  # wall-clock limit on one search, its process start included (the promise is 3 s)
 MIN_SCAN = 10_000  # a pattern too costly to scan this many characters is refused
 MAX_WINDOW, MIN_WINDOW = 2000, 24
 READ_STEPS_MAX = 20
@@ -53,7 +62,7 @@ TOOLS: tuple[ToolDef, ...] = (
             _obj({"start": {"type": "integer"}, "end": {"type": "integer"}})),
     ToolDef("search_steps", "Search the steps' content and tool calls with a Python regular expression "
             f"(at most {MAX_PATTERN} characters, case-insensitive). Returns up to {MAX_MATCHES} matches with "
-            f"their step numbers and surrounding text. A search stops after {SEARCH_SECONDS:g} seconds.",
+            f"their step numbers and surrounding text. A search is cut after {SEARCH_SECONDS:g} seconds.",
             _obj({"pattern": {"type": "string"}})),
     ToolDef("read_output", "Read the final output, from a character offset (0 for the start).",
             _obj({"offset": {"type": "integer"}})),
@@ -114,7 +123,7 @@ def compile_search(pattern: str) -> tuple[regex.Pattern, int, int]:
     a match attempt costs up to the product of the repeats' ranges (capped by the window) at each
     scanned position, so the window (and if need be the scanned length) shrinks as that product grows,
     keeping one search under about SEARCH_WORK steps. This static estimate is only a first filter: the
-    search itself runs under a hard time limit (`SEARCH_SECONDS`).
+    search itself runs in a child process killed at a wall-clock limit (`SEARCH_SECONDS`).
     """
     if not isinstance(pattern, str) or not pattern:
         raise UnsafePattern("pattern must be a non-empty string")
@@ -143,29 +152,58 @@ def compile_search(pattern: str) -> tuple[regex.Pattern, int, int]:
     return compiled, window, scan
 
 
-class SearchTimeout(Exception):
-    pass
+SEARCH_CHILD = Path(__file__).with_name("search_child.py")
+REGEX_HOME = str(Path(regex.__file__).resolve().parents[1])  # the folder the child imports `regex` from
 
 
-def _finditer(rx: regex.Pattern, text: str, deadline: float):
-    """rx.finditer with a hard deadline; releases the GIL while matching so other threads run."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise SearchTimeout
+@dataclass
+class SearchRun:
+    """What the child process reported: the first matches, how far it got, and whether it was cut."""
+
+    hits: list[tuple[int, int, int]] = field(default_factory=list)  # (step, start, end)
+    total: int = 0  # matches counted so far
+    steps_done: int = 0  # steps searched to their end
+    finished: bool = False
+    cut: bool = False  # killed at the time limit
+    failed: bool = False  # ended without finishing, not killed by us (no interpreter, out of memory)
+
+
+def run_search(rx: regex.Pattern, window: int, texts: list[str], seconds: float) -> SearchRun:
+    """Match `rx` over `texts` in a child process killed `seconds` after the call (wall clock).
+
+    A thread cannot be stopped and `regex`'s own timeout counts CPU time, which a busy machine stretches
+    several-fold; a killed process stops at once and burns nothing afterwards. The child is always reaped
+    before this returns.
+    """
+    deadline = time.monotonic() + seconds
+    job = json.dumps({"pattern": rx.pattern, "flags": rx.flags, "window": window, "texts": texts,
+                      "max_matches": MAX_MATCHES}).encode("ascii")
+    cpu_limit = str(math.ceil(seconds) + 1)
+    proc = subprocess.Popen([sys.executable, "-I", "-S", str(SEARCH_CHILD), REGEX_HOME, cpu_limit],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    run = SearchRun()
     try:
-        yield from rx.finditer(text, timeout=left, concurrent=True)
-    except TimeoutError:
-        raise SearchTimeout from None
-
-
-def _windows(text: str, size: int):
-    """Overlapping windows (offset, chunk) so a match shorter than size/2 is never split."""
-    if len(text) <= size:
-        yield 0, text
-        return
-    step = max(1, size // 2)
-    for start in range(0, len(text) - size // 2, step):
-        yield start, text[start:start + size]
+        try:
+            out, _ = proc.communicate(job, timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            run.cut = True
+            proc.kill()
+            out, _ = proc.communicate()  # what it printed before the kill
+    finally:
+        if proc.poll() is None:  # interrupted (Ctrl-C): the child must not outlive the call
+            proc.kill()
+            proc.wait()
+    for line in out.decode("ascii", "replace").splitlines():
+        kind, *numbers = line.split()
+        if kind == "match" and len(numbers) == 3:
+            run.hits.append((int(numbers[0]), int(numbers[1]), int(numbers[2])))
+        elif kind == "step" and len(numbers) == 2:
+            run.steps_done, run.total = int(numbers[0]) + 1, int(numbers[1])
+        elif kind == "done" and len(numbers) == 1:
+            run.finished, run.total = True, int(numbers[0])
+    run.total = max(run.total, len(run.hits))
+    run.failed = not run.finished and not run.cut
+    return run
 
 
 def _cap(text: str, limit: int, hint: str) -> str:
@@ -220,34 +258,32 @@ class TrajectoryTools:
             rx, window, budget = compile_search(pattern)
         except UnsafePattern as exc:
             return f"error: {exc}"
-        try:
-            return self._search(rx, window, budget, time.monotonic() + SEARCH_SECONDS)
-        except SearchTimeout:
-            return (f"error: the search timed out after {SEARCH_SECONDS:g} seconds; "
-                    "use a simpler pattern, such as a plain word or fewer repeats")
-
-    def _search(self, rx: regex.Pattern, window: int, budget: int, deadline: float) -> str:
-        hits: list[str] = []
-        seen: set[tuple[int, int]] = set()
-        total = 0
+        texts: list[str] = []
         for i in range(len(self.steps)):
-            text = self._step_text(i)[:budget]
-            budget -= len(text)
-            for offset, chunk in _windows(text, window):
-                for m in _finditer(rx, chunk, deadline):
-                    if (i, offset + m.start()) in seen or m.end() == m.start():
-                        continue
-                    seen.add((i, offset + m.start()))
-                    total += 1
-                    if len(hits) < MAX_MATCHES:
-                        a, b = max(0, offset + m.start() - 60), min(len(text), offset + m.end() + 60)
-                        hits.append(f"step {i}: …{' '.join(text[a:b].split())}…")
             if budget <= 0:
                 break
-        if not hits:
+            texts.append(self._step_text(i)[:budget])
+            budget -= len(texts[-1])
+        run = run_search(rx, window, texts, SEARCH_SECONDS)
+        if run.failed:
+            return "error: the search could not run; try a plain word"
+        if run.cut and not run.hits:
+            return (f"error: the search timed out at the {SEARCH_SECONDS:g}-second limit (cut in step {run.steps_done} "
+                    f"of {len(texts)}, no match before it); use a simpler pattern, such as a plain word or fewer "
+                    "repeats")
+        if not run.hits:
             return "no matches" + ("" if budget > 0 else " (search stopped at the size limit)")
-        more = f"\n[{total - len(hits)} more matches not shown]" if total > len(hits) else ""
-        return _cap(f"{total} match(es)\n" + "\n".join(hits) + more, self.max_chars, "use a narrower pattern")
+        hits = []
+        for i, start, end in run.hits:
+            text = texts[i]
+            a, b = max(0, start - 60), min(len(text), end + 60)
+            hits.append(f"step {i}: …{' '.join(text[a:b].split())}…")
+        more = f"\n[{run.total - len(hits)} more matches not shown]" if run.total > len(hits) else ""
+        if run.cut:
+            more += (f"\n[search cut at the {SEARCH_SECONDS:g}-second time limit in step {run.steps_done}: the matches "
+                     "above are those found before it; use a simpler pattern to search every step]")
+        head = f"{run.total} match(es)" if run.finished else f"at least {run.total} match(es)"
+        return _cap(head + "\n" + "\n".join(hits) + more, self.max_chars, "use a narrower pattern")
 
     def read_output(self, offset: Any = 0) -> str:
         output = self.item.output
@@ -279,8 +315,8 @@ class TrajectoryTools:
         return out, out.startswith("error:")
 
     async def acall(self, name: str, arguments: dict | str) -> tuple[str, bool]:
-        """`call` from the event loop: a search (judge's pattern over the item's text, up to
-        SEARCH_SECONDS of CPU) runs in a worker thread so the run's other requests keep going."""
+        """`call` from the event loop: a search (a child process, waited on for up to SEARCH_SECONDS)
+        is waited on in a worker thread so the run's other requests keep going."""
         if name == "search_steps":
             return await asyncio.to_thread(self.call, name, arguments)
         return self.call(name, arguments)
