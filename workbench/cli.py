@@ -1084,7 +1084,9 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
     """Export an approved bundle for a pair that passes the gate (exit 3 when it does not).
 
     With --to, the approved judge is also written for promptfoo, Inspect AI or
-    MLflow, carrying the bundle's sha256 and golden-set version.
+    MLflow, carrying the bundle's sha256 and golden-set version. The bundle is
+    signed (Ed25519) with WORKBENCH_SIGNING_KEY (PEM text or a key file's path)
+    when set, else with keys/workbench.key when 'workbench keys init' made one.
 
     \b
     Example:
