@@ -49,7 +49,8 @@ def test_built_in_patterns_cover_every_family(family):
 # after a model tells a reviewer the producer as well, so every mention is masked now.
 @pytest.mark.parametrize("text, masked", [
     ("from openai import OpenAI", "from [name masked] import [name masked]"),
-    ("import anthropic\nclient = anthropic.Anthropic()", "import [name masked]\nclient = [name masked].[name masked]()"),
+    ("import anthropic\nclient = anthropic.Anthropic()",
+     "import [name masked]\nclient = [name masked].[name masked]()"),
     ("Call the Google Maps API", "Call the [name masked] Maps API"),
     ("the llama_index package", "the [name masked]_index package"),  # '_' is a word edge (openai_client)
 ])
@@ -100,7 +101,8 @@ def planted_item(item_id: str) -> dict:
     names = " | ".join(PLANTED)
     long_output = "\n".join(f"line {k}: ok" for k in range(40)) + f"\nkeepfoldedtail {names}"
     return {
-        "id": item_id, "input": f"keeptask: {names}", "output": f"keepoutput: {names}", "reference": f"keepreference: {names}",
+        "id": item_id, "input": f"keeptask: {names}", "output": f"keepoutput: {names}",
+        "reference": f"keepreference: {names}",
         "producer": PRODUCER, "category": "keepcategory",
         "metadata": {"keepmetadata": names, **{n: n for n in PLANTED}},
         "trajectory": [
