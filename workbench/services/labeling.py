@@ -12,7 +12,8 @@ order that is random per reviewer but stable (a hash of rater and item). The
 item shown is reserved for a while; reading the free slots and claiming one
 happen in one BEGIN IMMEDIATE transaction, so two reviewers never take the
 same last slot. What a reviewer receives is blind: task, trajectory, output
-and reference only, never the producing model, metadata or judgments.
+and reference only, never the producing model, metadata or judgments, and
+every model, family or maker name in them masked (``services/masking.py``).
 """
 
 from __future__ import annotations
