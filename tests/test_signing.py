@@ -8,6 +8,7 @@ import hashlib
 import os
 import shutil
 import stat
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,6 +118,11 @@ def test_keys_init_writes_an_owner_only_private_key_a_pem_public_key_and_a_gitig
     assert key.key_id == hashlib.sha256(raw_public_bytes(key.public.key)).hexdigest()[:16]
     assert f"key id {key.key_id}" in r.stdout and "keys/workbench.pub" in r.stdout
     assert "*.key" in (tmp_path / "keys" / ".gitignore").read_text().splitlines()
+    if shutil.which("git"):  # git itself leaves the private key out and offers the public one
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+        listed = subprocess.run(["git", "-C", str(tmp_path), "status", "--porcelain", "--untracked-files=all"],
+                                capture_output=True, text=True, check=True).stdout
+        assert "keys/workbench.pub" in listed and "keys/.gitignore" in listed and "workbench.key" not in listed
 
     again = ws("keys", "init")
     assert again.exit_code == 1
