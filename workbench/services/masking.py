@@ -106,7 +106,7 @@ _VARIANT = (r"(?:mini|nano|micro|pro|max|plus|turbo|preview|latest|instruct|chat
 _TAIL = rf"(?i:(?:{_SEP}(?:{_VERSION}|{_VARIANT})(?![^\W_]))*)"
 _VERSIONED = rf"(?i:{_SEP}{_VERSION}(?![^\W_])){_TAIL}"  # at least one version part
 _OR_AI = r"(?i:[\s_\-]?ai)?"
-MODEL_HEADS = (r"chat[\s_\-]?gpt|gpt|dall[\s_\-]?e|text[\s_\-]davinci|claude|(?:(?:meta|code)[\s_\-]?)?llama|gemini"
+MODEL_HEADS = (r"chat[\s_\-]?gpt|gpt|dall[\s_\-]?e|text[\s_\-]davinci|claude|(?:(?:meta|code)[\s._\-]?)?llama|gemini"
                r"|gemma|mi[sx]tral|(?:code|mini|magi|dev|pix)stral|qwen|qwq|deepseek|kimi|chatglm|jamba|nemotron"
                r"|dbrx|starcoder|open[ _\-]?ai|anthropic|google(?:[\s_\-]?deepmind)?|deepmind|facebook"
                r"|alibaba(?:[\s_\-]?cloud)?|microsoft|amazon|moonshot[\s_\-]?ai|zhipu|01[ .]ai|ai21(?:[\s_\-]?labs)?")
@@ -116,7 +116,7 @@ _EVERYDAY_META = (r"(?![\s_\-]?(?i:data|analys[ie]s|learning|tags?|class(?:es)?|
 NAME_PATTERNS: tuple[str, ...] = (
     rf"(?i:{MODEL_HEADS}){_OR_AI}{_TAIL}",
     r"(?<![\w.\-])o[1345](?:-(?:mini|pro|preview|high|low|deep-research|\d{4}-\d{2}-\d{2}))*(?![\w])",
-    rf"(?i:phi|yi|falcon|glm|palm|ernie){_VERSIONED}",
+    rf"(?i:phi|yi|falcon|glm|palm|ernie|alpaca|vicuna|koala|zephyr|wizardlm|openchat|mpt){_VERSIONED}",
     rf"(?i:grok{_SEP}(?:{_VERSION}|{_VARIANT})(?![^\W_])){_TAIL}",  # "grok-2", "grok-beta" (not "I grok it")
     rf"(?:(?i:\d(?:\.\d)?[\s\-])?(?:Opus|Sonnet|Haiku)(?i:[\s\-][34](?:\.\d)?))",  # "Sonnet 4.5", "3.5 Sonnet 4"
     r"(?:Grok|Bard|Copilot|Cohere|PaLM|OLMo|ERNIE|xAI|x\.ai|Command[\s\-][RA]\+?|command-[ra](?:-plus)?)" + _TAIL,
@@ -131,7 +131,8 @@ _TRIGGERS = (
     "deepseek", "kimi", "glm", "jamba", "nemotron", "dbrx", "starcoder", "openai", "open ai", "open-ai", "open_ai",
     "anthropic", "google", "deepmind", "facebook", "alibaba", "microsoft", "amazon", "moonshot", "zhipu", "01 ai",
     "01.ai", "ai21", "o1", "o3", "o4", "o5", "phi", "yi", "falcon", "palm", "ernie", "grok", "opus", "sonnet", "haiku",
-    "bard", "copilot", "cohere", "olmo", "xai", "x.ai", "command", "meta")
+    "bard", "copilot", "cohere", "olmo", "xai", "x.ai", "command", "meta", "alpaca", "vicuna", "koala", "zephyr",
+    "wizardlm", "openchat", "mpt")
 # Producer names that say nothing about a model, and parts of a provider's id that are no name.
 GENERIC_NAMES = frozenset((
     "human", "humans", "unknown", "none", "null", "other", "default", "mock", "mockllm", "python", "model", "models",
