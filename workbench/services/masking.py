@@ -120,7 +120,8 @@ NAME_PATTERNS: tuple[str, ...] = (
     rf"(?i:grok{_SEP}(?:{_VERSION}|{_VARIANT})(?![^\W_])){_TAIL}",  # "grok-2", "grok-beta" (not "I grok it")
     rf"(?:(?i:\d(?:\.\d)?[\s\-])?(?:Opus|Sonnet|Haiku)(?i:[\s\-][34](?:\.\d)?))",  # "Sonnet 4.5", "3.5 Sonnet 4"
     r"(?:Grok|Bard|Copilot|Cohere|PaLM|OLMo|ERNIE|xAI|x\.ai|Command[\s\-][RA]\+?|command-[ra](?:-plus)?)" + _TAIL,
-    rf"(?:Meta|META){_OR_AI}(?i:[\s_\-]?platforms)?{_EVERYDAY_META}",
+    # "Meta", not the prefix: "Meta-rule", "MetaClass" and "Meta data" stay
+    rf"MetaAI|(?:Meta|META)(?![^\W_]|-[a-z]){_OR_AI}(?i:[\s_\-]?platforms)?{_EVERYDAY_META}",
     r"(?<=(?i:by) )meta|(?<=(?i:from) )meta|(?<=(?i:at) )meta",
 )
 _NAMES = re.compile("|".join(f"(?:{_START}(?:{p}){_END})" for p in NAME_PATTERNS))
