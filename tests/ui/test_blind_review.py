@@ -65,7 +65,8 @@ def test_code_mentions_are_masked_too(text, masked):
     "Meta-learning works", "MetaData class", "the meta key", "foo1 = step_o1 + 1", "gcc -O1 main.c", "O(1) lookup",
     "a phi of 3", "Shakespeare's sonnet form", "Googlebot crawls", "I grok it", "the arguments cohere",
     "palm of the hand", "GPTQ quantization", "the commander", "llamas and alpacas", "an alpaca", "the zephyr wind",
-    "# Meta-rule: stored as a string", "class Finder(MetaPathFinder)"])
+    "# Meta-rule: stored as a string", "class Finder(MetaPathFinder)", "class E(metaclass=EnumMeta)",
+    "Animal  Falcon 0  380.0"])
 def test_everyday_words_and_names_inside_words_are_left_alone(text):
     assert masking.mask_self_identification(text) == text
 
@@ -83,7 +84,8 @@ SPELLINGS = [
     "kimi-k2", "OpenAI", "openai", "Open AI", "Anthropic", "anthropic", "Google DeepMind", "google", "Meta AI",
     "Meta", "Mistral AI", "mistral", "Microsoft", "xAI", "Alibaba Cloud", "Cohere", "Amazon", "Copilot",
     "ChatOpenAI", "AsyncAnthropic", "openai_client", "GeminiClient", "meta.llama3-1-70b-instruct-v1:0",
-    "anthropic.claude-3-5-sonnet-20241022-v2:0", "alpaca-13b", "vicuna-13b-v1.5", "zephyr-7b-beta", "MetaAI"]
+    "anthropic.claude-3-5-sonnet-20241022-v2:0", "alpaca-13b", "vicuna-13b-v1.5", "zephyr-7b-beta", "MetaAI",
+    "falcon-40b", "Falcon 7B"]
 # The set's own producer (unknown to the built-in list), in spellings other than the one in its producer field.
 PRODUCER = {"model": "acme-coder-7b-20250101", "family": "acmelabs"}
 PRODUCER_SPELLINGS = ["acme-coder-7b", "AcmeCoder 7B", "acme_coder_7b", "ACME CODER-7B", "acmelabs", "AcmeLabs"]

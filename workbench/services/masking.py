@@ -116,12 +116,13 @@ _EVERYDAY_META = (r"(?![\s_\-]?(?i:data|analys[ie]s|learning|tags?|class(?:es)?|
 NAME_PATTERNS: tuple[str, ...] = (
     rf"(?i:{MODEL_HEADS}){_OR_AI}{_TAIL}",
     r"(?<![\w.\-])o[1345](?:-(?:mini|pro|preview|high|low|deep-research|\d{4}-\d{2}-\d{2}))*(?![\w])",
-    rf"(?i:phi|yi|falcon|glm|palm|ernie|alpaca|vicuna|koala|zephyr|wizardlm|openchat|mpt){_VERSIONED}",
+    rf"(?i:phi|yi|glm|palm|ernie|alpaca|vicuna|koala|zephyr|wizardlm|openchat|mpt){_VERSIONED}",
+    rf"(?i:falcon{_SEP}\d+(?:\.\d+)?b){_TAIL}",  # "falcon-40b" (not "Falcon 0" in a table of animals)
     rf"(?i:grok{_SEP}(?:{_VERSION}|{_VARIANT})(?![^\W_])){_TAIL}",  # "grok-2", "grok-beta" (not "I grok it")
     rf"(?:(?i:\d(?:\.\d)?[\s\-])?(?:Opus|Sonnet|Haiku)(?i:[\s\-][34](?:\.\d)?))",  # "Sonnet 4.5", "3.5 Sonnet 4"
     r"(?:Grok|Bard|Copilot|Cohere|PaLM|OLMo|ERNIE|xAI|x\.ai|Command[\s\-][RA]\+?|command-[ra](?:-plus)?)" + _TAIL,
-    # "Meta", not the prefix: "Meta-rule", "MetaClass" and "Meta data" stay
-    rf"MetaAI|(?:Meta|META)(?![^\W_]|-[a-z]){_OR_AI}(?i:[\s_\-]?platforms)?{_EVERYDAY_META}",
+    # "Meta" the maker, not the prefix or word: "Meta-rule", "MetaClass", "EnumMeta" and "Meta data" stay
+    rf"(?<![^\W_])(?:MetaAI|(?:Meta|META)(?![^\W_]|-[a-z]){_OR_AI}(?i:[\s_\-]?platforms)?{_EVERYDAY_META})",
     r"(?<=(?i:by) )meta|(?<=(?i:from) )meta|(?<=(?i:at) )meta",
 )
 _NAMES = re.compile("|".join(f"(?:{_START}(?:{p}){_END})" for p in NAME_PATTERNS))
