@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError
-from .base import ChatProvider, ProviderError, sanitize_sdk_error
+from .base import ChatProvider, ProviderError, guard_logs, sanitize_sdk_error
 from .prompting import VERDICT_TOOL
 from .types import BatchState, ChatRequest, ModelTurn, SDKMissing, ToolCall, Usage
 
@@ -52,6 +52,7 @@ class AnthropicProvider(ChatProvider):
         sdk = _import_sdk(self.provider)
         self.model = model
         self.secrets = (key,)
+        guard_logs(self.secrets)  # the SDK logs response headers, where a server may echo the key
         self._sdk = sdk
         kwargs: dict[str, Any] = {"api_key": key, "max_retries": max_retries}
         if http_client is not None:

@@ -10,6 +10,13 @@ are re-exported here, so a provider module needs only this one.
 Errors from an SDK are turned into `ProviderError`, which keeps only the
 message, status code and request id: the SDK's exception object holds the
 request, whose headers carry the API key.
+
+A provider may also echo its key back in a successful reply (in the text, the
+model name, the response id or a request-id header). `scrub_secrets` removes
+the key, and any `KEY_WINDOW` characters of it, from text; the runner applies
+it to every judgment record before the sink stores it (`scrub_record`) and to
+every error (`ProviderError.redacted`), and `guard_logs` applies it to the log
+records of the SDKs and their HTTP clients, which log response headers.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import email.utils
 import json
+import logging
 import re
 import time
 from abc import ABC, abstractmethod
@@ -32,8 +40,8 @@ from .types import (BatchState, BudgetExceeded, ChatRequest, JudgeContext, Judge
 
 __all__ = [  # the neutral types are part of the provider interface
     "BatchState", "BudgetExceeded", "ChatProvider", "ChatRequest", "JudgeContext", "JudgeOutcome", "JudgeProvider",
-    "ModelTurn", "ProviderError", "RequestGate", "ToolCall", "ToolDef", "Usage", "WorkKey", "parse_retry_after",
-    "redact", "sanitize_sdk_error",
+    "ModelTurn", "ProviderError", "RequestGate", "ToolCall", "ToolDef", "Usage", "WorkKey", "guard_logs",
+    "parse_retry_after", "redact", "sanitize_sdk_error", "scrub_record", "scrub_secrets",
 ]
 
 
@@ -76,6 +84,13 @@ class ProviderError(WorkbenchError):
         code = self.status_code if self.status_code is not None else self.kind
         return f"api_error: {code} {self.message}"[:300]
 
+    def redacted(self, secrets: Sequence[str]) -> ProviderError:
+        """This error with the secrets (and any KEY_WINDOW characters of them) scrubbed from what it says."""
+        return ProviderError(self.provider, redact(self.message, secrets), kind=self.kind,
+                             status_code=self.status_code,
+                             request_id=scrub_secrets(self.request_id, secrets) if self.request_id else None,
+                             retry_after=self.retry_after)
+
     def __reduce__(self):  # picklable without the SDK object, e.g. across processes
         return (_rebuild_provider_error, (self.provider, self.message, self.kind, self.status_code,
                                           self.request_id, self.retry_after))
@@ -88,15 +103,121 @@ def _rebuild_provider_error(provider, message, kind, status_code, request_id, re
 
 _KEYLIKE = re.compile(r"(?i)\b(?:sk|pk|rk|key|api[-_]?key)[-_][A-Za-z0-9_\-\*\.]{3,}")
 _BEARER = re.compile(r"(?i)\b(bearer|x-api-key[\"']?\s*[:=])\s*[\"']?[A-Za-z0-9_\-\.\*]+")
+REDACTED = "[redacted]"
+KEY_WINDOW = 16  # a reply that holds this many consecutive characters of a key holds the key
+_BLOCK = KEY_WINDOW // 2  # every KEY_WINDOW-long piece of a key holds one of its _BLOCK-aligned blocks
+MIN_SECRET = 4  # shorter values (a placeholder key such as "x") are not worth scrubbing from text
+
+
+def _key_spans(text: str, key: str) -> list[tuple[int, int]]:
+    """(start, end) of every run in `text` of at least KEY_WINDOW consecutive characters of `key` (the whole
+    key if it is shorter). Each run holds an aligned block of the key; it is found by the block and grown
+    both ways while the text goes on along the key."""
+    if len(key) <= KEY_WINDOW:
+        spans, start = [], text.find(key)
+        while start != -1:
+            spans.append((start, start + len(key)))
+            start = text.find(key, start + 1)
+        return spans
+    spans = []
+    for offset in range(0, len(key) - _BLOCK + 1, _BLOCK):
+        block = key[offset:offset + _BLOCK]
+        at = text.find(block)
+        while at != -1:
+            lo, hi, k_lo, k_hi = at, at + _BLOCK, offset, offset + _BLOCK
+            while lo > 0 and k_lo > 0 and text[lo - 1] == key[k_lo - 1]:
+                lo, k_lo = lo - 1, k_lo - 1
+            while hi < len(text) and k_hi < len(key) and text[hi] == key[k_hi]:
+                hi, k_hi = hi + 1, k_hi + 1
+            if hi - lo >= KEY_WINDOW:
+                spans.append((lo, hi))
+            at = text.find(block, at + 1)
+    return spans
+
+
+def scrub_secrets(text: str, secrets: Sequence[str]) -> str:
+    """Replace each secret in `text`, and any KEY_WINDOW consecutive characters of one, with [redacted].
+
+    >>> scrub_secrets("key sk-0123456789abcdefghij, its tail 456789abcdefghij", ["sk-0123456789abcdefghij"])
+    'key [redacted], its tail [redacted]'
+    """
+    spans = sorted(span for secret in secrets if secret and len(secret) >= MIN_SECRET
+                   for span in _key_spans(text, secret))
+    if not spans:
+        return text
+    out, pos = [], 0
+    for start, end in spans:
+        if end <= pos:
+            continue
+        if start > pos:
+            out.append(text[pos:start])
+        if start >= pos:
+            out.append(REDACTED)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def scrub_record(value: Any, secrets: Sequence[str]) -> Any:
+    """`scrub_secrets` over every string in a record: a dataclass (a Judgment), dicts (keys too), lists, tuples."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        return scrub_secrets(value, secrets)
+    if isinstance(value, dict):
+        return {scrub_record(k, secrets): scrub_record(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(scrub_record(v, secrets) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: scrub_record(getattr(value, f.name), secrets)
+                                             for f in dataclasses.fields(value) if f.init})
+    return value
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
-    """Remove API keys (exact values and key-shaped tokens, masked or not) from text."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "[redacted]")
-    text = _KEYLIKE.sub("[redacted]", text)
-    return _BEARER.sub(lambda m: m.group(1) + " [redacted]", text)
+    """Remove API keys from an error message: the secrets (and any KEY_WINDOW characters of them) and
+    key-shaped tokens, masked or not."""
+    text = scrub_secrets(text, secrets)
+    text = _KEYLIKE.sub(REDACTED, text)
+    return _BEARER.sub(lambda m: m.group(1) + " " + REDACTED, text)
+
+
+class _ScrubLogRecords(logging.Filter):
+    """Scrubs the keys of the providers made in this process from log records (message and traceback)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = scrub_secrets(message, self.secrets)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info:
+            trace = logging.Formatter().formatException(record.exc_info)
+            clean_trace = scrub_secrets(trace, self.secrets)
+            if clean_trace != trace:  # the text without the live exception, which holds the key
+                record.exc_info, record.exc_text = None, clean_trace
+        return True
+
+
+_LOG_FILTER = _ScrubLogRecords()
+LOGGED_PACKAGES = frozenset({"anthropic", "openai", "httpx", "httpx2", "httpcore", "httpcore2", "workbench"})
+
+
+def guard_logs(secrets: Sequence[str]) -> None:
+    """Scrub `secrets` from every log record of the SDKs, their HTTP clients and the workbench.
+
+    A filter on a logger sees only the records logged through that very logger, so it goes on each
+    logger of those packages that exists now (call it after importing the SDK).
+    """
+    _LOG_FILTER.secrets.update(s for s in secrets if s and len(s) >= MIN_SECRET)
+    names = [name for name in list(logging.root.manager.loggerDict) if name.split(".")[0] in LOGGED_PACKAGES]
+    for name in names + sorted(LOGGED_PACKAGES):
+        logger = logging.getLogger(name)
+        if _LOG_FILTER not in logger.filters:
+            logger.addFilter(_LOG_FILTER)
 
 
 def _kind_of(status: int | None, type_name: str) -> str:
@@ -159,7 +280,8 @@ def sanitize_sdk_error(provider: str, exc: BaseException, secrets: Sequence[str]
         retry_after = parse_retry_after(getattr(response, "headers", None))
     message = redact(str(api_message), secrets)[:500]
     return ProviderError(provider, message, kind=_kind_of(status, type(exc).__name__), status_code=status,
-                         request_id=str(request_id) if request_id else None, retry_after=retry_after)
+                         request_id=scrub_secrets(str(request_id), secrets) if request_id else None,
+                         retry_after=retry_after)
 
 
 # --------------------------------------------------------------------------- providers
@@ -170,6 +292,7 @@ class JudgeProvider(ABC):
     provider: str = ""
     model: str = ""  # the bare model name sent to the API
     supports_batch: bool = False
+    secrets: tuple[str, ...] = ()  # the API key(s): scrubbed from everything the runner stores or shows
 
     @property
     def model_id(self) -> str:
@@ -197,8 +320,6 @@ class JudgeProvider(ABC):
 
 class ChatProvider(JudgeProvider):
     """A provider behind a chat API: implements `complete`, inherits single and agentic judging."""
-
-    secrets: tuple[str, ...] = ()
 
     @abstractmethod
     async def complete(self, request: ChatRequest) -> ModelTurn:

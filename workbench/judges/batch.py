@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..hashing import sha256_hex
 from ..models import Item, JudgeSpec, Rubric
-from .base import JudgeProvider, ProviderError
+from .base import JudgeProvider, ProviderError, redact, scrub_secrets
 from .pricing import cost_usd, estimate_cost, price_for
 from .prompting import DelimiterCollision, estimate_input_tokens, outcome_from_turn, single_request, system_prompt
 from .registry import get_provider
@@ -92,6 +92,7 @@ async def submit_batches(items: Sequence[Item], rubric: Rubric, spec: JudgeSpec,
     if budget_usd is not None and price_for(model_id) is None:
         raise ConfigError(f"--budget needs a price for '{model_id}'; run without --budget or add it to the price table")
     provider, own = _provider(spec, provider, provider_options)
+    secrets = tuple(getattr(provider, "secrets", ()))
     try:
         ctx = JudgeContext(system_prompt=system_prompt(rubric, spec), tag_factory=tag_factory)
         reserved = 0.0
@@ -102,6 +103,9 @@ async def submit_batches(items: Sequence[Item], rubric: Rubric, spec: JudgeSpec,
             if not chunk:
                 return
             batch_id = await provider.batch_submit(chunk, description=f"workbench {spec.id} {config_hash[:12]}")
+            if scrub_secrets(batch_id, secrets) != batch_id:  # it would be stored and shown: never keep a key
+                raise ProviderError(provider.provider, "the batch API answered with a batch id that contains the "
+                                    "API key; it was not stored (check the server behind this provider)")
             sink.save_batch(spec.provider, batch_id, list(keys))
             report.submitted.append(batch_id)
             report.n_submitted += len(chunk)
@@ -113,7 +117,7 @@ async def submit_batches(items: Sequence[Item], rubric: Rubric, spec: JudgeSpec,
                 request = single_request(item, rubric, spec, ctx=ctx)
             except DelimiterCollision as exc:
                 outcome = JudgeOutcome(score=None, unscored_reason=f"refused: {exc}", usage=Usage(), n_requests=0)
-                sink.record(key, make_judgment(item, key[2], outcome, cost=0.0, latency_ms=None))
+                sink.record(key, make_judgment(item, key[2], outcome, cost=0.0, latency_ms=None, secrets=secrets))
                 report.n_imported += 1
                 report.n_unscored += 1
                 continue
@@ -139,6 +143,7 @@ async def _import(provider: JudgeProvider, batch: PendingBatch, by_hash: dict[st
     by_cid = {custom_id_for(k): k for k in batch.keys}
     done = sink.done_keys()
     model_id = spec.model_name
+    secrets = tuple(getattr(provider, "secrets", ()))
     async for cid, result in provider.batch_results(batch.batch_id):
         key = by_cid.get(cid)
         if key is None or key in done:
@@ -148,6 +153,7 @@ async def _import(provider: JudgeProvider, batch: PendingBatch, by_hash: dict[st
             log.warning("batch %s: result for an item no longer in the golden set; skipped", batch.batch_id)
             continue
         if isinstance(result, ProviderError):
+            result = result.redacted(secrets)  # a key echoed in the result line's message or request id
             if result.kind == "bad_request":
                 outcome = JudgeOutcome(score=None, unscored_reason=result.unscored_reason(), usage=None)
             else:
@@ -159,7 +165,7 @@ async def _import(provider: JudgeProvider, batch: PendingBatch, by_hash: dict[st
             assert isinstance(result, ModelTurn)
             outcome = outcome_from_turn(result, rubric, item)
         cost = cost_usd(model_id, outcome.usage, batch=True) if outcome.usage is not None else None
-        sink.record(key, make_judgment(item, key[2], outcome, cost=cost, latency_ms=None))
+        sink.record(key, make_judgment(item, key[2], outcome, cost=cost, latency_ms=None, secrets=secrets))
         done.add(key)
         report.n_imported += 1
         report.n_unscored += outcome.score is None
@@ -198,7 +204,8 @@ async def collect_batches(items: Sequence[Item], rubric: Rubric, spec: JudgeSpec
                     continue
                 if state.status == "failed":
                     report.n_failed += len(batch.keys)
-                    report.failures.append(f"batch {batch.batch_id} failed: {state.detail or 'no detail'}")
+                    detail = redact(state.detail or "no detail", getattr(provider, "secrets", ()))
+                    report.failures.append(f"batch {batch.batch_id} failed: {detail}")
                 else:
                     await _import(provider, batch, by_hash, rubric, spec, sink, report)
                 sink.mark_batch_done(batch.batch_id)

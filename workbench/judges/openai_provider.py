@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ConfigError, ModelNameError
 from ..models import parse_model
-from .base import ChatProvider, ProviderError, sanitize_sdk_error
+from .base import ChatProvider, ProviderError, guard_logs, sanitize_sdk_error
 from .prompting import VERDICT_TOOL
 from .types import BatchState, ChatRequest, ModelTurn, SDKMissing, ToolCall, Usage
 
@@ -58,6 +58,7 @@ class OpenAIProvider(ChatProvider):
         sdk = _import_sdk(self.provider)
         self.model = model
         self.secrets = (key,)
+        guard_logs(self.secrets)  # the SDK logs response headers, where a server may echo the key
         self._sdk = sdk
         kwargs: dict[str, Any] = {"api_key": key, "max_retries": max_retries}
         base_url = _base_url if _base_url is not None else env.get("OPENAI_BASE_URL")

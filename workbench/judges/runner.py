@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import ConfigError, WorkbenchError
 from ..models import Item, JudgeSpec, Judgment, Rubric
-from .base import JudgeProvider, ProviderError
+from .base import JudgeProvider, ProviderError, scrub_record
 from .pricing import PRICE_TABLE_VERSION, cost_usd, estimate_cost, price_for, warn_unpriced
 from .prompting import (DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, TOOLS_OVERHEAD_CHARS, estimate_input_tokens,
                         estimate_item_chars, system_prompt, tokens_for_chars)
@@ -231,7 +231,13 @@ def _now_iso() -> str:
 
 
 def make_judgment(item: Item, repeat: int, outcome: JudgeOutcome, *, cost: float | None,
-                  latency_ms: float | None) -> Judgment:
+                  latency_ms: float | None, secrets: Sequence[str]) -> Judgment:
+    """The record a sink stores for one outcome, with the provider's `secrets` scrubbed from the outcome.
+
+    Every judgment of a run or a batch is made here, so this is where a key a provider echoed back (in a
+    rationale, a trace, a model name) is taken out before anything is stored or shown.
+    """
+    outcome = scrub_record(outcome, secrets)
     u = outcome.usage
     return Judgment(item_id=item.id, score=outcome.score, repeat=repeat, unscored_reason=outcome.unscored_reason,
                     rationale=outcome.rationale, evidence_steps=tuple(outcome.evidence_steps), trace=outcome.trace,
@@ -300,6 +306,7 @@ async def run_judge(
     own_provider = provider is None
     if provider is None:
         provider = get_provider(spec, **(provider_options or {}))
+    secrets = tuple(getattr(provider, "secrets", ()))
 
     limiter = RateLimiter(requests_per_minute, tokens_per_minute, clock=clock, sleep=sleep)
     gate = _Gate(limiter, budget_usd, model_id, billed=billed)
@@ -342,7 +349,7 @@ async def run_judge(
             cost: float | None = 0.0
         else:
             cost = cost_usd(model_id, outcome.usage) if outcome.usage is not None else None
-        judgment = make_judgment(item, key[2], outcome, cost=cost, latency_ms=latency_ms)
+        judgment = make_judgment(item, key[2], outcome, cost=cost, latency_ms=latency_ms, secrets=secrets)
         if arecord is not None:
             # shielded: a stop or budget cancel while the write waits must not lose the verdict
             await asyncio.shield(arecord(key, judgment))
@@ -383,7 +390,7 @@ async def run_judge(
                 stop("budget")
                 break
             except ProviderError as exc:
-                error = exc
+                error = exc.redacted(secrets)  # a key echoed in its message or request id
             if error is not None:
                 await handle_error(error, key, item, attempt)
                 continue
