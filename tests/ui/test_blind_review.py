@@ -85,7 +85,7 @@ SPELLINGS = [
     "Meta", "Mistral AI", "mistral", "Microsoft", "xAI", "Alibaba Cloud", "Cohere", "Amazon", "Copilot",
     "ChatOpenAI", "AsyncAnthropic", "openai_client", "GeminiClient", "meta.llama3-1-70b-instruct-v1:0",
     "anthropic.claude-3-5-sonnet-20241022-v2:0", "alpaca-13b", "vicuna-13b-v1.5", "zephyr-7b-beta", "MetaAI",
-    "falcon-40b", "Falcon 7B"]
+    "falcon-40b", "Falcon 7B", "Meta's", "Meta models"]
 # The set's own producer (unknown to the built-in list), in spellings other than the one in its producer field.
 PRODUCER = {"model": "acme-coder-7b-20250101", "family": "acmelabs"}
 PRODUCER_SPELLINGS = ["acme-coder-7b", "AcmeCoder 7B", "acme_coder_7b", "ACME CODER-7B", "acmelabs", "AcmeLabs"]

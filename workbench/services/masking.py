@@ -112,7 +112,7 @@ MODEL_HEADS = (r"chat[\s_\-]?gpt|gpt|dall[\s_\-]?e|text[\s_\-]davinci|claude|(?:
                r"|alibaba(?:[\s_\-]?cloud)?|microsoft|amazon|moonshot[\s_\-]?ai|zhipu|01[ .]ai|ai21(?:[\s_\-]?labs)?")
 _EVERYDAY_META = (r"(?![\s_\-]?(?i:data|analys[ie]s|learning|tags?|class(?:es)?|programming|keys?|info(?:rmation)?|"
                   r"descriptions?|fields?|objects?|characters?|variables?|frameworks?|levels?|questions?|reviews?|"
-                  r"stud(?:y|ies)|search|propert(?:y|ies)|files?|tables?|elements?|refresh|model(?:s|ing)?)\b)")
+                  r"stud(?:y|ies)|search|propert(?:y|ies)|files?|tables?|elements?|refresh|modeling)\b)")
 NAME_PATTERNS: tuple[str, ...] = (
     rf"(?i:{MODEL_HEADS}){_OR_AI}{_TAIL}",
     r"(?<![\w.\-])o[1345](?:-(?:mini|pro|preview|high|low|deep-research|\d{4}-\d{2}-\d{2}))*(?![\w])",
