@@ -307,3 +307,21 @@ def test_scrub_secrets_takes_out_every_16_character_window():
     assert scrub_secrets("short", ["abc"]) == "short" and scrub_secrets("key abcd", ["abcd"]) == "key [redacted]"
     assert scrub_record({"a": [CANARY, (1, CANARY[2:20])], CANARY: None}, [CANARY]) == {
         "a": ["[redacted]", (1, "[redacted]")], "[redacted]": None}
+
+
+def test_a_key_echoed_in_the_optimizers_reply_stays_out_of_the_proposed_edit():
+    """The refinement loop stores the optimizer's edit: a key echoed in it is scrubbed like a judgment's."""
+    from workbench.judges import optimizer
+
+    echo = CANARY[10:10 + WINDOW]
+    edit = {"summary": f"stricter {CANARY}", "levels": [{"value": 1, "description": f"only with proof {echo}"}],
+            "criteria": [], "instructions": f"Check the tests. {echo}", "examples": []}
+    transport = Transport(httpx2.Response(200, json=openai_completion(json.dumps(edit), model=f"gpt-4o-{echo}"),
+                                          headers={"x-request-id": CANARY}))
+    request = optimizer.edit_request({"scale": [-1, 0, 1], "pass_threshold": 0, "criteria": [], "instructions": "",
+                                      "examples": []}, "too lenient", [], max_examples=2)
+    reply = asyncio.run(optimizer.propose_edit(
+        "openai/gpt-4o", request, scale=[-1, 0, 1], allowed_items=[], max_examples=2,
+        provider_options={"env": {"OPENAI_API_KEY": CANARY}, "http_client": transport.client()}))
+    assert reply.problem is None and reply.edit.levels == {1: "only with proof [redacted]"}
+    assert reply.edit.summary == "stricter [redacted]" and not _found(repr(reply.edit.to_dict()))

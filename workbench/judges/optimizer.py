@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from ..errors import ConfigError, WorkbenchError
 from ..models import parse_model
-from .base import ChatProvider
+from .base import ChatProvider, scrub_record
 from .pricing import PRICE_TABLE_VERSION, cost_usd, estimate_cost
 from .prompting import data_block, estimate_input_tokens, new_tag, verdict_payload
 from .registry import get_provider, provider_entry
@@ -214,7 +214,7 @@ async def propose_edit(model: str, request: ChatRequest, *, scale: Sequence[int]
     try:
         if not isinstance(provider, ChatProvider):
             raise ConfigError(f"the optimizer '{model}' is not a chat model; choose one such as openai/gpt-4o")
-        turn = await provider.complete(request)
+        turn = scrub_record(await provider.complete(request), provider.secrets)  # the edit is stored and shown
     finally:
         await provider.aclose()
     cost = cost_usd(bare, turn.usage)
