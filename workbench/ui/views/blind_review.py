@@ -15,10 +15,11 @@ from workbench.ui.components import code_span, fenced, flash, run_action, show_f
 from workbench.ui.state import store
 
 ROLES = auth.LEADS
-COVERED = ("model names such as GPT-4o, ChatGPT, Claude, Gemini, Gemma, Llama, Mistral, Mixtral, Qwen, DeepSeek, "
-           "Grok, Phi and Copilot; makers such as OpenAI, Anthropic, Google (DeepMind), Meta, Mistral AI, Alibaba, "
-           "xAI, Microsoft and Cohere; and phrases such as “As an AI developed by …”, “I'm Claude, made by "
-           "Anthropic”, “I was trained by Google”, “OpenAI's GPT-4o”, “an assistant from Anthropic”")
+COVERED = ("every mention of a model name in any spelling (GPT-4o, gpt4o, Claude 3.5 Sonnet, claude-3-5-sonnet, "
+           "Llama-3.1-70B, Gemini, Qwen, DeepSeek, Mistral, Grok, Phi-3, Copilot, …), of a maker (OpenAI, Anthropic, "
+           "Google, Meta, Mistral AI, Alibaba, xAI, Microsoft, Cohere, …) and of this golden set's own producers, "
+           "in the task, the output, the reference and every trajectory step with its tool calls and tool outputs; "
+           "and whole phrases such as “As an AI developed by …” or “I'm Claude, made by Anthropic”")
 
 
 def render() -> None:
@@ -34,13 +35,13 @@ def render() -> None:
         return
     golden_set = st.selectbox("Golden set", sets, key="blind-gs")
     setting = masking.masking_of(store(), golden_set)
-    st.toggle("Mask self-identifying phrases for reviewers of this golden set", value=setting.enabled,
+    st.toggle("Mask model and maker names for reviewers of this golden set", value=setting.enabled,
               key=f"blind-on:{golden_set}", on_change=_switch, args=(golden_set,))
     if not setting.enabled:
         st.warning(f"Masking is off for {code_span(golden_set)}: reviewers can read phrases such as “I am GPT-4o, "
                    "made by OpenAI.” and may guess which model produced an item.", icon="⚠️")
-    st.markdown(f"**Built in** (always on while masking is on): {COVERED}. Only self-descriptions are masked: "
-                "“from openai import OpenAI” in a patch stays as it is.")
+    st.markdown(f"**Built in** (always on while masking is on): {COVERED}. A name in code is masked too: "
+                "“from openai import OpenAI” in a patch tells a reviewer as much as “I am GPT-4o”.")
 
     st.subheader("Your patterns")
     st.caption("Regular expressions, case-insensitive, masked in addition to the built-in ones: for names the "
