@@ -137,6 +137,29 @@ def test_trajectory_search_narrows_the_steps(fresh_db):
     assert len(steps) == 1 and steps[0].startswith("**4** ")
 
 
+def unrelated_reads(trace: list[str]) -> list[str]:
+    """The statements of a reviewer's run that read judge, run, report, metadata or producer data, except the one
+    query of the distinct producer names masking hides (Store.producer_names)."""
+    masking = re.compile(r"SELECT producer_model AS name FROM items WHERE golden_set_id = \S+\s+UNION SELECT "
+                         r"producer_family FROM items WHERE golden_set_id = \S+$")
+    return [sql for sql in trace if re.search(r"judg|runs|producer|metadata|reports", sql, re.I)
+            and not masking.match(" ".join(sql.split()))]
+
+
+def test_blind_review_reads_the_producer_names_to_mask_them(demo_db):
+    """The reviewer's page reads the set's producer names (to mask them), through that one query: with the masking
+    cache cleared, the query is in the trace, and the page still shows none of the names."""
+    from workbench.services import masking
+
+    at = open_app("dora", "label", golden_set="demo")
+    masking._PRODUCERS.clear()
+    trace: list[str] = []
+    at.session_state["_store"].conn.set_trace_callback(trace.append)
+    at.run()
+    assert [sql for sql in trace if "producer_family FROM items" in sql]
+    assert not unrelated_reads(trace)
+
+
 def test_reviewer_page_renders_no_judge_data_and_no_producer(demo_db):
     with Store(demo_db) as s:
         rv_judges = s.judges_of(s.rubric_row(RUBRIC)["id"])
@@ -154,8 +177,9 @@ def test_reviewer_page_renders_no_judge_data_and_no_producer(demo_db):
     assert not [w for w in forbidden if w in text]
     assert not [r for r in judgment_rationales if r in text]
     assert "metadata" not in text and "producer" not in text
-    # and the server never even read judge or producer data for this reviewer's runs
-    assert trace and not [sql for sql in trace if re.search(r"judg|runs|producer|metadata|reports", sql, re.I)]
+    # and the server never even read judge data, metadata or the items' producers for this reviewer's runs, but for
+    # the set's distinct producer names that blind review masks (issue 27 item 5)
+    assert trace and not unrelated_reads(trace)
 
 
 def test_active_queue_sends_reviewers_nothing_of_the_judge(demo_db):
@@ -182,7 +206,7 @@ def test_active_queue_sends_reviewers_nothing_of_the_judge(demo_db):
     forbidden = producers | {j["judge_id"] for j in rv_judges} | {j["model"] for j in rv_judges} | strata
     assert not [w for w in forbidden if w in text]
     assert "inclusion" not in text and "priority" not in text
-    assert trace and not [sql for sql in trace if re.search(r"judg|runs|producer|metadata|reports", sql, re.I)]
+    assert trace and not unrelated_reads(trace)
     with Store(demo_db) as s:
         recorded = active_queue.q.label_inclusion(s, s.golden_set("demo")["id"], RUBRIC)
     assert 0 < recorded[(item, "dora")] <= 1

@@ -307,8 +307,7 @@ def _producers_of(store: Store, golden_set_id: int) -> tuple[str, ...]:
     key, mark = (where, golden_set_id), store.next_item_position(golden_set_id)
     cached = _PRODUCERS.get(key)
     if cached is None or cached[0] != mark:
-        names = {n for r in store.item_index(golden_set_id) for n in (r["producer_model"], r["producer_family"])}
-        cached = _PRODUCERS[key] = (mark, producer_patterns(sorted(n for n in names if n)))
+        cached = _PRODUCERS[key] = (mark, producer_patterns(store.producer_names(golden_set_id)))
     return cached[1]
 
 

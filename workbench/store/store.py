@@ -200,6 +200,14 @@ class Store:
         return self._all("""SELECT pk, item_id, task_id, category, producer_model, producer_family, content_hash
                             FROM items WHERE golden_set_id = ? ORDER BY position""", (golden_set_id,))
 
+    def producer_names(self, golden_set_id: int) -> list[str]:
+        """The distinct producer models and families of a golden set's items: what blind review masks (read to be
+        masked on the reviewer's path, never handed to a page)."""
+        rows = self._all("""SELECT producer_model AS name FROM items WHERE golden_set_id = ?
+                            UNION SELECT producer_family FROM items WHERE golden_set_id = ?""",
+                         (golden_set_id, golden_set_id))
+        return sorted(r["name"] for r in rows if r["name"])
+
     # -- golden-set versions ---------------------------------------------
     def golden_set_version_by_hash(self, golden_set_id: int, version_hash: str) -> dict | None:
         return self._one("SELECT * FROM golden_set_versions WHERE golden_set_id = ? AND hash = ?",
