@@ -147,8 +147,11 @@ def test_a_search_returns_within_3_s_beside_a_cpu_bound_neighbour_on_the_same_co
     out, is_error = tools.call("search_steps", {"pattern": pattern})
     elapsed = time.monotonic() - start
     assert elapsed < PROMISED_SECONDS, f"{elapsed:.2f} s: {out}"
-    if elapsed > agentic.SEARCH_SECONDS:  # it ran to the limit: the judge is told the search was cut
-        assert is_error and "timed out at the 1.5-second limit" in out, out
+    cut = "error: the search timed out at the 1.5-second limit in step 0 (of steps 0-0), before any match"
+    if guard == "unguarded" and pattern in ("(a+)+b", "a{0,50}a{0,50}[bc]"):  # 9 s and more without the limit
+        assert is_error and out.startswith(cut), out
+    else:  # refused, finished or cut, depending on the load
+        assert out.startswith(("no matches", cut, "error: nested repetition")) or "match(es)" in out.split("\n")[0]
     _assert_nothing_left_burning(children)
 
 
@@ -159,8 +162,9 @@ def test_a_cut_search_keeps_what_it_found_and_says_where_it_stopped(no_static_gu
     start = time.monotonic()
     out, is_error = tools.call("search_steps", {"pattern": "(a+)+b|passed"})
     assert time.monotonic() - start < PROMISED_SECONDS
-    assert not is_error and out.startswith("at least 1 match(es)") and "step 0: …### Step 0 · tool 12 passed" in out
-    assert "[search cut at the 1.5-second time limit in step 1" in out and "simpler pattern" in out
+    assert not is_error and "step 0: …### Step 0 · tool 12 passed" in out
+    assert out.startswith("at least 1 match(es); the search was cut at the 1.5-second time limit in step 1 (of steps "
+                          "0-1), so later matches are missing: use a simpler pattern")
     _assert_nothing_left_burning(children)
 
 
@@ -203,8 +207,12 @@ def test_ordinary_searches_match_beside_a_cpu_bound_neighbour(neighbour_on_my_co
     assert _children() == children
 
 
-def test_a_search_that_cannot_start_is_an_error_for_the_judge(monkeypatch):
-    monkeypatch.setattr(agentic, "SEARCH_CHILD", Path("/nonexistent/search_child.py"))
+@pytest.mark.parametrize("broken", ["script", "interpreter"])
+def test_a_search_that_cannot_start_is_an_error_for_the_judge(broken, monkeypatch):
+    if broken == "script":
+        monkeypatch.setattr(agentic, "SEARCH_CHILD", Path("/nonexistent/search_child.py"))
+    else:
+        monkeypatch.setattr(agentic.sys, "executable", "/nonexistent/python")
     out, is_error = TrajectoryTools(_item("o", "12 passed")).call("search_steps", {"pattern": "passed"})
     assert is_error and out == "error: the search could not run; try a plain word"
 

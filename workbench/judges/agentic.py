@@ -179,9 +179,13 @@ def run_search(rx: regex.Pattern, window: int, texts: list[str], seconds: float)
     job = json.dumps({"pattern": rx.pattern, "flags": rx.flags, "window": window, "texts": texts,
                       "max_matches": MAX_MATCHES}).encode("ascii")
     cpu_limit = str(math.ceil(seconds) + 1)
-    proc = subprocess.Popen([sys.executable, "-I", "-S", str(SEARCH_CHILD), REGEX_HOME, cpu_limit],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     run = SearchRun()
+    try:
+        proc = subprocess.Popen([sys.executable, "-I", "-S", str(SEARCH_CHILD), REGEX_HOME, cpu_limit],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:  # no interpreter to start (an embedded Python), or no processes left
+        run.failed = True
+        return run
     try:
         try:
             out, _ = proc.communicate(job, timeout=max(0.0, deadline - time.monotonic()))
@@ -264,13 +268,15 @@ class TrajectoryTools:
                 break
             texts.append(self._step_text(i)[:budget])
             budget -= len(texts[-1])
+        if not texts:
+            return "no matches"
         run = run_search(rx, window, texts, SEARCH_SECONDS)
         if run.failed:
             return "error: the search could not run; try a plain word"
         if run.cut and not run.hits:
-            return (f"error: the search timed out at the {SEARCH_SECONDS:g}-second limit (cut in step {run.steps_done} "
-                    f"of {len(texts)}, no match before it); use a simpler pattern, such as a plain word or fewer "
-                    "repeats")
+            return (f"error: the search timed out at the {SEARCH_SECONDS:g}-second limit in step {run.steps_done} "
+                    f"(of steps 0-{len(texts) - 1}), before any match; use a simpler pattern, such as a plain word or "
+                    "fewer repeats")
         if not run.hits:
             return "no matches" + ("" if budget > 0 else " (search stopped at the size limit)")
         hits = []
@@ -279,10 +285,11 @@ class TrajectoryTools:
             a, b = max(0, start - 60), min(len(text), end + 60)
             hits.append(f"step {i}: …{' '.join(text[a:b].split())}…")
         more = f"\n[{run.total - len(hits)} more matches not shown]" if run.total > len(hits) else ""
-        if run.cut:
-            more += (f"\n[search cut at the {SEARCH_SECONDS:g}-second time limit in step {run.steps_done}: the matches "
-                     "above are those found before it; use a simpler pattern to search every step]")
-        head = f"{run.total} match(es)" if run.finished else f"at least {run.total} match(es)"
+        head = f"{run.total} match(es)"
+        if run.cut:  # said first, so a capped result still says it
+            head = (f"at least {run.total} match(es); the search was cut at the {SEARCH_SECONDS:g}-second time limit "
+                    f"in step {run.steps_done} (of steps 0-{len(texts) - 1}), so later matches are missing: use a "
+                    "simpler pattern to search every step")
         return _cap(head + "\n" + "\n".join(hits) + more, self.max_chars, "use a narrower pattern")
 
     def read_output(self, offset: Any = 0) -> str:
