@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import multiprocessing as mp
 import sqlite3
 
@@ -78,6 +80,28 @@ def test_old_schema_is_migrated_in_place(tmp_path):
         assert "reservations" in s.table_counts()
         assert s.table_counts()["items"] == 1 and s.golden_set("old")["name"] == "old"
         assert len(s.conn.execute("SELECT * FROM _migrations").fetchall()) == len(MIGRATIONS)
+
+
+def test_promptfoo_item_ids_naming_the_provider_are_migrated(tmp_path):
+    """Items that `import --from promptfoo` made before issue 27 (ids ending in the provider) get the ids the adapter
+    makes now (under the same pk), so a re-import of the same results file maps to them."""
+    from workbench.interop.promptfoo import item_id
+
+    path = tmp_path / "old.db"
+    conn = connect(path)
+    migrate(conn, upto=len(MIGRATIONS) - 1)  # a database made before the promptfoo id migration
+    conn.execute("INSERT INTO golden_sets (name, overlap, is_demo, created_at) VALUES ('pf', 2, 0, 'then')")
+    old = [("test0-prompt0-openai:gpt-4o-mini", "openai:gpt-4o-mini"), ("test3-prompt1-provider", None),
+           ("test1-prompt0-mine", "openai:gpt-4o"), ("plain", "openai:gpt-4o")]  # the last two: not the old form
+    for n, (iid, provider) in enumerate(old):
+        content = json.dumps({"input": "q", "metadata": {"promptfoo": {"provider": provider}}})
+        conn.execute("INSERT INTO items (golden_set_id, item_id, task_id, category, content, content_hash, position, "
+                     "created_at) VALUES (1, ?, 't', 'default', ?, 'h', ?, 'then')", (iid, content, n))
+    conn.close()
+    with Store(path) as s:
+        ids = [r["item_id"] for r in s.item_index(s.golden_set("pf")["id"])]
+    assert ids == [item_id(0, 0, "openai:gpt-4o-mini"), item_id(3, 1, None), "test1-prompt0-mine", "plain"]
+    assert not [i for i in ids[:2] if "gpt" in i or "provider" in i]
 
 
 N_PROCS, N_ITEMS = 8, 100  # 250 saves per process

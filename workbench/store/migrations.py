@@ -6,6 +6,7 @@ so a crash mid-migration leaves the previous schema intact.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from datetime import datetime, timezone
 from typing import Callable
@@ -557,3 +558,25 @@ CREATE TABLE board_grades (
     CHECK ((score IS NULL) = (unscored_reason IS NOT NULL))
 ) STRICT;
 """)
+
+
+@migration
+def m009_promptfoo_item_ids(conn: sqlite3.Connection) -> None:
+    """Item ids that `import --from promptfoo` made before issue 27 named the provider (``test0-prompt1-openai:gpt-4o``),
+    which reviewers read: they become ``test<i>-prompt<j>-<hash>`` as the adapter now makes them, so that a second
+    import of the same results file maps to the same items rather than adding them again. Labels, judgments and
+    leases point at the item's pk and stay with it; the content (and its hash) has no id. The formula is
+    interop.promptfoo.item_id's, copied so that this migration never changes; an id already taken is left alone."""
+    from ..hashing import sha256_hex
+
+    rows = conn.execute("""SELECT pk, golden_set_id, item_id, json_extract(content, '$.metadata.promptfoo.provider')
+                           FROM items WHERE json_type(content, '$.metadata.promptfoo') = 'object'""").fetchall()
+    for pk, golden_set_id, item_id, provider in rows:
+        old = re.fullmatch(r"test(\d+)-prompt(\d+)-(.+)", item_id)
+        if old is None or old[3] != (provider or "provider"):
+            continue  # not an id the old adapter made
+        test_idx, prompt_idx = int(old[1]), int(old[2])
+        new = f"test{test_idx}-prompt{prompt_idx}-{sha256_hex([test_idx, prompt_idx, provider])[:12]}"
+        if conn.execute("SELECT 1 FROM items WHERE golden_set_id = ? AND item_id = ?", (golden_set_id, new)).fetchone():
+            continue
+        conn.execute("UPDATE items SET item_id = ? WHERE pk = ?", (new, pk))
