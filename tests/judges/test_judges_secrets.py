@@ -290,7 +290,7 @@ def test_a_key_echoed_in_batch_results_is_stored_nowhere(item, rubric):
     assert not _found(repr(asdict(judgment))) and not _found(repr(report))
 
 
-def test_errors_of_a_200_era_keep_no_key_in_their_request_id():
+def test_a_redacted_error_keeps_no_key_in_its_message_or_request_id():
     err = ProviderError("openai", f"bad {CANARY[:20]}", kind="server", status_code=500, request_id=f"req_{CANARY}")
     clean = err.redacted([CANARY])
     assert clean.request_id == "req_[redacted]" and "[redacted]" in clean.message
