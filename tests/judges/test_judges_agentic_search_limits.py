@@ -259,3 +259,19 @@ def test_other_requests_of_the_run_proceed_during_a_hostile_search(pattern, guar
     result = hostile.requests[1].messages[-1]["content"]
     if "timed out" in result:  # the benign judgments did not wait for it
         assert max(v for k, v in finished.items() if k != "hostile") < finished["hostile"]
+
+
+def test_the_search_process_sees_no_api_key(monkeypatch):
+    """The child runs the judge's pattern; it needs no key, so its environment holds none."""
+    seen = {}
+    real_popen = agentic.subprocess.Popen
+
+    def spy(args, **kwargs):
+        seen.update(kwargs)
+        return real_popen(args, **kwargs)
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-for-the-child-0123456789")
+    monkeypatch.setattr(agentic.subprocess, "Popen", spy)
+    out = TrajectoryTools(_item("o", "12 passed")).search_steps("passed")
+    assert out.startswith("1 match(es)") and "ANTHROPIC_API_KEY" not in seen["env"]
+    assert set(seen["env"]) <= agentic.CHILD_ENV

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -154,6 +155,7 @@ def compile_search(pattern: str) -> tuple[regex.Pattern, int, int]:
 
 SEARCH_CHILD = Path(__file__).with_name("search_child.py")
 REGEX_HOME = str(Path(regex.__file__).resolve().parents[1])  # the folder the child imports `regex` from
+CHILD_ENV = frozenset({"PATH", "SYSTEMROOT", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"})  # what the child may see: no key
 
 
 @dataclass
@@ -182,7 +184,8 @@ def run_search(rx: regex.Pattern, window: int, texts: list[str], seconds: float)
     run = SearchRun()
     try:
         proc = subprocess.Popen([sys.executable, "-I", "-S", str(SEARCH_CHILD), REGEX_HOME, cpu_limit],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env={k: v for k, v in os.environ.items() if k in CHILD_ENV})
     except OSError:  # no interpreter to start (an embedded Python), or no processes left
         run.failed = True
         return run
