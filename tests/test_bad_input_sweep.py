@@ -213,7 +213,7 @@ rubric("python-tag", "name: !!python/object/apply:os.system ['touch pwned']\n")
 rubric("latin-1", "name: sweep\ndescription: caf\xe9\n".encode("latin-1"), needle="UTF-8")
 rubric("utf-16", RUBRIC_OK.encode("utf-16"))
 rubric("binary-png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4)
-rubric("over-1-mib", RUBRIC_OK + "description: " + "x" * (MiB + 10) + "\n", needle="1 MiB")
+rubric("over-1-mib", RUBRIC_OK + "description: " + "x" * (MiB + 10) + "\n", needle="limited to 1 MiB")
 rubric("malformed", "name: sweep\njudges: [\n")
 rubric("tab-indent", "name: sweep\njudges:\n\t- id: a\n")
 rubric("lone-surrogate", 'name: sweep\ndescription: "\\udc00"\n', needle="surrogate")
@@ -543,6 +543,9 @@ for src in SOURCES:
                                                       "r"], workspace="empty")
 source("unknown-source", "excel", "{in}/x.json", {"in/x.json": "{}"})
 source("uri-without-experiment", "mlflow", "sqlite:///{in}/mlflow.db")
+source("tracking-store-missing", "mlflow", "sqlite:///{ws}/mlflow.db#experiment=qa")
+source("relative-file-store", "mlflow", "mlruns#experiment=qa")
+source("http-store-unreachable", "mlflow", "http://127.0.0.1:9#experiment=qa")
 case("from-promptfoo-rubric-unknown", ["import", "--from", "promptfoo", "{in}/x.json", "-g", "s", "-r", "nope"],
      {"in/x.json": "{}"})
 case("from-promptfoo-golden-set-traversal", ["import", "--from", "promptfoo", "{in}/x.json", "-g", "../../x", "-r", R],

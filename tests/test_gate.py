@@ -202,7 +202,7 @@ def test_policy_overrides_and_unknown_keys(tmp_path):
     assert (p.min_items, p.max_flip_rate, p.min_agreement_lower) == (100, 0.2, 0.667)
     with pytest.raises(InputError, match="field 'min_itmes': unknown gate key 'min_itmes'; did you mean min_items"):
         policy_from_dict({"min_itmes": 3})
-    with pytest.raises(InputError, match="field 'min_items': must be a int, got 'many'"):
+    with pytest.raises(InputError, match="field 'min_items': must be a whole number, got 'many'"):
         policy_from_dict({"min_items": "many"})
     assert statuses(report(), p)["evidence"] == UNDECIDED
 

@@ -107,7 +107,8 @@ def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None,
         else:
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not ok:
-            raise InputError(f"must be a {type(default).__name__}, got {_shown_value(value)}", file=source, line=line,
+            wanted = {str: "text", int: "a whole number", float: "a number"}[type(default)]
+            raise InputError(f"must be {wanted}, got {_shown_value(value)}", file=source, line=line,
                              field=field, fix=f"write e.g. {key}: {default}")
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"must be a finite number, got {value!r}", file=source, line=line, field=field,

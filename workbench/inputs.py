@@ -60,7 +60,7 @@ def check_size(path: str | Path, kind: str) -> None:
     except OSError:
         return
     if path.is_file() and size > limit:
-        raise InputError(f"the file is {size / MiB:.1f} MiB, over the {shown_size(limit)} limit for a {kind} file",
+        raise InputError(f"the file is {size:,} bytes, and {kind} files are limited to {shown_size(limit)}",
                          file=path.name, fix="split it or remove what does not belong in it")
 
 

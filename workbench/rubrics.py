@@ -90,6 +90,8 @@ def rubric_from_dict(data: dict[str, Any], *, ctx: _Ctx | None = None, default_n
         raise ctx.error(("pass_threshold",), f"{threshold!r} is not a value of the scale {scale.describe()}",
                         "set it to the lowest passing value")
     criteria = []
+    if not isinstance(data.get("criteria") or [], list):
+        raise ctx.error(("criteria",), "criteria must be a list", "write each as - {id: correctness, description: ...}")
     for n, c in enumerate(data.get("criteria") or []):
         if not isinstance(c, dict) or not isinstance(c.get("id"), str) or not isinstance(c.get("description"), str):
             raise ctx.error(("criteria", n), "a criterion needs a string 'id' and 'description'",
@@ -109,6 +111,8 @@ def rubric_from_dict(data: dict[str, Any], *, ctx: _Ctx | None = None, default_n
     policy_from_dict(gate, source=ctx.file, line_of=lambda key: ctx.line(("gate", key)), prefix="gate.")
     judges = []
     seen: set[str] = set()
+    if not isinstance(data.get("judges") or [], list):
+        raise ctx.error(("judges",), "judges must be a list of judges", "write each judge as - {id: ..., model: ...}")
     for n, j in enumerate(data.get("judges") or []):
         spec = _judge(j, ctx, n)
         if spec.id in seen:
@@ -165,6 +169,8 @@ def _judge(j: Any, ctx: _Ctx, n: int) -> JudgeSpec:
         raise ctx.error(("judges", n, "id"), "a judge needs an 'id'", "add id: my-judge")
     judge_id = ctx.name(("judges", n, "id"), j["id"], "judge id")
     model = j.get("model")
+    if model is None:
+        raise ctx.error(("judges", n), "a judge needs a 'model'", "add model: <provider>/<model>, e.g. openai/gpt-4o")
     try:
         name = parse_model(model)
     except ModelNameError as exc:

@@ -88,7 +88,9 @@ class StrictLoader(yaml.SafeLoader):
         return self.construct_scalar(node)
 
     def refuse_tag(self, node: yaml.Node) -> None:
-        raise Refused(f"the tag '{node.tag.replace('tag:yaml.org,2002:', '!!')}' is not allowed", node.start_mark,
+        tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+        tag = tag if len(tag) <= 60 else tag[:57] + "..."
+        raise Refused(f"the tag '{tag}' is not allowed", node.start_mark,
                       "write plain text, numbers, lists and mappings only")
 
 
@@ -97,6 +99,7 @@ StrictLoader.add_constructor("tag:yaml.org,2002:str", StrictLoader.construct_yam
 StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", StrictLoader.construct_plain_text)
 for _tag in ("binary", "set", "omap", "pairs"):
     StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", StrictLoader.refuse_tag)
+StrictLoader.add_constructor(None, StrictLoader.refuse_tag)  # any other tag: !!python/..., !custom, ...
 
 
 def load_yaml(text: str, *, file: str) -> tuple[Any, yaml.Node | None]:

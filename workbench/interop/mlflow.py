@@ -18,8 +18,10 @@ Record N is the N-th trace.
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,10 @@ class MlflowAdapter:
                                       fix="export traces with Trace.to_dict()") from None
             return
         tracking_uri, _, fragment = uri.partition("#")
+        with _bounded_http():
+            yield from self._store_traces(uri, tracking_uri, fragment)
+
+    def _store_traces(self, uri: str, tracking_uri: str, fragment: str) -> Iterator[Any]:
         key, _, experiment = fragment.partition("=")
         if key != "experiment" or not experiment:
             raise SourceError(SOURCE, None, f"the URI {uri} names no experiment",
@@ -79,6 +85,23 @@ class MlflowAdapter:
             token = page.token
             if not token:
                 return
+
+
+#: An unreachable tracking server is said in seconds, not after MLflow's default retries (7, with a backoff that
+#: adds up to four minutes); a variable the user set is kept.
+HTTP_LIMITS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+               "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
+
+
+@contextmanager
+def _bounded_http() -> Iterator[None]:
+    added = [k for k in HTTP_LIMITS if k not in os.environ]
+    os.environ.update({k: HTTP_LIMITS[k] for k in added})
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
 
 
 def _records(n: int, trace: Any) -> Iterator[SourceRecord]:
