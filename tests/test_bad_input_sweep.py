@@ -22,6 +22,7 @@ import hashlib
 import json
 import shutil
 import sqlite3
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -676,6 +677,9 @@ def test_bad_input(c: Case, template: Path, template_db: str, tmp_path: Path, mo
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("WORKBENCH_DEBUG", raising=False)
     monkeypatch.chdir(ws)
+    systmp = tmp_path / "systmp"  # where imports stage their items: nothing may be left there either
+    systmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(systmp))
     db = ws / "workbench.db"
     before_db, before_files = template_db if c.workspace != "empty" else None, listing(ws)
 
@@ -699,6 +703,7 @@ def test_bad_input(c: Case, template: Path, template_db: str, tmp_path: Path, mo
         assert c.needle in last, last
     assert db_content(db) == before_db, "the database changed"
     assert listing(ws) == before_files, f"left behind: {sorted(listing(ws) ^ before_files)}"
+    assert listing(systmp) == set(), f"left in the temporary folder: {sorted(listing(systmp))}"
 
 
 def test_the_sweep_is_big_enough() -> None:
