@@ -578,6 +578,18 @@ for args, files in (
          workspace="empty")
 
 
+# --------------------------------------------------------------------------- the database file itself (--db)
+
+for id, content in (("text-file", "hello\n"), ("png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"),
+                    ("truncated-sqlite", "TRUNCATED_DB")):
+    for args in (["golden-set", "list"], ["import", "items", "{in}/i.jsonl", "-g", "g"], ["rubric", "list"]):
+        case(f"db-{id}-{args[0]}-{args[1]}", args, {"ws/workbench.db": content, "in/i.jsonl": jl(ITEM)},
+             workspace="empty")
+case("db-another-applications-sqlite", ["golden-set", "list"], {"ws/workbench.db": "FOREIGN_DB"}, workspace="empty",
+     xfail="the store migrates any SQLite file it is given, adding the workbench's tables to another application's "
+           "database; see /tmp/sweep_findings.md (F2)")
+
+
 # --------------------------------------------------------------------------- running the cases
 
 
@@ -586,6 +598,11 @@ def db_content(db: Path) -> str | None:
     if not db.exists():
         return None
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError:  # not a database at all (a case about --db itself): its bytes
+        conn.close()
+        return hashlib.sha256(db.read_bytes()).hexdigest()
     try:
         h = hashlib.sha256()
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
@@ -638,6 +655,8 @@ def _materialize(c: Case, ws: Path, inputs: Path) -> None:
         base, _, rel = where.partition("/")
         path = (ws if base == "ws" else inputs) / rel
         path.parent.mkdir(parents=True, exist_ok=True)
+        if content in ("TRUNCATED_DB", "FOREIGN_DB"):  # a real SQLite database: cut short, or whole
+            content = _sqlite_head(whole=content == "FOREIGN_DB")
         if isinstance(content, str) and content.startswith("BUNDLE:"):
             text = (ws / BUNDLE).read_text()
             edit = content.split(":", 1)[1]
@@ -649,6 +668,19 @@ def _materialize(c: Case, ws: Path, inputs: Path) -> None:
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
+
+
+def _sqlite_head(*, whole: bool = False) -> bytes:
+    """Another application's SQLite database (a table 't'); cut short unless ``whole``: 'malformed'."""
+    folder = Path(tempfile.mkdtemp(prefix="sweep-db-"))
+    conn = sqlite3.connect(folder / "x.db")
+    conn.execute("CREATE TABLE t (a TEXT)")
+    conn.executemany("INSERT INTO t VALUES (?)", [("x" * 500,)] * 200)
+    conn.commit()
+    conn.close()
+    data = (folder / "x.db").read_bytes()
+    shutil.rmtree(folder)
+    return data if whole else data[:5000]
 
 
 def _args(c: Case, ws: Path, inputs: Path) -> list[str]:
@@ -681,7 +713,7 @@ def test_bad_input(c: Case, template: Path, template_db: str, tmp_path: Path, mo
     systmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(systmp))
     db = ws / "workbench.db"
-    before_db, before_files = template_db if c.workspace != "empty" else None, listing(ws)
+    before_db, before_files = template_db if c.workspace != "empty" else db_content(db), listing(ws)
 
     r = Cli(db)(*_args(c, ws, inputs))
 

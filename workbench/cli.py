@@ -196,7 +196,7 @@ def _sentences(fn: Callable, args: tuple, kwargs: dict) -> Any:
         sys.exit(130)
     except (click.exceptions.Exit, click.ClickException, SystemExit):
         raise
-    except (OSError, sqlite3.OperationalError) as e:  # a full or read-only disk, a folder without permission
+    except (OSError, sqlite3.DatabaseError) as e:  # a full or read-only disk, a folder without permission, not a db
         if os.environ.get("WORKBENCH_DEBUG"):
             raise
         sentence = _os_error_sentence(e) if isinstance(e, OSError) else _db_error_sentence(e, args)
@@ -242,7 +242,7 @@ def _os_error_sentence(e: OSError) -> str | None:
     return f"cannot write or read {where}: {e.strerror or e}; {fix}."
 
 
-def _db_error_sentence(e: sqlite3.OperationalError, args: tuple) -> str | None:
+def _db_error_sentence(e: sqlite3.DatabaseError, args: tuple) -> str | None:
     ctx = next((a for a in args if isinstance(a, Ctx)), None)
     db = _shown(ctx.workspace.db) if ctx is not None and ctx._workspace is not None else "the database"
     text = str(e).lower()
@@ -252,6 +252,11 @@ def _db_error_sentence(e: sqlite3.OperationalError, args: tuple) -> str | None:
         return f"the database {db} could not be written ({e}); free some disk space and run the command again."
     if "unable to open" in text:
         return f"the database {db} cannot be opened ({e}); check that its folder exists and is writable."
+    if "file is not a database" in text:
+        return (f"{db} is not a workbench database ({e}); point --db (or WORKBENCH_DB) at the workbench database, "
+                "or move this file out of the way.")
+    if "malformed" in text or "corrupt" in text:
+        return f"the database {db} is damaged ({e}); restore it from a backup, or point --db at another database."
     return None
 
 
