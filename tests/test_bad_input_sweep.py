@@ -578,6 +578,44 @@ for args, files in (
          workspace="empty")
 
 
+case("empty-workspace-demo-with-a-bad-policy", ["demo", "--no-ui"], {"ws/rubrics/policy.yaml": "min_tpr_lowr: 0.5\n"},
+     workspace="empty", needle="did you mean min_tpr_lower")
+
+# --------------------------------------------------------------------------- board run files
+
+RUN = {"id": "run-0", "task_id": "t0", "category": "web", "repeat": 0, "input": "task", "output": "answer",
+       "producer": {"model": "model-a", "family": "openai"}}
+
+
+def board(id: str, body: str | bytes | None, extra: list[str] | None = None, needle: str | None = None,
+          bundle: str = "{ws}/" + BUNDLE) -> None:
+    files = {"in/runs.jsonl": body} if body is not None else {}
+    case(f"board-grade-{id}", ["board", "grade", "{in}/runs.jsonl", "--bundle", bundle, "--name", "wk",
+                               *(extra or [])], files, needle=needle)
+
+
+def run(**changes) -> str:
+    return jl({k: v for k, v in {**RUN, "id": "run-1", "repeat": 1, **changes}.items() if v is not None})
+
+
+board("malformed-json", jl(RUN) + '{"id": "run-1",\n', needle="runs.jsonl line 2")
+board("repeat-negative", jl(RUN) + run(repeat=-1), needle="repeat")
+board("repeat-text", jl(RUN) + run(repeat="again"), needle="repeat")
+board("task-id-missing", jl(RUN) + run(task_id=None), needle="task_id")
+board("producer-missing", jl(RUN) + run(producer=None), needle="producer")
+board("unknown-field", jl(RUN) + run(modle="x"), needle="unknown field")
+board("same-repeat-twice", jl(RUN) + run(repeat=0), needle="twice")
+board("category-changes", jl(RUN) + run(category="sql"), needle="category")
+board("category-html-control", jl(RUN) + run(category="<b>\x1b[31m</b>"), needle="control character")
+board("empty-file", "", needle="empty")
+board("missing-file", None)
+board("name-traversal", jl(RUN), ["--name", "../../wk"])
+board("judge-repeats-zero", jl(RUN), ["--judge-repeats", "0"], needle="--judge-repeats")
+board("budget-negative", jl(RUN), ["--budget", "-1"], needle="--budget")
+board("bundle-not-yaml", jl(RUN), bundle="{in}/runs.jsonl")
+board("bundle-missing", jl(RUN), bundle="{in}/nope.yaml")
+
+
 # --------------------------------------------------------------------------- the database file itself (--db)
 
 for id, content in (("text-file", "hello\n"), ("png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"),

@@ -366,8 +366,10 @@ def demo(ctx: Ctx, no_ui: bool, port: int) -> None:
       workbench demo              # seeds ./workbench.db, UI on http://127.0.0.1:8501
       workbench demo --no-ui --db /tmp/d.db
     """
+    from .gate import load_policy
     from .services.demo import seed_demo
 
+    load_policy(ctx.workspace.policy_file)  # the workspace's own policy is refused before a demo file is written
     db = ctx.workspace.db
     db_existed = str(db) == ":memory:" or db.exists()
     summary = seed_demo(ctx.store, ctx.workspace, precompute=True)  # the lead pages open on cached reports
