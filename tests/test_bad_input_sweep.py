@@ -616,6 +616,16 @@ board("bundle-not-yaml", jl(RUN), bundle="{in}/runs.jsonl")
 board("bundle-missing", jl(RUN), bundle="{in}/nope.yaml")
 
 
+# --------------------------------------------------------------------------- files that never end
+
+for id, args in (("rubric-add", ["rubric", "add", "/dev/zero"]), ("import-items", ["import", "items", "/dev/zero", "-g", "s"]),
+                 ("import-labels", ["import", "labels", "/dev/urandom", "-g", G, "-r", R]),
+                 ("grade-bundle", ["grade", "--bundle", "/dev/zero", "--items", "/dev/zero"]),
+                 ("import-map", ["import", "--from", "promptfoo", "{in}/x.json", "-g", "s", "-r", R, "--map", "/dev/zero"]),
+                 ("check", ["check", "/dev/zero"])):
+    case(f"device-{id}", args, {"in/x.json": "{}"}, prefixes=CHECK_PREFIXES, needle="not a regular file")
+
+
 # --------------------------------------------------------------------------- the database file itself (--db)
 
 for id, content in (("text-file", "hello\n"), ("png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"),

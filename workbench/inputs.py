@@ -59,6 +59,9 @@ def check_size(path: str | Path, kind: str) -> None:
         size = path.stat().st_size
     except OSError:
         return
+    if not path.is_file() and not path.is_dir():  # /dev/zero, a named pipe: reading it would never end
+        raise InputError("is not a regular file (a device, a pipe or a socket)", file=str(path),
+                         fix="give the path of a file")
     if path.is_file() and size > limit:
         raise InputError(f"the file is {size:,} bytes, and {kind} files are limited to {shown_size(limit)}",
                          file=path.name, fix="split it or remove what does not belong in it")

@@ -103,7 +103,7 @@ class ImportMaps:
     @classmethod
     def load(cls, path: str | Path, scale: Scale) -> "ImportMaps":
         path = Path(path)
-        if not path.is_file():
+        if not path.exists():
             raise InputError("file not found", file=str(path), fix="check the path given to --map")
         # the input edge: the size limit, UTF-8, then the strict YAML loader (no aliases, duplicate keys, .nan)
         text = read_utf8(path, kind="import map")
