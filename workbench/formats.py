@@ -2,6 +2,11 @@
 
 Files are streamed record by record so memory does not grow with the file;
 every problem becomes one ``InputError`` naming file, line, field and fix.
+The limits (a file at most 1 GiB, a line or cell at most 16 MiB) and the
+unknown-field rule are the input edge's, ``workbench.inputs``; a score is
+checked against the scale the file is read for by the parser itself
+(``parse_label(rec, scale)``), so ``import`` and ``grade`` refuse the same
+values with the same sentence.
 """
 
 from __future__ import annotations

@@ -1,21 +1,30 @@
 """The edge where users' files come in: the size limit of each kind of file, and the one unknown-key rule.
 
-Every file a user hands in is checked here before it is parsed, and every
-unknown key or field in it is refused the same way:
+Every file a user hands in passes the same three steps, in this order, before anything is written:
 
-* YAML (rubrics, ``rubrics/policy.yaml``, import maps, bundles) is read by
-  :func:`workbench.strict_yaml.read_utf8`, which refuses a file over its
-  kind's limit before reading it, then parsed by the strict loader there
-  (no anchors, duplicate keys, ``.nan``, tags or deep nesting);
-* records (items, labels, adjudications, judgments; ``.jsonl`` or ``.csv``)
-  are read by :func:`workbench.formats.read_records`: the file's limit first,
-  then each line's, then the typed parser of each record kind;
-* a key the reader does not know (a rubric key, a judge key, a gate key in
-  ``policy.yaml`` or a rubric's ``gate:``, a field of a record, an import
-  map's key) is refused by :func:`unknown_key`, which names the closest known
-  key ("did you mean min_tpr_lower") or, without one, lists them.
+1. this module's limit for its kind (:func:`check_size`, before a byte is read; a device or pipe is refused);
+2. one strict reader: :func:`workbench.strict_yaml.read_utf8` and ``load_yaml`` for YAML (no anchors,
+   duplicate keys, ``.nan``, tags outside JSON's types, deep nesting, NUL bytes or bytes that are not UTF-8),
+   :func:`workbench.formats.read_records` for ``.jsonl`` / ``.csv`` (each line at most ``MAX_LINE_BYTES``,
+   UTF-8, one JSON object per line or a header row, NaN / Infinity / lone surrogates refused);
+3. the typed parser of the kind, which names file, line, field and fix (``InputError``) and refuses an
+   unknown key through :func:`unknown_key` ("did you mean min_tpr_lower").
 
-Errors are :class:`workbench.errors.InputError`: file, line, field and fix.
+==========================  ============  =========================================================
+file                        limit         typed parser
+==========================  ============  =========================================================
+rubric YAML                 1 MiB         ``rubrics.parse_rubric`` (its ``gate:`` by ``gate.policy_from_dict``)
+``rubrics/policy.yaml``     1 MiB         ``gate.load_policy`` -> ``gate.policy_from_dict``
+import map (``--map``)      1 MiB         ``interop.mapping.ImportMaps.load``
+bundle, judge config YAML   16 MiB        ``services.export.load_bundle``, ``services.judge_check``
+items, run files            1 GiB         ``formats.parse_item``
+labels, adjudications       1 GiB         ``formats.parse_label`` / ``parse_adjudication``, score on the scale
+judgments                   1 GiB         ``formats.parse_judgment``, score on the scale (import and ``grade``)
+==========================  ============  =========================================================
+
+Records files are streamed, so their limit is generous; each record (a line of ``.jsonl``, a cell of ``.csv``)
+is at most 16 MiB. Another tool's export (``import --from``) is read by its adapter and each item it yields
+goes through ``formats.parse_item`` like a file's.
 """
 
 from __future__ import annotations
