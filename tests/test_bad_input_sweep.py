@@ -519,7 +519,13 @@ for args in (["golden-set", "show", "nope"], ["golden-set", "freeze", "nope"], [
              ["rubric", "show", R, "--version", "99"], ["board", "show", "nope"],
              ["board", "show", "nope", "--q", "2"], ["board", "show", "nope", "--resamples", "5"],
              ["rater", "set", "../boss", "--role", "lead"], ["rater", "set", "x", "--role", "king"],
-             ["golden-set", "queue", G, "--order", "sideways"], ["refine-decide", "99999", "--accept", "--lead", "x"]):
+             ["golden-set", "queue", G, "--order", "sideways"],
+             ["golden-set", "queue", G, "--order", "active", "--rubric", R, "--judge", "careful-sonnet",
+              "--expected-labels", "-5"],
+             ["golden-set", "queue", G, "--order", "active", "--rubric", R, "--judge", "careful-sonnet",
+              "--expected-labels", "0"],
+             ["golden-set", "queue", G, "--order", "active", "--rubric", R, "--judge", "nope"],
+             ["board", "show", "nope", "--seed", "-5"], ["board", "compare", "a", "b", "--pair", "x"], ["refine-decide", "99999", "--accept", "--lead", "x"]):
     case("options-" + "-".join(a.strip("-./{}") for a in args if a)[:60], args)
 
 # --------------------------------------------------------------------------- imports from other tools

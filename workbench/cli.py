@@ -815,6 +815,8 @@ def golden_set_queue(ctx: Ctx, name: str, order: str | None, rubric: str | None,
     """
     from .services.active_queue import queue_setting, set_queue_order
 
+    _require(expected_labels is None or expected_labels >= 1, "--expected-labels", expected_labels,
+             "a whole number of at least 1", "200")
     q = (set_queue_order(ctx.store, name, order, rubric=rubric, judge=judge, expected_labels=expected_labels,
                          workspace=ctx.workspace) if order else queue_setting(ctx.store, name))
     click.echo(f"Golden set '{name}': queue order {q.order}.")

@@ -105,6 +105,7 @@ def board_show(ctx: Ctx, name: str, fmt: str, out: str | None, q_value: float, h
 
     _require(0 < q_value < 1, "--q", q_value, "a number between 0 and 1", "0.05")
     _require(resamples >= 100, "--resamples", resamples, "a whole number of at least 100", "2000")
+    _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
     report = svc.board_report(ctx.store, name, q_value=q_value, adjustment="holm" if holm else "fdr_bh",
                               resamples=resamples, seed=seed).to_dict()
     text = render(report, fmt)
