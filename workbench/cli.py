@@ -1180,8 +1180,7 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
     _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
     require_valid_signature(bundle_file, ctx.workspace)  # grading trusts the bundle: a signed one must verify
     if out is None:
-        out = str(ctx.workspace.reports / f"{Path(items_file).stem}.graded.jsonl")
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
+        out = str(ctx.workspace.reports / f"{Path(items_file).stem}.graded.jsonl")  # made once the grades are in
     r = run(ctx.store, bundle_file, items_file, labels_file=labels_file, judgments_file=judgments_file, out=out,
             resamples=resamples, seed=seed)
     if as_json:
