@@ -331,9 +331,9 @@ def test_rubric_not_utf8(cli, tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["calibrate", "--resamples", "0"], "option --resamples must be a whole number of at least 1, got 0"),
+    (["calibrate", "--resamples", "0"], "option --resamples must be a whole number from 1 to 100,000, got 0"),
     (["calibrate", "--epsilon", "nan"], "option --epsilon must be a number from 0 to 1, got nan"),
-    (["calibrate", "--seed", "-1"], "option --seed must be a whole number of 0 or more, got -1"),
+    (["calibrate", "--seed", "-1"], "option --seed must be a whole number from 0 to 2**63 - 1, got -1"),
     (["calibrate", "--target-width", "inf"], "option --target-width must be a positive number, got inf"),
     (["export", "--resamples", "0", "--out", "never"], "option --resamples"),
     (["report", "--resamples", "0"], "option --resamples"),

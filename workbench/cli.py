@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # the store pulls in sqlite-utils and pandas: `workbench --he
     from .store import Store
 
 EXIT_ERROR = 1
+MAX_RESAMPLES = 100_000  # bootstrap draws: more change no reported digit, and would only fill memory
+MAX_SEED = 2**63 - 1  # seeds are stored with the reports (SQLite integers)
 EXIT_GATE_FAILED = 3
 EXIT_BROKEN_PIPE = 128 + 13  # as a command killed by SIGPIPE (`yes | head -1`): the reader stopped reading
 UI_STOP_GRACE_S = 10.0  # how long the UI server may take to stop before it is killed
@@ -999,8 +1001,9 @@ def _calibration_options(f: Callable) -> Callable:
 
 def _options(resamples: int, seed: int, epsilon: float, alt_metric: str, run: str | None, target_width: float):
     from .services.calibration import Options
-    _require(resamples >= 1, "--resamples", resamples, "a whole number of at least 1", "2000")
-    _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
+    _require(1 <= resamples <= MAX_RESAMPLES, "--resamples", resamples, f"a whole number from 1 to {MAX_RESAMPLES:,}",
+             "2000")
+    _require(0 <= seed <= MAX_SEED, "--seed", seed, "a whole number from 0 to 2**63 - 1", "0")
     _require(_finite(epsilon) and 0 <= epsilon <= 1, "--epsilon", epsilon, "a number from 0 to 1",
              "0.2 (expert raters), 0.15 (skilled) or 0.1 (crowd)")
     _require(_finite(target_width) and target_width > 0, "--target-width", target_width, "a positive number", "0.1")

@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from workbench.cli import Ctx, WorkbenchGroup, _echo_json, _require, _shown, clean_errors, pass_ctx
+from workbench.cli import (MAX_RESAMPLES, MAX_SEED, Ctx, WorkbenchGroup, _echo_json, _require, _shown, clean_errors,
+                           pass_ctx)
 
 
 def register(main: click.Group) -> None:
@@ -104,8 +105,9 @@ def board_show(ctx: Ctx, name: str, fmt: str, out: str | None, q_value: float, h
     from workbench.services.board_render import render
 
     _require(0 < q_value < 1, "--q", q_value, "a number between 0 and 1", "0.05")
-    _require(resamples >= 100, "--resamples", resamples, "a whole number of at least 100", "2000")
-    _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
+    _require(100 <= resamples <= MAX_RESAMPLES, "--resamples", resamples,
+             f"a whole number from 100 to {MAX_RESAMPLES:,}", "2000")
+    _require(0 <= seed <= MAX_SEED, "--seed", seed, "a whole number from 0 to 2**63 - 1", "0")
     report = svc.board_report(ctx.store, name, q_value=q_value, adjustment="holm" if holm else "fdr_bh",
                               resamples=resamples, seed=seed).to_dict()
     text = render(report, fmt)

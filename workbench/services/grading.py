@@ -20,6 +20,7 @@ from ..store import Store
 from .export import load_bundle
 
 # (items, rubric, judge spec) -> one judgment per item; the default runs the bundle's judge for real.
+MAX_RESAMPLES = 100_000  # draws of the corrected pass rate's interval: more change no reported digit
 ItemJudge = Callable[[Sequence[Item], Any, JudgeSpec], list[Judgment]]
 
 
@@ -63,6 +64,9 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
           judgments_file: str | Path | None = None, out: str | Path | None = None, judge_items: ItemJudge | None = None,
           resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Grade the items with the bundle's judge (or take its judgments from a file) and correct the pass rate."""
+    if not 1 <= resamples <= MAX_RESAMPLES or not 0 <= seed < 2**63:
+        raise InputError(f"resamples must be a whole number from 1 to {MAX_RESAMPLES:,} and the seed from 0 to "
+                         f"2**63 - 1, got {resamples} and {seed}", fix="write e.g. --resamples 2000 --seed 0")
     bundle = load_bundle(store, bundle_file)
     rubric = rubric_from_dict(bundle["rubric"]["content"])
     spec = rubric.judge(bundle["judge"]["id"])
