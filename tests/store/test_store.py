@@ -104,6 +104,32 @@ def test_promptfoo_item_ids_naming_the_provider_are_migrated(tmp_path):
     assert not [i for i in ids[:2] if "gpt" in i or "provider" in i]
 
 
+def test_another_applications_database_is_refused_untouched(tmp_path):
+    """An SQLite file with tables but no workbench migrations (another tool's database) is refused by name before it
+    is changed, journal mode included; an SQLite file without tables becomes a workbench database."""
+    import hashlib
+    import sqlite3
+
+    from workbench.errors import InputError
+
+    other = tmp_path / "mlflow.db"
+    conn = sqlite3.connect(other)
+    conn.executescript("CREATE TABLE experiments (id INTEGER); CREATE TABLE runs (id INTEGER);")
+    conn.close()
+    before = hashlib.sha256(other.read_bytes()).hexdigest()
+    with pytest.raises(InputError, match=r"mlflow.db is an SQLite database of another application \(tables: "
+                                         r"experiments, runs\).*point --db"):
+        Store(other)
+    assert hashlib.sha256(other.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db"]  # no -wal or -shm beside it
+    empty = tmp_path / "empty.db"
+    sqlite3.connect(empty).close()
+    with Store(empty) as s:
+        assert "items" in s.table_counts()
+    with Store(empty) as s:  # and once it is the workbench's, it opens again
+        assert s.table_counts()["items"] == 0
+
+
 N_PROCS, N_ITEMS = 8, 100  # 250 saves per process
 
 

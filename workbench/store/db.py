@@ -67,6 +67,24 @@ def busy_timeout_ms() -> int:
     return int(os.environ.get("WORKBENCH_BUSY_TIMEOUT_MS") or BUSY_TIMEOUT_MS)
 
 
+def foreign_tables(path: str | Path) -> list[str] | None:
+    """The tables of an existing SQLite file that has tables but no ``_migrations`` (another application's database,
+    which migrating would fill with the workbench's tables), else None. Read-only: the file is not touched (not even
+    its journal mode) before it is known to be the workbench's."""
+    path = Path(path)
+    if str(path) == ":memory:" or not path.is_file() or path.stat().st_size == 0:
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return None  # not a database, or locked: connect() below says what it is
+    return sorted(names) if names and "_migrations" not in names else None
+
+
 def connect(path: str | Path) -> sqlite3.Connection:
     # isolation_level=None: we issue BEGIN IMMEDIATE/COMMIT ourselves.
     timeout_ms = busy_timeout_ms()

@@ -15,10 +15,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
-from ..errors import NotFound
+from ..errors import InputError, NotFound
 from ..models import Item, Judgment, Label, Rubric
 from . import active_queue
-from .db import Params, as_sqlite_utils, connect, default_db_path, immediate, now, query, query_one, retry_busy
+from .db import (Params, as_sqlite_utils, connect, default_db_path, foreign_tables, immediate, now, query, query_one,
+                 retry_busy)
 from .mapping import decode_verdict, from_json, item_from_row, judgment_from_row, to_json, verdict_columns
 from .migrations import migrate
 
@@ -39,6 +40,12 @@ class Store:
 
     def __init__(self, path: str | Path | None = None, *, migrate_schema: bool = True):
         self.path = str(path or default_db_path())
+        tables = foreign_tables(self.path)
+        if tables is not None:
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise InputError(f"{self.path} is an SQLite database of another application (tables: {shown}), not a "
+                             "workbench database", fix="point --db (or WORKBENCH_DB) at the workbench's database, or "
+                             "give the name of a new file")
         self.conn = connect(self.path)
         if migrate_schema:
             migrate(self.conn)
