@@ -31,6 +31,8 @@ import pytest
 from tests.conftest import Cli
 
 SECRETS = {"OPENAI_API_KEY": "sk-sweep-canary-openai-5f3e9b1c2d", "ANTHROPIC_API_KEY": "sk-ant-sweep-canary-77aa01"}
+# A case that got past validation by mistake must not reach a provider: every SDK points at a closed local port.
+NO_NETWORK = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "OPENAI_BASE_URL": "http://127.0.0.1:9"}
 G, R, J = "demo", "demo-patch-quality", "lenient-mini"
 MiB = 2**20
 BUNDLE = "rubrics/approved/demo-patch-quality@v1--careful-sonnet.yaml"
@@ -280,6 +282,8 @@ items("duplicate-id-other-content", ok_item + item(id="sweep-0", output="other")
 items("conflicts-with-stored-item", item(id="demo-0000", output="changed"), golden_set=G, needle="already in")
 items("nan", ok_item + '{"id": "a", "input": "t", "output": "o", "metadata": {"x": NaN}}\n', needle="NaN")
 items("infinity", ok_item + '{"id": "a", "input": "t", "output": "o", "metadata": {"x": -Infinity}}\n')
+items("integer-beyond-64-bits", ok_item + '{"id": "a", "input": "t", "output": "o", "metadata": {"n": 1' + "0" * 30 + '}}\n',
+      needle="too large")
 items("1e999", ok_item + '{"id": "a", "input": "t", "output": "o", "metadata": {"x": 1e999}}\n')
 items("lone-surrogate", ok_item + '{"id": "a", "input": "t\\ud800", "output": "o"}\n', needle="surrogate")
 items("deep-nesting", ok_item + '{"id": "a", "input": "t", "output": "o", "metadata": ' + "[" * 10_000 + "\n",
@@ -334,6 +338,8 @@ for id, value in (("fraction", 0.5), ("text", "high"), ("boolean", True), ("list
     labels(f"score-{id}", label(score=value), needle="score")
 labels("score-null", label(score=None) | {"score": None}, needle="score")
 labels("score-nan", raw=jl(LABEL) + '{"item_id": "demo-0001", "rater": "x", "score": NaN}\n', needle="NaN")
+labels("score-beyond-64-bits", raw=jl(LABEL) + '{"item_id": "demo-0001", "rater": "x", "score": 1e20}\n',
+       needle="too large")
 labels("score-infinity", raw=jl(LABEL) + '{"item_id": "demo-0001", "rater": "x", "score": Infinity}\n')
 labels("score-missing", label(score=None), needle="score")
 labels("rater-missing", label(rater=None), needle="rater")
@@ -412,6 +418,12 @@ judgments("evidence-negative", judgment(evidence_steps=[-1]), needle="evidence_s
 judgments("evidence-beyond", judgment(evidence_steps=[999]), needle="evidence_steps")
 judgments("evidence-text", judgment(evidence_steps="3"), needle="evidence_steps")
 judgments("tokens-negative", judgment(tokens_in=-10), needle="tokens_in")
+judgments("tokens-beyond-64-bits", raw=jl(JUDGMENT) + '{"item_id": "demo-0001", "score": 0, "tokens_in": 99999999999999999999}\n',
+          needle="too large")
+judgments("repeat-beyond-64-bits", raw=jl(JUDGMENT) + '{"item_id": "demo-0001", "score": 0, "repeat": 1e300}\n',
+          needle="too large")
+judgments("csv-score-beyond-64-bits", raw="item_id,score\ndemo-0001,99999999999999999999999\n", name="j.csv",
+          needle="too large")
 judgments("cost-text", judgment(cost_usd="cheap"), needle="cost_usd")
 judgments("latency-negative", judgment(latency_ms=-3), needle="latency_ms")
 judgments("created-at-text", judgment(created_at="yesterday"), needle="ISO 8601")
@@ -473,8 +485,7 @@ grade("bundle-edited-threshold", {"in/b.yaml": "BUNDLE:edit", "in/j.jsonl": judg
 grade("bundle-with-anchor", {"in/b.yaml": "BUNDLE:anchor", "in/j.jsonl": judged(1, 0)},
       ["--judgments", "{in}/j.jsonl"], bundle="{in}/b.yaml", needle="anchors and aliases")
 grade("refused-leaves-no-reports-folder", {"in/j.jsonl": judged(7, 9)}, ["--judgments", "{in}/j.jsonl"],
-      workspace="demo-no-reports",
-      xfail="cli.py grade() makes reports/ before the inputs are read; see /tmp/sweep_findings.md (F1)")
+      workspace="demo-no-reports")  # finding F1, fixed: grade made reports/ before reading its inputs
 
 CHECK_PREFIXES = ("Error: ", "FAIL: ")  # check is a CI gate: a bundle it refuses is a FAIL line, with a non-zero exit
 for id, text in (("empty", ""), ("not-yaml", "{{{ ["), ("binary", b"\x00\x01\x02\x03"), ("list", "- 1\n"),
@@ -616,6 +627,7 @@ def run(**changes) -> str:
 board("malformed-json", jl(RUN) + '{"id": "run-1",\n', needle="runs.jsonl line 2")
 board("repeat-negative", jl(RUN) + run(repeat=-1), needle="repeat")
 board("repeat-text", jl(RUN) + run(repeat="again"), needle="repeat")
+board("repeat-beyond-64-bits", jl(RUN) + run(repeat=10**20), needle="too large")
 board("task-id-missing", jl(RUN) + run(task_id=None), needle="task_id")
 board("producer-missing", jl(RUN) + run(producer=None), needle="producer")
 board("unknown-field", jl(RUN) + run(modle="x"), needle="unknown field")
@@ -648,9 +660,8 @@ for id, content in (("text-file", "hello\n"), ("png", b"\x89PNG\r\n\x1a\n\x00\x0
     for args in (["golden-set", "list"], ["import", "items", "{in}/i.jsonl", "-g", "g"], ["rubric", "list"]):
         case(f"db-{id}-{args[0]}-{args[1]}", args, {"ws/workbench.db": content, "in/i.jsonl": jl(ITEM)},
              workspace="empty")
-case("db-another-applications-sqlite", ["golden-set", "list"], {"ws/workbench.db": "FOREIGN_DB"}, workspace="empty",
-     xfail="the store migrates any SQLite file it is given, adding the workbench's tables to another application's "
-           "database; see /tmp/sweep_findings.md (F2)")
+case("db-another-applications-sqlite", ["golden-set", "list"], {"ws/workbench.db": "FOREIGN_DB"}, workspace="empty")
+# (finding F2, fixed in the store: another application's SQLite file was migrated into)
 
 
 # --------------------------------------------------------------------------- running the cases
@@ -702,9 +713,7 @@ def template(tmp_path_factory) -> Path:
                       options=Options(resamples=200), workspace=Workspace(root, root / "workbench.db"))
         s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert (root / BUNDLE).exists()
-    # grade makes reports/ before it reads its inputs (finding F1, another helper's file): made here, so the grade
-    # cases test everything else; 'refused-leaves-no-reports-folder' holds the finding
-    (root / "reports").mkdir()
+    (root / "reports").mkdir()  # as after a first grade; 'refused-leaves-no-reports-folder' runs without it
     return root
 
 
@@ -768,7 +777,7 @@ def test_bad_input(c: Case, template: Path, template_db: str, tmp_path: Path, mo
     inputs = tmp_path / "in"
     inputs.mkdir()
     _materialize(c, ws, inputs)
-    for key, value in SECRETS.items():
+    for key, value in {**SECRETS, **NO_NETWORK}.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("WORKBENCH_DEBUG", raising=False)
     monkeypatch.chdir(ws)

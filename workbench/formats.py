@@ -31,6 +31,7 @@ STEP_ROLES = ("system", "user", "assistant", "tool")
 NESTED = {"trajectory", "producer", "metadata", "evidence_steps", "trace"}
 MAX_DEPTH = 64  # nesting of a record's JSON; deeper is refused before it can overflow the stack
 _SURROGATE = re.compile("[\ud800-\udfff]")
+INT_LIMIT = 2**63  # SQLite's integers: a whole number outside [-2**63, 2**63) cannot be stored
 #: Fields that name things (ids, task ids, categories): printable text on one line.
 LABEL_LIKE = ("id", "item_id", "task_id", "category")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -126,7 +127,8 @@ def _json(text: str, file: str, line: int, field: str | None, fix: str) -> Any:
 
 
 def check_values(data: Any, *, file: str, line: int, field: str | None = None) -> None:
-    """Refuse what the store and the hashes cannot hold: NaN and infinities, lone surrogates, deep nesting.
+    """Refuse what the store and the hashes cannot hold: NaN and infinities, whole numbers beyond 64 bits, lone
+    surrogates, deep nesting.
 
     Iterative, so a deeply nested value is refused rather than overflowing the stack.
     """
@@ -146,6 +148,9 @@ def check_values(data: Any, *, file: str, line: int, field: str | None = None) -
                 path = f"{where}[{key}]" if isinstance(value, list) else (f"{where}.{key}" if where else key)
                 children.append((child, path, depth + 1))
             stack.extend(reversed(children))
+        elif isinstance(value, int) and not isinstance(value, bool) and not -INT_LIMIT <= value < INT_LIMIT:
+            raise InputError(f"{_digits(value)} is too large a whole number (the limit is 2**63)", file=file,
+                             line=line, field=where or None, fix="write it as text, or as a number with a decimal point")
         elif isinstance(value, float) and not math.isfinite(value):
             shown = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
             raise InputError(f"{shown} is not a finite number", file=file, line=line, field=where or None,
@@ -153,6 +158,11 @@ def check_values(data: Any, *, file: str, line: int, field: str | None = None) -
         elif isinstance(value, str) and _SURROGATE.search(value):
             raise InputError("the text holds a lone surrogate escape ('\\ud800' to '\\udfff')", file=file, line=line,
                              field=where or None, fix=_SURROGATE_FIX)
+
+
+def _digits(n: int) -> str:
+    text = str(n)
+    return text if len(text) <= 30 else text[:27] + "..."
 
 
 class _Lines:
@@ -290,12 +300,16 @@ def _int(rec: Record, name: str, *, required: bool = False, nullable: bool = Fal
         return None
     if rec.from_csv and isinstance(v, str):
         try:
-            return int(v.strip())
+            number = int(v.strip())
         except ValueError:
-            raise rec.error(f"must be an integer, got '{v}'", field=name, fix="write a whole number") from None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
+            raise rec.error(f"must be an integer, got '{v[:40]}'", field=name, fix="write a whole number") from None
+    elif isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
         raise rec.error(f"must be an integer, got {json.dumps(v)[:40]}", field=name, fix="write a whole number")
-    return int(v)
+    else:
+        number = int(v)
+    if not -INT_LIMIT <= number < INT_LIMIT:  # the store's integers are 64-bit
+        raise rec.error(f"{_digits(number)} is too large a number", field=name, fix="write the measured value")
+    return number
 
 
 def _float(rec: Record, name: str) -> float | None:
