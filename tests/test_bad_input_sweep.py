@@ -568,6 +568,27 @@ for src in SOURCES:
     source("json-empty-list", src, "{in}/results" + ext, {"in/results" + ext: "[]"})
     case(f"from-{src}-empty-workspace-missing-path", ["import", "--from", src, "/tmp/nope/mlruns", "-g", "g", "-r",
                                                       "r"], workspace="empty")
+SHAPES = {  # JSON that parses but is not the tool's export, or rows of the wrong shape
+    "promptfoo": {"no-results": {}, "results-not-list": {"results": {}},
+                  "rows-not-objects": {"results": {"results": [1, "x", None, {}]}},
+                  "row-wrong-types": {"results": {"results": [{"vars": 5, "response": 7}]}},
+                  "grading-not-objects": {"results": {"results": [{"testCase": {"assert": [{"type": "llm-rubric"}]},
+                                                                   "gradingResult": {"componentResults": [1]}}]}}},
+    "deepeval": {"no-test-cases": {}, "case-not-object": {"testCases": [1]}, "case-empty": {"testCases": [{}]},
+                 "case-wrong-types": {"testCases": [{"input": 5, "metricsData": [1, {}]}]},
+                 "cases-not-list": {"testCases": {}}},
+    "langfuse": {"score-not-object": {"data": [1]}, "score-empty": {"data": [{}]},
+                 "score-wrong-types": {"data": [{"traceId": 5, "value": "x", "name": None}]}},
+    "phoenix": {"annotation-not-object": {"data": [1]}, "annotation-empty": {"data": [{}]},
+                "records-wrong-types": [{"span_id": 1}], "result-number": {"data": [{"result": 5}]}},
+    "mlflow": {"trace-empty": [{}], "trace-number": [1], "traces-key-empty": {"traces": [{}]},
+               "trace-without-fields": {"traces": [{"info": {}, "data": {}}]}},
+    "inspect": {"empty-object": {}, "eval-empty": {"eval": {}},
+                "header-only": {"version": 2, "status": "success", "eval": {"task": "t"}}},
+}
+for src, shapes in SHAPES.items():
+    for id, doc in shapes.items():
+        source(f"shape-{id}", src, "{in}/export.json", {"in/export.json": json.dumps(doc)})
 source("unknown-source", "excel", "{in}/x.json", {"in/x.json": "{}"})
 source("uri-without-experiment", "mlflow", "sqlite:///{in}/mlflow.db")
 source("tracking-store-missing", "mlflow", "sqlite:///{ws}/mlflow.db#experiment=qa")
