@@ -51,6 +51,7 @@ class Ctx:
         self._workspace: Workspace | None = None
         self._store: Store | None = None
         self._created: list[Path] = []  # the database file and folders this invocation made (removed if it fails)
+        self._fresh: tuple | None = None  # the content fingerprint of the database this invocation created
 
     @property
     def workspace(self) -> Workspace:
@@ -81,22 +82,30 @@ class Ctx:
             from .services import open_store
 
             self._store = open_store(db)
+            if self._created:
+                self._fresh = self._store.data_version()  # what a new, empty database holds
         return self._store
 
     def discard_created(self) -> None:
         """A refused or failed command leaves no database behind: remove the one it created, and its folders.
 
         Only what this invocation made goes: a database that was there before is untouched (its writes are
-        transactions, rolled back on the error).
+        transactions, rolled back on the error), and so is a new one that meanwhile holds data (another process
+        started using it, or the command itself landed part of its work before it failed).
         """
         if not self._created:
             return
         if self._store is not None:
             try:
+                # another process may have started using the new database meanwhile: whatever landed in it stays
+                landed = self._store.data_version() != self._fresh
                 self._store.close()
             except Exception:  # noqa: BLE001 - already failing: removing the file matters more
-                pass
+                landed = False
             self._store = None
+            if landed:
+                self._created = []
+                return
         db, *folders = self._created
         self._created = []
         for suffix in ("", "-wal", "-shm", "-journal"):

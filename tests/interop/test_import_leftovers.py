@@ -74,3 +74,22 @@ def test_a_command_that_succeeds_keeps_the_database_it_created(empty):
     f = write(empty.parent / "items.jsonl", '{"id": "a", "input": "t", "output": "o"}\n')
     assert _run("import", "items", f, "-g", "g").exit_code == 0
     assert "workbench.db" in _everything(empty)
+
+
+def test_a_new_database_another_process_wrote_to_meanwhile_is_kept(empty, monkeypatch):
+    from workbench.errors import InputError
+    from workbench.services import importing
+    from workbench.services.rubrics import add_rubric
+    from workbench.store import Store
+
+    def another_writer_then_refused(store, path, golden_set, **kw):
+        with Store(empty / "workbench.db") as other:
+            add_rubric(other, DEMO_RUBRIC)  # a second process lands a rubric in the new database
+        raise InputError("refused after the other process wrote", file="items.jsonl", line=1)
+
+    monkeypatch.setattr(importing, "import_items", another_writer_then_refused)
+    f = write(empty.parent / "items.jsonl", '{"id": "a", "input": "t", "output": "o"}\n')
+    r = _run("import", "items", f, "-g", "g")
+    assert r.exit_code == 1 and "refused after the other process wrote" in r.stderr
+    assert (empty / "workbench.db").exists()
+    assert "demo-patch-quality" in _run("rubric", "list").output
