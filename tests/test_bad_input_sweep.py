@@ -529,6 +529,11 @@ for option, value in (("--repeats", "0"), ("--concurrency", "0"), ("--limit", "-
                       ("--budget", "nan"), ("--rpm", "0"), ("--tpm", "inf"), ("--repeats", "x")):
     case(f"options-judge-run{option}-{value}", ["judge", "run", "-g", G, "-r", R, "-j", "careful-sonnet", option,
                                                 value])
+for judge in ("careful-sonnet", "gpt4o-self"):  # the planted keys are read, and must not be shown
+    case(f"keys-judge-run-dry-run-{judge}-accepted", ["judge", "run", "-g", G, "-r", R, "-j", judge, "--dry-run",
+                                                      "--limit", "3"], accepted=True)
+    case(f"keys-probe-dry-run-{judge}-accepted", ["probe", "-g", G, "-r", R, "-j", judge, "--dry-run", "--limit", "2"],
+         accepted=True)
 case("options-judge-run-judge-unknown", ["judge", "run", "-g", G, "-r", R, "-j", "ghost", "--dry-run"])
 for option, value in (("--budget", "-3"), ("--limit", "0"), ("--probes", "no-such-probe"), ("--concurrency", "0")):
     case(f"options-probe{option}-{value}", ["probe", *SCOPE, option, value, "--dry-run"])
