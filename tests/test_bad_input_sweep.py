@@ -11,9 +11,14 @@ that has no database yet. For each refused case the sweep asserts:
 * no file or folder left in the workspace that was not there before;
 * the planted API keys (OPENAI_API_KEY, ANTHROPIC_API_KEY) in no output.
 
-Inputs that are fine though odd (a BOM, CRLF line ends, an item id that looks like a path) are *accepted*
-cases, documented as such: exit 0 and no traceback. A case that finds a bug in a file another helper owns
-is marked ``xfail(strict=True)`` with the finding written up in /tmp/sweep_findings.md.
+Inputs that are fine though odd (a BOM, CRLF line ends, an item id that looks like a path, an empty
+policy.yaml, a dry run with the planted keys) are *accepted* cases, documented as such: exit 0, no traceback,
+no key shown. A case that finds a bug in a file another helper owns is marked ``xfail(strict=True)`` with the
+finding written up for the lead (/tmp/sweep_findings.md of the session that wrote it).
+
+About 600 cases; on 2 cores (``python -m pytest -n 2 tests/test_bad_input_sweep.py``) the sweep takes about
+35 s, most of it building the demo workspace once per worker. Every provider SDK points at a closed local
+port, so a case that got past validation by mistake fails instead of reaching the network.
 """
 
 from __future__ import annotations
