@@ -554,7 +554,8 @@ for option, value in (("--budget", "-3"), ("--rounds", "0"), ("--held-out", "1.5
     case(f"options-refine{option}-{value}", ["refine", *SCOPE, option, value, "--dry-run"])
 for args in (["golden-set", "show", "nope"], ["golden-set", "freeze", "nope"], ["golden-set", "show", "../x"],
              ["golden-set", "export", "nope", "--out", "{in}/out"], ["rubric", "show", "nope"],
-             ["rubric", "show", R, "--version", "99"], ["board", "show", "nope"],
+             ["rubric", "show", R, "--version", "99"], ["rubric", "show", R, "--version", "0"],
+             ["rubric", "show", R, "--version", "99999999999999999999"], ["board", "show", "nope"],
              ["board", "show", "nope", "--q", "2"], ["board", "show", "nope", "--resamples", "5"],
              ["rater", "set", "../boss", "--role", "lead"], ["rater", "set", "x", "--role", "king"],
              ["golden-set", "queue", G, "--order", "sideways"],

@@ -568,6 +568,7 @@ def rubric_show(ctx: Ctx, name: str, version: int | None) -> None:
     from .rubrics import dump_rubric
     from .services.rubrics import get_rubric
 
+    _require(version is None or 1 <= version <= MAX_SEED, "--version", version, "a version number from 1", "1")
     rv = get_rubric(ctx.store, name, version)
     click.echo(f"# {rv.name} version {rv.version}, hash {rv.hash}")
     click.echo(dump_rubric(rv.rubric))
