@@ -23,6 +23,7 @@ port, so a case that got past validation by mistake fails instead of reaching th
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import shutil
@@ -181,6 +182,8 @@ for id, fields in (("model-no-provider", {"model": "gpt-4o"}), ("model-unknown-p
                    ("temperature-inf", {"temperature": ".inf"}), ("max-tokens-zero", {"max_tokens": "0"}),
                    ("max-tokens-negative", {"max_tokens": "-5"}), ("max-tokens-fraction", {"max_tokens": "1.5"}),
                    ("max-tokens-boolean", {"max_tokens": "true"}), ("repeats-zero", {"repeats": "0"}),
+                   ("repeats-huge", {"repeats": "100000000"}), ("max-turns-huge", {"max_turns": "10000000"}),
+                   ("max-tokens-beyond-64-bits", {"max_tokens": "99999999999999999999"}),
                    ("max-turns-text", {"max_turns": "many"}), ("family-number", {"family": "5"}),
                    ("see-reference-text", {"see_reference": "sometimes"}), ("id-traversal", {"id": "../../escaped"}),
                    ("id-slash", {"id": "a/b"}), ("id-space", {"id": '"two words"'}), ("id-empty", {"id": '""'}),
@@ -539,7 +542,8 @@ for value in ("0", "-0.1", "nan", "inf"):
     case(f"options-plan-target-width-{value}", ["plan", *SCOPE, "--target-width", value], needle="--target-width")
 case("options-plan-missing-judge", ["plan", "-g", G, "-r", R])
 for option, value in (("--repeats", "0"), ("--concurrency", "0"), ("--limit", "-1"), ("--budget", "-3"),
-                      ("--budget", "nan"), ("--rpm", "0"), ("--tpm", "inf"), ("--repeats", "x")):
+                      ("--budget", "nan"), ("--rpm", "0"), ("--tpm", "inf"), ("--repeats", "x"),
+                      ("--repeats", "100000000")):
     case(f"options-judge-run{option}-{value}", ["judge", "run", "-g", G, "-r", R, "-j", "careful-sonnet", option,
                                                 value])
 for judge in ("careful-sonnet", "gpt4o-self"):  # the planted keys are read, and must not be shown
@@ -678,6 +682,7 @@ board("empty-file", "", needle="empty")
 board("missing-file", None)
 board("name-traversal", jl(RUN), ["--name", "../../wk"])
 board("judge-repeats-zero", jl(RUN), ["--judge-repeats", "0"], needle="--judge-repeats")
+board("judge-repeats-huge", jl(RUN), ["--judge-repeats", "100000000"], needle="--judge-repeats")
 board("budget-negative", jl(RUN), ["--budget", "-1"], needle="--budget")
 board("bundle-not-yaml", jl(RUN), bundle="{in}/runs.jsonl")
 board("bundle-missing", jl(RUN), bundle="{in}/nope.yaml")
@@ -748,6 +753,7 @@ def template(tmp_path_factory) -> Path:
     root.mkdir()
     r = Cli(root / "workbench.db")("demo", "--no-ui")
     assert r.exit_code == 0, r.output
+    gc.collect()  # the command's own store connection: closed now, not at some later collection
     with Store(root / "workbench.db") as s:
         export_bundle(s, G, R, "careful-sonnet", out_dir=root / "rubrics" / "approved",
                       options=Options(resamples=200), workspace=Workspace(root, root / "workbench.db"))
@@ -811,7 +817,8 @@ def test_bad_input(c: Case, template: Path, template_db: str, tmp_path: Path, mo
     if c.workspace == "empty":
         ws.mkdir()
     else:
-        shutil.copytree(template, ws)
+        # everything is checkpointed into the database file: an open connection's -wal/-shm hold nothing more
+        shutil.copytree(template, ws, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
         if c.workspace == "demo-no-reports":
             shutil.rmtree(ws / "reports", ignore_errors=True)
     inputs = tmp_path / "in"

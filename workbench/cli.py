@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the store pulls in sqlite-utils and pandas: `workbench --he
 EXIT_ERROR = 1
 MAX_RESAMPLES = 100_000  # bootstrap draws: more change no reported digit, and would only fill memory
 MAX_SEED = 2**63 - 1  # seeds are stored with the reports (SQLite integers)
+MAX_REPEATS = 100  # judgments per item (as a rubric's judge may ask: workbench.rubrics.MAX_REPEATS)
 EXIT_GATE_FAILED = 3
 EXIT_BROKEN_PIPE = 128 + 13  # as a command killed by SIGPIPE (`yes | head -1`): the reader stopped reading
 UI_STOP_GRACE_S = 10.0  # how long the UI server may take to stop before it is killed
@@ -938,7 +939,8 @@ def judge_run(ctx: Ctx, golden_set: str, rubric: str, judge_id: str, repeats: in
     """
     from .services import judging
 
-    _require(repeats is None or repeats >= 1, "--repeats", repeats, "a whole number of at least 1", "2")
+    _require(repeats is None or 1 <= repeats <= MAX_REPEATS, "--repeats", repeats,
+             f"a whole number from 1 to {MAX_REPEATS}", "2")
     _require(concurrency >= 1, "--concurrency", concurrency, "a whole number of at least 1", "8")
     _require(limit is None or limit >= 1, "--limit", limit, "a whole number of at least 1", "20")
     _require(budget is None or (_finite(budget) and budget > 0), "--budget", budget, "a positive amount in USD",

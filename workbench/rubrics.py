@@ -26,6 +26,10 @@ from .strict_yaml import load_yaml, read_utf8
 RUBRIC_KEYS = ("name", "title", "description", "scale", "pass_threshold", "criteria", "instructions", "examples",
                "gate", "judges", "import_maps")
 JUDGE_KEYS = ("id", "model", "family", "mode", "temperature", "max_tokens", "max_turns", "repeats", "see_reference")
+#: The largest value of a judge's counts: more repeats than this measure no more noise and only cost, and a run
+#: plans every (item, repeat) before it sends anything.
+MAX_REPEATS = 100
+JUDGE_LIMITS = {"max_tokens": 1_000_000, "max_turns": 1_000, "repeats": MAX_REPEATS}
 LEVEL_KEYS = ("value", "label", "description")
 MODES = ("single", "agentic")
 
@@ -184,10 +188,13 @@ def _judge(j: Any, ctx: _Ctx, n: int) -> JudgeSpec:
     mode = j.get("mode", "single")
     if mode not in MODES:
         raise ctx.error(("judges", n, "mode"), f"mode {mode!r} is not known", "use single or agentic")
-    for key in ("max_tokens", "max_turns", "repeats"):
+    for key, most in JUDGE_LIMITS.items():
         v = j.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise ctx.error(("judges", n, key), f"{key} must be a positive integer, got {v!r}", "write a whole number")
+        if v is not None and v > most:
+            raise ctx.error(("judges", n, key), f"{key} is {v}, above the limit of {most:,}",
+                            f"write at most {key}: {most}")
     t = j.get("temperature")
     if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2):
         raise ctx.error(("judges", n, "temperature"), f"temperature must be between 0 and 2, got {t!r}",

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from workbench.cli import (MAX_RESAMPLES, MAX_SEED, Ctx, WorkbenchGroup, _echo_json, _require, _shown, clean_errors,
+from workbench.cli import (MAX_REPEATS, MAX_RESAMPLES, MAX_SEED, Ctx, WorkbenchGroup, _echo_json, _require, _shown, clean_errors,
                            pass_ctx)
 
 
@@ -46,7 +46,8 @@ def board_grade(ctx: Ctx, run_files: tuple[str, ...], bundles: tuple[str, ...], 
     """
     from workbench.services import board as svc
 
-    _require(judge_repeats >= 1, "--judge-repeats", judge_repeats, "a whole number of at least 1", "1")
+    _require(1 <= judge_repeats <= MAX_REPEATS, "--judge-repeats", judge_repeats,
+             f"a whole number from 1 to {MAX_REPEATS}", "1")
     _require(concurrency >= 1, "--concurrency", concurrency, "a whole number of at least 1", "8")
     _require(budget is None or budget > 0, "--budget", budget, "a positive amount in USD", "5")
     bars: dict[str, Any] = {}
