@@ -83,6 +83,11 @@ def test_rubric_versions(cli, tmp_path):
     (["import", "items", "missing.jsonl", "-g", "g"], "missing.jsonl: file not found; check the path."),
     (["golden-set", "show", "nope"], "no golden set 'nope'"),
     (["rubric", "show", "nope"], "no rubric 'nope'; add it with 'workbench rubric add rubrics/nope.yaml'"),
+    (["rubric", "show", "../../x"], "no rubric '../../x'; 'workbench rubric list' shows the rubrics"),  # no path
+    (["rubric", "show", "nope@v99999999999999999999"],  # too long for a version: a name
+     "no rubric 'nope@v99999999999999999999'; 'workbench rubric list' shows the rubrics"),
+    (["refine", "-g", "g", "-r", "r", "-j", "j", "--seed", "99999999999999999999", "--dry-run"],
+     "option --seed must be a whole number from 0 to 2**63 - 1"),
 ])
 def test_errors_are_one_sentence_without_traceback(cli, args, needle):
     Store(cli.db).close()  # an empty database: read-only commands refuse a missing one (tests/test_workspace.py)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from workbench.cli import Ctx, WorkbenchCommand, _echo_json, _finite, _require, clean_errors, pass_ctx
+from workbench.cli import MAX_SEED, Ctx, WorkbenchCommand, _echo_json, _finite, _require, clean_errors, pass_ctx
 
 
 @click.command("refine", cls=WorkbenchCommand)
@@ -45,6 +45,7 @@ def refine(ctx: Ctx, golden_set: str, rubric: str, judge_id: str, optimizer: str
     from workbench.services import refine as svc
 
     _require(rounds >= 1, "--rounds", rounds, "a whole number of at least 1", "3")
+    _require(0 <= seed <= MAX_SEED, "--seed", seed, "a whole number from 0 to 2**63 - 1", "0")
     _require(budget is None or (_finite(budget) and budget > 0), "--budget", budget, "a positive amount in USD", "2")
     strategy = strategy or ("optimizer" if optimizer else "few-shot")
     args = dict(strategy=strategy, optimizer=optimizer, rounds=rounds, held_out_fraction=held_out, seed=seed,

@@ -68,7 +68,7 @@ def get_rubric_by_id(store: Store, rubric_id: int) -> RubricVersion:
 
 
 # ``--rubric NAME@vN`` names version N of rubric NAME (``NAME`` alone: a command's own default version)
-_REF = re.compile(r"(?P<name>.+)@v(?P<version>[1-9][0-9]*)")
+_REF = re.compile(r"(?P<name>.+)@v(?P<version>[1-9][0-9]{0,17})")  # up to 18 digits: an SQLite integer
 
 
 def split_rubric_ref(ref: str) -> tuple[str, int | None]:
@@ -78,6 +78,8 @@ def split_rubric_ref(ref: str) -> tuple[str, int | None]:
     ('demo-patch-quality', 2)
     >>> split_rubric_ref("demo-patch-quality")
     ('demo-patch-quality', None)
+    >>> split_rubric_ref("demo@v99999999999999999999")  # no version: too long for one, so a name (not found)
+    ('demo@v99999999999999999999', None)
     >>> split_rubric_ref("team@example.com")
     ('team@example.com', None)
     """

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequenc
 
 from ..errors import InputError, NotFound
 from ..models import Item, Judgment, Label, Rubric
+from ..names import name_problem
 from . import active_queue
 from .db import (Params, as_sqlite_utils, connect, default_db_path, foreign_tables, immediate, now, query, query_one,
                  retry_busy)
@@ -254,8 +255,15 @@ class Store:
         else:
             row = self._one("SELECT * FROM rubrics WHERE name = ? AND version = ?", (name, version))
         if not row:
-            what = f"rubric '{name}'" + (f" version {version}" if version else "")
-            raise NotFound(f"no {what}; add it with 'workbench rubric add rubrics/{name}.yaml'")
+            versions = [r["version"] for r in self._all("SELECT version FROM rubrics WHERE name = ? ORDER BY version",
+                                                        (name,))]
+            if versions:
+                raise NotFound(f"rubric '{name}' has no version {version} (versions: "
+                               f"{', '.join(f'v{v}' for v in versions)}); name one of them")
+            if name_problem(name) is not None or "@v" in name:  # no file could be named so: suggest none
+                raise NotFound(f"no rubric '{name}'; 'workbench rubric list' shows the rubrics (name a version as "
+                               "NAME@vN)")
+            raise NotFound(f"no rubric '{name}'; add it with 'workbench rubric add rubrics/{name}.yaml'")
         row["content"] = from_json(row["content"])
         return row
 
