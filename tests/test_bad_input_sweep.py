@@ -856,3 +856,16 @@ def test_bad_input(c: Case, template: Path, template_db: str, tmp_path: Path, mo
 def test_the_sweep_is_big_enough() -> None:
     assert len(CASES) >= 250, len(CASES)
     assert len({c.id for c in CASES}) == len(CASES)
+
+
+def test_a_records_file_over_its_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    """The 1 GiB limit of items, labels and judgments files, shown with a limit small enough to write."""
+    from workbench import inputs
+
+    monkeypatch.setitem(inputs.LIMITS, "records", 1024)
+    f = tmp_path / "in" / "items.jsonl"
+    f.parent.mkdir()
+    f.write_text(jl(*({"id": f"a{n}", "input": "t", "output": "o"} for n in range(40))))
+    r = Cli(tmp_path / "ws" / "workbench.db")("import", "items", f, "-g", "g")
+    assert r.exit_code == 1 and "records files are limited to 1 KiB" in r.stderr, r.stderr
+    assert not (tmp_path / "ws").exists()  # nothing stored, no database, not even its folder
