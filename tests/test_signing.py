@@ -341,6 +341,27 @@ def test_grade_refuses_a_signed_bundle_whose_signature_fails(ws, tmp_path):
     assert "the signature of forged.yaml" in r.stderr and "does not match its content" in r.stderr
 
 
+def test_every_service_that_trusts_a_bundle_verifies_its_signature(ws, tmp_path):
+    """grade and board grade (CLI, pages, scripts) read bundles through services.export.load_bundle, which checks a
+    signed bundle with the workspace's public keys: the forged one is refused there, the genuine one passes."""
+    from workbench.services.board import load_tiers
+    from workbench.services.export import SignatureRefused
+    from workbench.services.grading import grade
+    from workbench.store import Store
+    from workbench.workspace import Workspace as Space
+
+    space = Space(ws.root, ws.db)
+    fake = forged(ws.bundle, FORGERIES["policy bound"], ws.root / "rubrics" / "approved" / "forged.yaml")
+    items, judgments = _grade_inputs(ws.root)
+    with Store(ws.db) as store:
+        assert [name for name, _ in load_tiers(store, [ws.bundle], space)] == [ws.bundle.name]
+        with pytest.raises(SignatureRefused, match="the signature of forged.yaml .* does not match its content"):
+            load_tiers(store, [fake], space)
+        with pytest.raises(SignatureRefused, match="does not match its content"):
+            grade(store, fake, items, judgments_file=judgments, workspace=space)
+        assert grade(store, ws.bundle, items, judgments_file=judgments, workspace=space)["n_items"] > 0
+
+
 # --------------------------------------------------------------------------- key hygiene
 
 def key_forms(key: SigningKey) -> dict[str, bytes]:

@@ -1188,16 +1188,14 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
       workbench grade --bundle rubrics/approved/demo-patch-quality@v1--careful-sonnet.yaml \\
           --items new_items.jsonl --labels some_labels.jsonl --out graded.jsonl
     """
-    from .services.export import require_valid_signature
     from .services.grading import grade as run
 
     _require(resamples >= 1, "--resamples", resamples, "a whole number of at least 1", "2000")
     _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
-    require_valid_signature(bundle_file, ctx.workspace)  # grading trusts the bundle: a signed one must verify
     if out is None:
         out = str(ctx.workspace.reports / f"{Path(items_file).stem}.graded.jsonl")  # made once the grades are in
     r = run(ctx.store, bundle_file, items_file, labels_file=labels_file, judgments_file=judgments_file, out=out,
-            resamples=resamples, seed=seed)
+            resamples=resamples, seed=seed, workspace=ctx.workspace)  # a signed bundle must verify
     if as_json:
         _echo_json(r)
         click.echo(f"Per-item results: {_shown(Path(r['results_file']))}", err=True)

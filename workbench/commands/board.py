@@ -64,7 +64,8 @@ def board_grade(ctx: Ctx, run_files: tuple[str, ...], bundles: tuple[str, ...], 
 
     try:
         summary = svc.grade_board(ctx.store, name, list(run_files), list(bundles), judge_repeats=judge_repeats,
-                                  concurrency=concurrency, budget_usd=budget, progress=progress)
+                                  concurrency=concurrency, budget_usd=budget, progress=progress,
+                                  workspace=ctx.workspace)
     finally:
         for key, bar in bars.items():
             if not key.endswith(":at"):

@@ -39,6 +39,7 @@ from ..rubrics import rubric_from_dict
 from ..stats import board as board_stats
 from ..store import Store, leases
 from ..store import board as q
+from ..workspace import Workspace
 from .export import load_bundle
 
 MECHANICAL, JUDGED = "mechanical", "judged"
@@ -88,11 +89,12 @@ def _tiers_from(bundles: Sequence[tuple[str, dict]]) -> list[Tier]:
             for _, b, rubric, spec, kind in made]
 
 
-def load_tiers(store: Store, bundle_files: Sequence[str | Path]) -> list[tuple[str, dict]]:
-    """Verify each bundle (hash, schema, recorded export) and return (file name, bundle), each bundle once."""
+def load_tiers(store: Store, bundle_files: Sequence[str | Path],
+               workspace: Workspace | None = None) -> list[tuple[str, dict]]:
+    """Verify each bundle (hash, signature, schema, recorded export) and return (file name, bundle), each once."""
     seen: dict[str, tuple[str, dict]] = {}
     for f in bundle_files:
-        b = load_bundle(store, f)
+        b = load_bundle(store, f, workspace)
         seen.setdefault(b["sha256"], (Path(f).name, b))
     return list(seen.values())
 
@@ -241,7 +243,8 @@ def _run_items(rows: Sequence[dict]) -> list[Item]:
 def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle_files: Sequence[str | Path], *,
                 judge_repeats: int = 1, concurrency: int = 8, budget_usd: float | None = None,
                 env: Mapping[str, str] | None = None, provider_options: Mapping[str, dict[str, Any]] | None = None,
-                progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+                progress: Callable[[str, int, int], None] | None = None,
+                workspace: Workspace | None = None) -> dict[str, Any]:
     """Put the runs on the board (created if new) and grade every item with every bundle not yet graded.
 
     ``run_files`` may be empty: the board's items are then graded with new
@@ -253,7 +256,7 @@ def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle
     name = check_name(name, "board name")
     if judge_repeats < 1:
         raise ConfigError(f"judge repeats must be at least 1, got {judge_repeats}")
-    loaded = load_tiers(store, bundle_files)
+    loaded = load_tiers(store, bundle_files, workspace)
     runs = read_runs(run_files)
     from .judging import check_provider  # the missing SDK or key is said now, before anything is written
 

@@ -251,10 +251,11 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def load_bundle(store: Store, path: str | Path) -> dict:
-    """Read and verify a bundle: schema, hash, and that this workbench exported it."""
+def load_bundle(store: Store, path: str | Path, workspace: Workspace | None = None) -> dict:
+    """Read and verify a bundle for a command that trusts it (grade, board grade): hash, a signed bundle's signature
+    with the workspace's public keys, schema, and that this workbench database exported it."""
     path = Path(path)
-    bundle = read_bundle(path)
+    bundle = require_valid_signature(path, workspace)
     if not store.export_recorded(bundle["sha256"]):
         raise BundleRefused(f"{path.name} did not come from an export of this workbench database (its sha256 is not "
                             f"among the recorded exports); grade with the --db it was exported from.")

@@ -17,6 +17,7 @@ from ..scale import Scale
 from ..rubrics import rubric_from_dict
 from ..stats.correction import YOUDEN_MARGIN
 from ..store import Store
+from ..workspace import Workspace
 from .export import load_bundle
 
 # (items, rubric, judge spec) -> one judgment per item; the default runs the bundle's judge for real.
@@ -62,12 +63,14 @@ def read_human_labels(path: str | Path, item_ids: set[str], scale) -> dict[str, 
 
 def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labels_file: str | Path | None = None,
           judgments_file: str | Path | None = None, out: str | Path | None = None, judge_items: ItemJudge | None = None,
-          resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """Grade the items with the bundle's judge (or take its judgments from a file) and correct the pass rate."""
+          resamples: int = 2000, seed: int = 0, workspace: Workspace | None = None) -> dict[str, Any]:
+    """Grade the items with the bundle's judge (or take its judgments from a file) and correct the pass rate.
+
+    The bundle is verified first (``load_bundle``: a signed one with ``workspace``'s public keys)."""
     if not 1 <= resamples <= MAX_RESAMPLES or not 0 <= seed < 2**63:
         raise InputError(f"resamples must be a whole number from 1 to {MAX_RESAMPLES:,} and the seed from 0 to "
                          f"2**63 - 1, got {resamples} and {seed}", fix="write e.g. --resamples 2000 --seed 0")
-    bundle = load_bundle(store, bundle_file)
+    bundle = load_bundle(store, bundle_file, workspace)
     rubric = rubric_from_dict(bundle["rubric"]["content"])
     spec = rubric.judge(bundle["judge"]["id"])
     items = read_items(items_file)
