@@ -101,12 +101,6 @@ for typo, meant in (("min_tpr_lowr", "min_tpr_lower"), ("min_itmes", "min_items"
                     ("Min_Items", "min_items"), ("min-items", "min_items"), ("human_margn", "human_margin")):
     policy(f"unknown-key-{typo}", f"min_items: 60\n{typo}: 0.5\n", needle=f"did you mean {meant}")
 policy("unknown-key-unrelated", "colour: blue\n", needle="unknown gate key 'colour'")
-policy("root-list", "- min_items: 5\n")
-policy("root-scalar", "strict\n")
-policy("anchor-alias", "min_items: &n 60\nmin_class_items: *n\n", needle="anchors and aliases")
-policy("alias-bomb", "a: &a [x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b]\n"
-       "d: [*c,*c,*c,*c,*c,*c,*c,*c]\n", needle="anchors and aliases")
-policy("duplicate-key", "min_items: 60\nmin_items: 70\n", needle="appears twice")
 policy("nan", "min_agreement_lower: .nan\n", needle="not a finite number")
 policy("infinity", "max_self_preference: .inf\n", needle="not a finite number")
 policy("binary-tag", "min_items: !!binary aGVsbG8=\n", needle="!!binary")
@@ -207,13 +201,16 @@ rubric("instructions-number", "name: sweep\ninstructions: 7\n")
 rubric("import-map-off-scale", "name: sweep\nimport_maps:\n  correctness:\n    categorical: {C: 7}\n")
 rubric("import-map-unknown-key", "name: sweep\nimport_maps:\n  correctness:\n    catgorical: {C: 1}\n",
        needle="did you mean categorical")
-rubric("root-list", "- name: sweep\n")
-rubric("root-scalar", "sweep\n")
 rubric("empty-file", "")
-rubric("anchor-alias", "name: &n sweep\ntitle: *n\n", needle="anchors and aliases")
-rubric("alias-bomb", "name: bomb\ngate:\n  a: &a [x,x,x,x,x,x,x,x,x]\n  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
-       "  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n  d: [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n", needle="anchors and aliases")
-rubric("duplicate-key", "name: sweep\ntitle: a\ntitle: b\n", needle="appears twice")
+# The same hostile YAML for both kinds of YAML file a user hands in (the bomb: 9**3 lists from 4 lines).
+ALIAS_BOMB = "".join(f"{name}: {anchor}[{','.join([item] * 9)}]\n" for name, anchor, item in
+                     (("a", "&a ", "x"), ("b", "&b ", "*a"), ("c", "&c ", "*b"), ("d", "", "*c")))
+for add, key, value, other in ((policy, "min_items", "60", "min_class_items"), (rubric, "name", "sweep", "title")):
+    add("root-list", f"- {key}: {value}\n")
+    add("root-scalar", f"{value}\n")
+    add("anchor-alias", f"{key}: &n {value}\n{other}: *n\n", needle="anchors and aliases")
+    add("alias-bomb", f"{key}: {value}\n" + ALIAS_BOMB, needle="anchors and aliases")
+    add("duplicate-key", f"{key}: {value}\n{other}: a\n{other}: b\n", needle="appears twice")
 rubric("duplicate-judge-key", "name: sweep\njudges:\n  - id: a\n    model: openai/gpt-4o\n    model: openai/gpt-4o\n",
        needle="appears twice")
 rubric("deep-nesting", "name: sweep\ngate:\n  x: " + "[" * 500 + "\n", needle="deeper")
