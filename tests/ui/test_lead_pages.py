@@ -67,6 +67,19 @@ def test_export_enabled_only_for_the_passing_pair(demo_db, tmp_path, monkeypatch
     buttons["export-careful-sonnet"].click().run(timeout=60)
     assert "Exported demo-patch-quality@v1--careful-sonnet.yaml" in at.success[0].value
     assert (tmp_path / "approved" / "demo-patch-quality@v1--careful-sonnet.yaml").exists()
+    assert "Unsigned: run 'workbench keys init' once" in at.success[0].value  # the page says it, as the CLI does
+
+
+def test_export_page_says_which_key_signed_the_bundle(demo_db, tmp_path, monkeypatch):
+    from workbench.signing import generate_key_pair
+
+    key = generate_key_pair(tmp_path / "keys" / "team.key")
+    monkeypatch.setenv("WORKBENCH_SIGNING_KEY", (tmp_path / "keys" / "team.key").read_text())
+    monkeypatch.setenv("WORKBENCH_APPROVED_DIR", str(tmp_path / "approved"))
+    at = lead_page("export")
+    at.button(key="export-careful-sonnet").click().run(timeout=60)
+    assert f"signed with key {key.key_id}" in at.success[0].value
+    assert "PRIVATE KEY" not in at.success[0].value
 
 
 def test_judges_page_agrees_with_the_run_state(demo_db):

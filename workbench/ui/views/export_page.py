@@ -9,7 +9,7 @@ import streamlit as st
 from workbench.errors import WorkbenchError
 from workbench.gate import FAILED, NOT_MEASURABLE, PASSED, STATUS_ICON, UNDECIDED, WARNING
 from workbench.report import CalibrationReport
-from workbench.services.export import GateFailed, export_bundle, list_bundles
+from workbench.services.export import UNSIGNED_HINT, GateFailed, export_bundle, list_bundles
 from workbench.services.rubrics import get_rubric
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain
@@ -33,7 +33,9 @@ def _export(golden_set: str, rubric: str, judge: str) -> None:
     except WorkbenchError as e:
         st.session_state["export-msg"] = ("error", plain(str(e)))
     else:
-        st.session_state["export-msg"] = ("success", f"Exported {res.path.name} (sha256 {res.sha256[:16]}).")
+        signed = f", signed with {res.signed_by})." if res.signed_by else f"). {UNSIGNED_HINT}"
+        st.session_state["export-msg"] = ("success", plain(f"Exported {res.path.name} (sha256 {res.sha256[:16]}"
+                                                           + signed))
 
 
 def render() -> None:
