@@ -25,18 +25,17 @@ from typing import TYPE_CHECKING, Any, Callable, NoReturn
 import click
 
 from .errors import InputError, NotFound, WorkbenchError
+from .inputs import MAX_REPEATS, MAX_RESAMPLES, MAX_SEED  # noqa: F401 - also the bounds commands/ take from here
 from .models import Role
 from .scale import fmt as _fmt
 from .scale import fmt_usd
 from .workspace import Workspace
+from .workspace import shown_path as _shown
 
 if TYPE_CHECKING:  # the store pulls in sqlite-utils and pandas: `workbench --help` should not wait for them
     from .store import Store
 
 EXIT_ERROR = 1
-MAX_RESAMPLES = 100_000  # bootstrap draws: more change no reported digit, and would only fill memory
-MAX_SEED = 2**63 - 1  # seeds are stored with the reports (SQLite integers)
-MAX_REPEATS = 100  # judgments per item (as a rubric's judge may ask: workbench.rubrics.MAX_REPEATS)
 EXIT_GATE_FAILED = 3
 EXIT_BROKEN_PIPE = 128 + 13  # as a command killed by SIGPIPE (`yes | head -1`): the reader stopped reading
 UI_STOP_GRACE_S = 10.0  # how long the UI server may take to stop before it is killed
@@ -116,15 +115,6 @@ class Ctx:
                 folder.rmdir()  # only if empty: a folder the command also wrote files into stays
             except OSError:
                 break
-
-
-def _shown(path: Path) -> str:
-    """A path as the user would type it: relative to the working directory when inside it."""
-    path = Path(path)
-    try:
-        return str(path.absolute().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def _quote(path: Path) -> str:

@@ -46,6 +46,10 @@ LIMITS = {
 }
 #: The longest line (one record) of a .jsonl file, or cell of a .csv file.
 MAX_LINE_BYTES = 16 * MiB
+#: Bounds of the numbers a command or a rubric takes, the same for every command that takes them.
+MAX_RESAMPLES = 100_000  # bootstrap draws: more change no reported digit, and would only fill memory
+MAX_SEED = 2**63 - 1  # seeds are stored with the reports (SQLite integers)
+MAX_REPEATS = 100  # judgments per item, from a rubric's judge or a command's --repeats
 
 
 def shown_size(n_bytes: int) -> str:

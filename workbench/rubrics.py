@@ -15,7 +15,7 @@ import yaml
 
 from .errors import InputError, ModelNameError
 from .gate import policy_from_dict
-from .inputs import unknown_key
+from .inputs import MAX_REPEATS, unknown_key
 from .interop.mapping import ImportMaps
 from .judges.registry import provider_entry, provider_names
 from .models import Criterion, JudgeSpec, Rubric, parse_model
@@ -26,9 +26,8 @@ from .strict_yaml import load_yaml, read_utf8
 RUBRIC_KEYS = ("name", "title", "description", "scale", "pass_threshold", "criteria", "instructions", "examples",
                "gate", "judges", "import_maps")
 JUDGE_KEYS = ("id", "model", "family", "mode", "temperature", "max_tokens", "max_turns", "repeats", "see_reference")
-#: The largest value of a judge's counts: more repeats than this measure no more noise and only cost, and a run
-#: plans every (item, repeat) before it sends anything.
-MAX_REPEATS = 100
+#: The largest value of a judge's counts: more repeats than MAX_REPEATS measure no more noise and only cost, and a
+#: run plans every (item, repeat) before it sends anything.
 JUDGE_LIMITS = {"max_tokens": 1_000_000, "max_turns": 1_000, "repeats": MAX_REPEATS}
 LEVEL_KEYS = ("value", "label", "description")
 MODES = ("single", "agentic")

@@ -78,6 +78,15 @@ class Workspace:
         return {PROJECT_ENV: str(self.root), DB_ENV: str(self.db.absolute())}
 
 
+def shown_path(path: str | Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    path = Path(path)
+    try:
+        return str(path.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def current() -> Workspace:
     """The workspace of the environment: for library callers that were not handed one (the UI process, scripts)."""
     return Workspace.resolve()

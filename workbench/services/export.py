@@ -34,6 +34,7 @@ from ..store import Store
 from ..strict_yaml import load_yaml, read_utf8
 from ..workspace import Workspace
 from ..workspace import current as current_workspace
+from ..workspace import shown_path
 from .calibration import Options, Scope, calibrate, freeze_version
 from .rubrics import get_rubric
 from .versions import resolve_ref, rubric_ref
@@ -356,14 +357,6 @@ def require_valid_signature(path: str | Path, workspace: Workspace | None = None
                                                               f"{trusted.folder} if you trust it")
     validate_bundle(bundle, source=path.name)
     return bundle
-
-
-def shown_path(path: Path) -> str:
-    """A path as the user would type it: relative to the working directory when inside it."""
-    try:
-        return str(Path(path).absolute().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def list_bundles(store: Store) -> list[dict]:

@@ -17,11 +17,11 @@ from ..scale import Scale
 from ..rubrics import rubric_from_dict
 from ..stats.correction import YOUDEN_MARGIN
 from ..store import Store
+from ..inputs import MAX_RESAMPLES, MAX_SEED
 from ..workspace import Workspace
 from .export import load_bundle
 
 # (items, rubric, judge spec) -> one judgment per item; the default runs the bundle's judge for real.
-MAX_RESAMPLES = 100_000  # draws of the corrected pass rate's interval: more change no reported digit
 ItemJudge = Callable[[Sequence[Item], Any, JudgeSpec], list[Judgment]]
 
 
@@ -67,7 +67,7 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
     """Grade the items with the bundle's judge (or take its judgments from a file) and correct the pass rate.
 
     The bundle is verified first (``load_bundle``: a signed one with ``workspace``'s public keys)."""
-    if not 1 <= resamples <= MAX_RESAMPLES or not 0 <= seed < 2**63:
+    if not 1 <= resamples <= MAX_RESAMPLES or not 0 <= seed <= MAX_SEED:
         raise InputError(f"resamples must be a whole number from 1 to {MAX_RESAMPLES:,} and the seed from 0 to "
                          f"2**63 - 1, got {resamples} and {seed}", fix="write e.g. --resamples 2000 --seed 0")
     bundle = load_bundle(store, bundle_file, workspace)
