@@ -1,15 +1,20 @@
-"""The README runs as written (issue 12, item 5; issue 26, item 8), so it cannot drift from the product again.
+"""The README and the guide run as written (issue 12, item 5; issue 26, item 8; issue 28, item 7), so they cannot
+drift from the product again.
 
-Every ```bash, ```sh, ```shell and ```console block of README.md runs as written, in the order of the README, one
-bash process per block under `set -e`, all in one empty workspace folder after `workbench demo --no-ui` there, with
-the installed `workbench` on PATH, no WORKBENCH_* variable and no API key. Processes a block leaves behind (a
-server it started in the background) are stopped when it ends. The files the README says the walkthrough writes
-must be where it says, and what its prose claims about `compare` must be what `compare` prints.
+The README is a front door; the guide it links to is the documentation site under docs/. Every ```bash, ```sh,
+```shell and ```console block of the pages in PAGES (the README's 5-minute tour first, then the walkthrough and the
+pages whose examples build on it, in that order) runs as written, page after page and in each page's order, one
+bash process per block under `set -e`, all in one empty workspace folder after `workbench demo --no-ui` there,
+with the installed `workbench` on PATH, no WORKBENCH_* variable and no API key. Processes a block leaves behind (a
+server it started in the background) are stopped when it ends. The files the walkthrough says it writes must be
+where it says, and what its prose (and the tour's) claims about `compare` must be what `compare` prints. A page
+of docs/ that is not in PAGES holds no shell block to run (a new page with one must be added to PAGES on purpose).
 
 One block is not run, and only while it is exactly the README's set-up lines (every line a `pip install ...`):
-the first, which installs the package and then starts `workbench demo` with its UI, which serves until stopped,
-and installs the test extra and runs the whole suite. Installing is what tests/test_install.py does (into its own
-virtual environment, offline) and .ci/run does before it runs that same suite command; the UI process is
+the README's first, which installs the package and then starts `workbench demo` with its UI, which serves until
+stopped, and installs the test extra and runs the whole suite; docs/index.md, the site's home page, repeats it
+byte for byte and holds no other shell block. Installing is what tests/test_install.py does (into its own virtual
+environment, offline) and .ci/run does before it runs that same suite command; the UI process is
 tests/test_ui_process.py's; and running the suite from inside the suite would run this test again. Here the
 package is installed already and the folder is seeded with `workbench demo --no-ui`.
 """
@@ -29,16 +34,24 @@ import pytest
 from tests.conftest import ROOT
 
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+# whose shell blocks run, in this order: the README's tour, the walkthrough, then the pages whose examples use what
+# the pages before them wrote (the import needs the demo's files, the refine and probe examples the judges' runs,
+# the signed bundle the single-call judge the export page declares, the board the approved grader)
+PAGES = ("README.md", "docs/walkthrough.md", "docs/import.md", "docs/judges.md", "docs/refine.md", "docs/probes.md",
+         "docs/export.md", "docs/board.md")
 SHELL = ("bash", "sh", "shell", "console")
 # every other info string a fence of the README may carry: none of them is run by a shell (a new one must be added
 # here on purpose, so that a shell block cannot hide under a tag this test does not read)
 NOT_SHELL = ("", "text", "yaml", "json", "python")
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.S | re.M)
-WALKTHROUGH = "From the demo to an approved bundle and a graded file"
+TOUR = "A 5-minute tour"  # the README's section
+WALKTHROUGH = "From the demo to an approved bundle and a graded file"  # docs/walkthrough.md's title
 
 
 @dataclass(frozen=True)
 class Block:
+    page: str  # as in PAGES
     line: int  # of the opening fence, 1-based
     lang: str
     text: str
@@ -61,38 +74,70 @@ class Block:
         return bool(lines) and all(ln.startswith("pip install ") for ln in lines)
 
 
-def fences(markdown: str) -> list[Block]:
-    return [Block(markdown.count("\n", 0, m.start()) + 1, m.group(1).strip(), m.group(2))
+def fences(markdown: str, page: str = "README.md") -> list[Block]:
+    return [Block(page, markdown.count("\n", 0, m.start()) + 1, m.group(1).strip(), m.group(2))
             for m in FENCE.finditer(markdown)]
 
 
-def shell_blocks(markdown: str) -> list[Block]:
-    """The README's shell blocks to run, in order: all of them but the set-up block at its very top."""
-    blocks = [b for b in fences(markdown) if b.lang in SHELL]
-    if blocks and blocks[0].line == 1 and blocks[0].is_setup:
+def read(page: str) -> str:
+    return (ROOT / page).read_text(encoding="utf-8")
+
+
+def shell_blocks(markdown: str, page: str = "README.md") -> list[Block]:
+    """A page's shell blocks to run, in order: all of them but, in the README, the set-up block at its very top."""
+    blocks = [b for b in fences(markdown, page) if b.lang in SHELL]
+    if page == "README.md" and blocks and blocks[0].line == 1 and blocks[0].is_setup:
         blocks = blocks[1:]
     return blocks
 
 
+def every_shell_block() -> list[Block]:
+    """What the walkthrough runs: the shell blocks of PAGES, page after page."""
+    return [b for page in PAGES for b in shell_blocks(read(page), page)]
+
+
 def section(markdown: str, title: str) -> str:
-    start = markdown.index(f"## {title}\n")
-    end = markdown.find("\n## ", start + 1)
-    return markdown[start:end if end != -1 else None]
+    """The section under the heading `title` (at any level), up to the next heading of its level or above."""
+    m = re.search(rf"^(#+) {re.escape(title)}\n", markdown, re.MULTILINE)
+    assert m, f"no section {title!r}"
+    level = len(m.group(1))
+    end = re.search(rf"^#{{1,{level}}} ", markdown[m.end():], re.MULTILINE)
+    return markdown[m.start():m.end() + end.start() if end else None]
 
 
 def test_every_shell_block_is_found_and_none_hides_under_another_tag():
-    markdown = README.read_text(encoding="utf-8")
-    every = fences(markdown)
-    assert markdown.count("\n```") + markdown.startswith("```") == 2 * len(every), "an unclosed or odd fence"
-    assert {b.lang for b in every} <= set(SHELL) | set(NOT_SHELL), {b.lang for b in every}
+    pages = ["README.md"] + sorted(str(p.relative_to(ROOT)) for p in DOCS.rglob("*.md"))
+    assert set(PAGES) <= set(pages), set(PAGES) - set(pages)
+    for page in pages:
+        markdown = read(page)
+        every = fences(markdown, page)
+        assert markdown.count("\n```") + markdown.startswith("```") == 2 * len(every), f"{page}: an odd fence"
+        assert {b.lang for b in every} <= set(SHELL) | set(NOT_SHELL), (page, {b.lang for b in every})
+
+    markdown = read("README.md")
+    shells = [b for b in fences(markdown) if b.lang in SHELL]
     blocks = shell_blocks(markdown)
-    shells = [b for b in every if b.lang in SHELL]
     assert len(blocks) == len(shells) - 1 and shells[0].line == 1 and shells[0].is_setup  # only the set-up block
-    assert len(shells[0].text.strip().splitlines()) == 2
-    walkthrough = section(markdown, WALKTHROUGH)
-    assert blocks[0].text in walkthrough and blocks[0].text.startswith("workbench demo --no-ui")
-    assert len(blocks) >= 8
-    for b in blocks:  # written to run: no placeholder left for the reader to fill in
+    setup = shells[0].text
+    assert len(setup.strip().splitlines()) == 2
+    # a page outside PAGES runs nothing: no shell block there but the set-up block repeated byte for byte
+    for page in pages:
+        if page not in PAGES:
+            assert all(b.text == setup for b in fences(read(page), page) if b.lang in SHELL), page
+
+    # the README's tour comes first, then the walkthrough, the block its prose (and the tour's) describes
+    assert blocks[0].text in section(markdown, TOUR) and blocks[0].text.startswith("workbench demo --no-ui")
+    assert "`compare` shows the five judges side by side" in section(markdown, TOUR)
+    walkthrough_page = read("docs/walkthrough.md")
+    walkthrough = section(walkthrough_page, WALKTHROUGH)
+    first = shell_blocks(walkthrough_page, "docs/walkthrough.md")[0]
+    assert first.text in walkthrough and first.text.startswith("workbench demo --no-ui")
+    assert "\n```\n\n`compare` shows the five judges side by side" in walkthrough  # the prose right under the block
+    every = every_shell_block()
+    assert every[len(blocks)] == first and len(every) >= 9
+    for page in PAGES[1:]:
+        assert shell_blocks(read(page), page), f"{page} is in PAGES but has no shell block"
+    for b in every:  # written to run: no placeholder left for the reader to fill in
         assert not re.search(r"\b(ROUND_ID|BOARD_[AB]|RUN_FILES|FILE_OR_URI)\b| -[grj] [GRJ]\b", b.text), b
 
 
@@ -114,7 +159,7 @@ def run_block(block: Block, cwd: Path, env: dict[str, str], log: Path) -> subpro
 
 @pytest.mark.slow
 def test_every_shell_block_of_the_readme_runs_as_written(tmp_path):
-    blocks = shell_blocks(README.read_text(encoding="utf-8"))
+    blocks = every_shell_block()
     workspace = tmp_path / "my-evals"
     workspace.mkdir()
     env = {k: v for k, v in os.environ.items()
@@ -126,16 +171,22 @@ def test_every_shell_block_of_the_readme_runs_as_written(tmp_path):
     results = []
     for n, block in enumerate(blocks):
         r = run_block(block, workspace, env, tmp_path / f"block-{n}")
-        assert r.returncode == 0, (f"README block at line {block.line} exited {r.returncode}:\n{block.text}\n"
+        assert r.returncode == 0, (f"{block.page} block at line {block.line} exited {r.returncode}:\n{block.text}\n"
                                    f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
-        assert "Traceback" not in r.stderr and "unexpected" not in r.stderr, (block.line, r.stderr[-3000:])
+        assert "Traceback" not in r.stderr and "unexpected" not in r.stderr, (block.page, block.line,
+                                                                              r.stderr[-3000:])
         results.append(r)
 
-    # the walkthrough: where the README says every output lands, and each command says so too
-    walkthrough = results[0].stdout
+    # the README's tour: the approved bundle and the graded file it promises, and why gpt4o-self fails
+    tour = results[0].stdout
     card = "reports/calibration-demo-patch-quality-v1-gpt4o-self.html"
     bundle = "rubrics/approved/demo-patch-quality@v1--careful-sonnet.yaml"
     graded = "reports/new_items.graded.jsonl"
+    assert f"Exported {bundle}" in tour and f"Per-item results: {graded}" in tour and "40 of 40 items" in tour
+    assert "The judge scores its own family (openai) 0.59 higher than humans do" in tour
+
+    # the walkthrough: where docs/walkthrough.md says every output lands, and each command says so too
+    walkthrough = results[blocks.index(shell_blocks(read("docs/walkthrough.md"), "docs/walkthrough.md")[0])].stdout
     for path in ("workbench.db", "golden_sets/demo/items.jsonl", "rubrics/demo-patch-quality.yaml", card, bundle,
                  graded):
         assert (workspace / path).is_file(), path
@@ -146,14 +197,15 @@ def test_every_shell_block_of_the_readme_runs_as_written(tmp_path):
     # the refused export: exit 3, nothing written
     assert "refused: exit 3" in walkthrough
     assert not list((workspace / "rubrics" / "approved").glob("*lenient-mini*"))
-    # what the prose under the block claims about compare
-    lines = walkthrough.splitlines()
-    header = next(i for i, line in enumerate(lines) if line.startswith("judge ") and line.endswith("verdict"))
-    rows = {line.split()[0]: line for line in lines[header + 1:header + 6]}
-    assert set(rows) == {"careful-sonnet", "lenient-mini", "gpt4o-self", "noisy-llama", "test-results"}
-    assert rows["careful-sonnet"].endswith("  calibrated") and rows["test-results"].endswith("  calibrated")
-    assert "as good as a human" in rows["lenient-mini"] and "self-preference" in rows["gpt4o-self"]
-    assert "stable" in rows["noisy-llama"] and "no drift" in rows["noisy-llama"]
+    # what the prose under the walkthrough's block (and the tour's) claims about compare
+    for printed_by in (walkthrough, tour):
+        lines = printed_by.splitlines()
+        header = next(i for i, line in enumerate(lines) if line.startswith("judge ") and line.endswith("verdict"))
+        rows = {line.split()[0]: line for line in lines[header + 1:header + 6]}
+        assert set(rows) == {"careful-sonnet", "lenient-mini", "gpt4o-self", "noisy-llama", "test-results"}
+        assert rows["careful-sonnet"].endswith("  calibrated") and rows["test-results"].endswith("  calibrated")
+        assert "as good as a human" in rows["lenient-mini"] and "self-preference" in rows["gpt4o-self"]
+        assert "stable" in rows["noisy-llama"] and "no drift" in rows["noisy-llama"]
 
     # the versions of the interop example: v2's refusal of careful-sonnet in one sentence, then careful-single's files
     printed = "\n".join(r.stdout + r.stderr for r in results)
