@@ -34,8 +34,13 @@ def test_every_command_has_help_with_an_example(name, cmd):
 
 @pytest.mark.parametrize("name", [c[0] for c in COMMANDS])
 def test_every_command_is_in_the_readme(name):
-    readme = (ROOT / "README.md").read_text()
-    assert f"workbench {name}" in readme, f"'workbench {name}' is not documented in README.md"
+    """Said in words somewhere in the guide: README.md or a page of docs/ (the CLI reference, generated from the
+    click group, names every command anyway; this asks for prose that mentions `workbench <name>`)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    generated = "::: mkdocs-click"  # a page that only generates the reference does not count
+    prose = [p.read_text(encoding="utf-8") for p in pages]
+    assert any(f"workbench {name}" in text.split(generated)[0] for text in prose), (
+        f"'workbench {name}' is not documented in README.md or any docs/*.md page")
 
 
 def test_demo_no_ui_then_show(cli):
