@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.board.synthetic import synthetic_board  # noqa: E402
-from workbench.stats import board as sb  # noqa: E402
+from workbench.features.board import stats as sb  # noqa: E402
 
 GOLDEN_HUMAN = [True] * 60 + [False] * 40
 GOLDEN_JUDGE = [True] * 57 + [False] * 3 + [True] * 4 + [False] * 36

@@ -46,8 +46,8 @@ def write_items(path: Path, n: int, prefix: str) -> None:
 
 
 def setup(tmp: Path) -> Path:
-    from workbench.services.importing import import_items
-    from workbench.services.rubrics import add_rubric
+    from workbench.features.importing.service import import_items
+    from workbench.calibration.rubric_versions import add_rubric
     from workbench.store import Store
 
     db = tmp / "bench.db"
@@ -62,7 +62,7 @@ def setup(tmp: Path) -> Path:
 # -- the writers (each in its own process) ----------------------------------------
 
 def _importer(db: str, items: str, golden_set: str, out: mp.Queue) -> None:
-    from workbench.services.importing import import_items
+    from workbench.features.importing.service import import_items
     from workbench.store import Store
 
     t0 = time.perf_counter()
@@ -73,7 +73,7 @@ def _importer(db: str, items: str, golden_set: str, out: mp.Queue) -> None:
 
 
 def _reviewer(db: str, rater: str, stop, out: mp.Queue, pace_s: float) -> None:
-    from workbench.services.labeling import submit_label
+    from workbench.features.labeling.service import submit_label
     from workbench.store import Store
 
     waits: list[float] = []
@@ -94,7 +94,7 @@ def _reviewer(db: str, rater: str, stop, out: mp.Queue, pace_s: float) -> None:
 
 
 def _runner(db: str, env: dict, stop, out: mp.Queue) -> None:
-    from workbench.services import judging
+    from workbench.features.judging import service as judging
     from workbench.store import Store
 
     waits: list[float] = []
@@ -190,7 +190,7 @@ def _wait_until_writing(db: Path, server) -> None:
 
 def measure_append(n_items: int = 300_000) -> dict:
     """Add the file to a golden set that already exists: the single landing transaction."""
-    from workbench.services.importing import import_items
+    from workbench.features.importing.service import import_items
     from workbench.store import Store
 
     with tempfile.TemporaryDirectory() as d:

@@ -17,7 +17,7 @@ from pathlib import Path
 CHILD = """
 import resource, sys, time
 from workbench.store import Store
-from workbench.services.importing import import_items
+from workbench.features.importing.service import import_items
 t = time.perf_counter()
 with Store(sys.argv[1]) as s:
     r = import_items(s, sys.argv[2], "bench")

@@ -62,8 +62,8 @@ def long_item(item_id: str, n_steps: int = 500) -> dict:
 
 
 def make_db(folder: Path, *, n_long: int, n_demo: int) -> Path:
-    from workbench.services import importing
-    from workbench.services.rubrics import add_rubric
+    from workbench.features.importing import service as importing
+    from workbench.calibration.rubric_versions import add_rubric
     from workbench.store import Store
 
     db = folder / "bench.db"

@@ -16,9 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.demo.generator import DATA_DIR  # noqa: E402
-from workbench.services import importing, labeling  # noqa: E402
-from workbench.services.rubrics import add_rubric  # noqa: E402
+from workbench.features.demo.generator import DATA_DIR  # noqa: E402
+from workbench.features.importing import service as importing
+from workbench.features.labeling import service as labeling  # noqa: E402
+from workbench.calibration.rubric_versions import add_rubric  # noqa: E402
 from workbench.store import Store  # noqa: E402
 
 RUBRIC = "demo-patch-quality"

@@ -27,8 +27,8 @@ JUDGES = [("j-good", "anthropic/claude-sonnet-4-5", "anthropic", 0.9), ("j-mid",
 
 
 def build(tmp: Path) -> Path:
-    from workbench.services import importing
-    from workbench.services.rubrics import add_rubric
+    from workbench.features.importing import service as importing
+    from workbench.calibration.rubric_versions import add_rubric
     from workbench.store import Store
 
     rng = random.Random(0)

@@ -53,7 +53,7 @@ FINISHED = """title => {
 
 
 def demo_database(tmp: Path, *, cold: bool) -> Path:
-    from workbench.services.demo import seed_demo
+    from workbench.features.demo.seed import seed_demo
     from workbench.store import Store
 
     db = tmp / "demo.db"

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from workbench.judges import InMemorySink, get_provider, run_judge  # noqa: E402
 from workbench.judges.base import ChatProvider, ModelTurn, ToolCall, Usage  # noqa: E402
-from workbench.models import Item, JudgeSpec, Rubric  # noqa: E402
+from workbench.core.models import Item, JudgeSpec, Rubric  # noqa: E402
 
 SPEC = JudgeSpec(id="bench", model="openai-api/loopback/bench-model")
 RUBRIC = Rubric(name="bench", title="Benchmark rubric", description="Grades a patch.", judges=(SPEC,))

@@ -36,11 +36,7 @@ import krippendorff  # noqa: E402
 from sklearn.metrics import cohen_kappa_score  # noqa: E402
 
 from workbench.stats import (  # noqa: E402
-    agreement_with_intervals,
-    alternative_annotator_test,
-    human_ceiling,
-    self_preference,
-)
+    agreement_with_intervals, alternative_annotator_test, human_ceiling, self_preference)
 
 SCALE = (-1, 0, 1)
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from workbench.cli import main
-from workbench.services.demo import seed_demo
+from workbench.features.demo.seed import seed_demo
 from workbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -737,10 +737,10 @@ def listing(root: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory) -> Path:
     """A demo workspace (database, files and one approved bundle), built once per worker."""
-    from workbench.services.calibration import Options
-    from workbench.services.export import export_bundle
+    from workbench.calibration.calibrate import Options
+    from workbench.features.export.bundle import export_bundle
     from workbench.store import Store
-    from workbench.workspace import Workspace
+    from workbench.core.workspace import Workspace
 
     root = tmp_path_factory.mktemp("sweep") / "ws"
     root.mkdir()
@@ -857,7 +857,7 @@ def test_the_sweep_is_big_enough() -> None:
 
 def test_a_records_file_over_its_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
     """The 1 GiB limit of items, labels and judgments files, shown with a limit small enough to write."""
-    from workbench import inputs
+    from workbench.core import inputs
 
     monkeypatch.setitem(inputs.LIMITS, "records", 1024)
     f = tmp_path / "in" / "items.jsonl"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from tests.conftest import ROOT
-from workbench.demo.generator import DATA_DIR, write_demo
-from workbench.services.demo import demo_files
+from workbench.features.demo.generator import DATA_DIR
+from workbench.features.demo.seed import demo_files, generate_demo_data
 
 
 def test_committed_demo_matches_generator(tmp_path):
-    write_demo(tmp_path)
+    generate_demo_data(tmp_path)
     written = sorted(f.relative_to(tmp_path).as_posix() for f in tmp_path.rglob("*") if f.is_file())
     assert written == [str(rel) for rel, _ in demo_files()], "the package data and the generator's files differ"
     for rel in written:
@@ -24,7 +24,7 @@ def test_the_repository_example_workspace_is_the_package_data():
 
 
 def test_demo_has_the_promised_shape(demo_store):
-    from workbench.services.golden_sets import show_golden_set
+    from workbench.calibration.golden_sets import show_golden_set
     info = show_golden_set(demo_store, "demo")
     assert 140 <= info["items"] <= 160 and len(info["categories"]) == 4 and len(info["producer_families"]) == 3
     r = info["rubrics"]["demo-patch-quality"]
@@ -38,9 +38,9 @@ def test_demo_has_the_promised_shape(demo_store):
 def test_the_unpriced_judge_has_an_unknown_cost_never_zero(demo_store):
     """noisy-llama runs on a local model with no price: its judgments carry no cost, and its report says unknown
     (None) where it used to say $0.00; the priced judges keep their costs (issue 12, item 7)."""
-    from workbench.services.calibration import calibrate
-    from workbench.services.demo import DEMO_GOLDEN_SET
-    from workbench.demo.generator import RUBRIC_NAME
+    from workbench.calibration.calibrate import calibrate
+    from workbench.features.demo.seed import DEMO_GOLDEN_SET
+    from workbench.features.demo.generator import RUBRIC_NAME
 
     gs = demo_store.golden_set(DEMO_GOLDEN_SET)
     costs = {}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from workbench.services.demo import demo_files
+from workbench.features.demo.seed import demo_files
 
 R = "demo-patch-quality"
 SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's companions of an open database, not files the demo wrote

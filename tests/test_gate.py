@@ -5,21 +5,11 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import write
-from workbench.errors import InputError
-from workbench.gate import (
-    FAILED,
-    NOT_APPLICABLE,
-    NOT_MEASURABLE,
-    PASSED,
-    UNDECIDED,
-    WARNING,
-    Policy,
-    evaluate,
-    load_policy,
-    policy_from_dict,
-)
-from workbench.report import CalibrationReport
-from workbench.services.calibration import calibrate
+from workbench.core.errors import InputError
+from workbench.calibration.gate import (FAILED, NOT_APPLICABLE, NOT_MEASURABLE, PASSED, UNDECIDED, WARNING, Policy,
+    evaluate, load_policy, policy_from_dict)
+from workbench.calibration.report import CalibrationReport
+from workbench.calibration.calibrate import calibrate
 
 
 def report(**over) -> dict:
@@ -208,8 +198,8 @@ def test_policy_overrides_and_unknown_keys(tmp_path):
 
 
 def test_rubric_gate_overrides_reach_the_verdict(demo_store, tmp_path):
-    from workbench.services.importing import import_judgments
-    from workbench.services.rubrics import add_rubric
+    from workbench.features.importing.service import import_judgments
+    from workbench.calibration.rubric_versions import add_rubric
     from tests.conftest import DEMO_DIR, DEMO_RUBRIC
     text = DEMO_RUBRIC.read_text().replace("examples: []", "examples: []\ngate:\n  min_items: 500")
     assert add_rubric(demo_store, write(tmp_path / "r.yaml", text)).version == 2

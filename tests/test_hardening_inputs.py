@@ -15,12 +15,12 @@ import time
 import pytest
 
 from tests.conftest import DEMO_DIR, DEMO_RUBRIC, Cli, write
-from workbench.errors import InputError
-from workbench.formats import write_jsonl
-from workbench.models import Label, Rubric
-from workbench.names import check_name, name_problem, safe_path
-from workbench.services.export import BundleRefused, bundle_path, load_bundle, write_atomic
-from workbench.services.raters import rater_for_email
+from workbench.core.errors import InputError
+from workbench.core.formats import write_jsonl
+from workbench.core.models import Label, Rubric
+from workbench.core.names import check_name, name_problem, safe_path
+from workbench.features.export.bundle import BundleRefused, bundle_path, load_bundle, write_atomic
+from workbench.features.labeling.raters import rater_for_email
 from workbench.store import Store
 
 RULE = "use at most 100 letters, digits and . _ - : @ +"
@@ -89,8 +89,8 @@ def test_rubric_add_refuses_traversal_names_at_their_line(cli, tmp_path):
 
 
 def test_register_rubric_checks_names_of_a_built_rubric(store):
-    from workbench.models import JudgeSpec, Rubric
-    from workbench.services.rubrics import register_rubric
+    from workbench.core.models import JudgeSpec, Rubric
+    from workbench.calibration.rubric_versions import register_rubric
 
     with pytest.raises(InputError, match="the rubric name '../../escaped' contains '..'"):
         register_rubric(store, Rubric(name="../../escaped"))
@@ -173,8 +173,8 @@ def test_golden_set_export_refuses_a_stored_traversal_name_and_writes_nothing(se
 
 
 def test_report_refuses_a_traversal_name_in_its_default_file_name(demo_store, tmp_path, monkeypatch):
-    from workbench.services import report_card
-    from workbench.services.calibration import Options, calibrate
+    from workbench.features.export import card as report_card
+    from workbench.calibration.calibrate import Options, calibrate
 
     report = calibrate(demo_store, "demo", "demo-patch-quality", "careful-sonnet", Options(resamples=50))
     report = report.but(rubric=report.rubric.but(name="../../../escaped"))
@@ -227,9 +227,9 @@ def test_duplicate_keys_refused_with_both_lines(cli, tmp_path):
 @pytest.fixture(scope="module")
 def bundle_text(tmp_path_factory) -> str:
     """A real exported bundle's text (exported once for the module)."""
-    from workbench.services.calibration import Options
-    from workbench.services.demo import seed_demo
-    from workbench.services.export import export_bundle
+    from workbench.calibration.calibrate import Options
+    from workbench.features.demo.seed import seed_demo
+    from workbench.features.export.bundle import export_bundle
 
     folder = tmp_path_factory.mktemp("bundle")
     with Store(folder / "d.db") as s:
@@ -308,7 +308,7 @@ def test_rubric_values_that_are_not_plain_data(cli, tmp_path, yaml_text, line, n
 
 
 def test_policy_yaml_read_by_the_strict_loader(tmp_path):
-    from workbench.gate import load_policy
+    from workbench.calibration.gate import load_policy
 
     f = write(tmp_path / "policy.yaml", "min_items: &n 10\nmin_raters_per_item: *n\n")
     with pytest.raises(InputError, match="policy.yaml line 1: anchors and aliases"):
@@ -398,7 +398,7 @@ def _flaky_after(n: int, path: pathlib.Path, records):
 
 
 def test_full_disk_during_golden_set_export_leaves_nothing(demo_cli, tmp_path, monkeypatch):
-    from workbench.services import snapshots
+    from workbench.calibration import snapshots
 
     real = snapshots.write_jsonl
     calls = []
@@ -415,7 +415,7 @@ def test_full_disk_during_golden_set_export_leaves_nothing(demo_cli, tmp_path, m
 
 
 def test_full_disk_keeps_an_earlier_export_whole(demo_cli, tmp_path, monkeypatch):
-    from workbench.services import snapshots
+    from workbench.calibration import snapshots
 
     out = tmp_path / "export"
     assert demo_cli("golden-set", "export", "demo", "--out", out).exit_code == 0
@@ -461,7 +461,7 @@ def test_atomic_writes_leave_no_tmp_on_a_full_disk(tmp_path, monkeypatch):
 def test_read_only_database_is_one_sentence(demo_cli, monkeypatch):
     import sqlite3
 
-    from workbench.services import snapshots
+    from workbench.calibration import snapshots
 
     def readonly(*a, **k):
         raise sqlite3.OperationalError("attempt to write a readonly database")

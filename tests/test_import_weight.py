@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from tests.conftest import ROOT
-from workbench.services.calibration import calibrate
+from workbench.calibration.calibrate import calibrate
 
 HEAVY = ("numpy", "pandas", "scipy", "statsmodels", "sklearn", "sqlite_utils", "altair", "streamlit")
 PROBE = """

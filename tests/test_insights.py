@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tests.conftest import DEMO_DIR, DEMO_RUBRIC, write
-from workbench.services.importing import import_judgments
-from workbench.services.insights import disagreements, drift_timeline, item_evidence
-from workbench.services.rubrics import add_rubric
+from workbench.features.importing.service import import_judgments
+from workbench.calibration.insights import disagreements, drift_timeline, item_evidence
+from workbench.calibration.rubric_versions import add_rubric
 
 
 def test_disagreements_are_the_items_where_judge_and_consensus_differ(demo_store):

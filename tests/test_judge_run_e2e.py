@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import write
 from tests.judges.loopback_server import LoopbackServer
-from workbench.services.calibration import calibrate
+from workbench.calibration.calibrate import calibrate
 from workbench.store import Store
 
 N = 40

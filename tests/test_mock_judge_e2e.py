@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
-from workbench.services import judging
+from workbench.features.judging import service as judging
 from workbench.store import Store
 
 N = 12

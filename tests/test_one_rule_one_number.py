@@ -11,11 +11,11 @@ import json
 
 import pytest
 
-from workbench import gate, presentation
-from workbench.services import insights
-from workbench.services.calibration import calibrate, policy_for
-from workbench.presentation import card_sections
-from workbench.report import Metric
+from workbench.calibration import gate, presentation
+from workbench.calibration import insights
+from workbench.calibration.calibrate import calibrate, policy_for
+from workbench.calibration.presentation import card_sections
+from workbench.calibration.report import Metric
 
 G, R = "demo", "demo-patch-quality"
 
@@ -52,7 +52,7 @@ def test_drift_moved_is_decided_by_the_gate_rule(drifted):
 
 
 def policy_for_report(store, rep):
-    from workbench.services.rubrics import get_rubric
+    from workbench.calibration.rubric_versions import get_rubric
     return policy_for(get_rubric(store, rep.rubric.name, rep.rubric.version))
 
 

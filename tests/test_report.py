@@ -1,4 +1,4 @@
-"""The typed calibration report (workbench/report.py): its JSON is the report's JSON, exactly, both ways.
+"""The typed calibration report (workbench/calibration/report.py): its JSON is the report's JSON, exactly, both ways.
 
 The demo's stored reports (tests/data/calibrate_demo_9af0fc0, written by an older commit, and the report cache of
 today's code) are read and written back without a key or a number changing; a report built by ``calibrate`` is
@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.gate import FAILED, Verdict, evaluate
-from workbench.report import CalibrationReport, Comparison, Metric, Record
-from workbench.services import calibration
-from workbench.services.snapshots import freeze
+from workbench.calibration.gate import FAILED, Verdict, evaluate
+from workbench.calibration.report import CalibrationReport, Comparison, Metric, Record
+from workbench.calibration import calibrate as calibration
+from workbench.calibration.snapshots import freeze
 
 REFERENCE = Path(__file__).parent / "data" / "calibrate_demo_9af0fc0"
 G, R = "demo", "demo-patch-quality"

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from tests.conftest import DEMO_DIR
 from workbench.cli import main
-from workbench.hashing import sha256_hex
-from workbench.signing import SigningKey, generate_key_pair, load_signing_key, raw_public_bytes
+from workbench.core.hashing import sha256_hex
+from workbench.features.export.signing import SigningKey, generate_key_pair, load_signing_key, raw_public_bytes
 
 JUDGE = "careful-sonnet"
 BUNDLE = f"rubrics/approved/demo-patch-quality@v1--{JUDGE}.yaml"
@@ -344,11 +344,11 @@ def test_grade_refuses_a_signed_bundle_whose_signature_fails(ws, tmp_path):
 def test_every_service_that_trusts_a_bundle_verifies_its_signature(ws, tmp_path):
     """grade and board grade (CLI, pages, scripts) read bundles through services.export.load_bundle, which checks a
     signed bundle with the workspace's public keys: the forged one is refused there, the genuine one passes."""
-    from workbench.services.board import load_tiers
-    from workbench.services.export import SignatureRefused
-    from workbench.services.grading import grade
+    from workbench.features.board.service import load_tiers
+    from workbench.features.export.bundle import SignatureRefused
+    from workbench.features.grading.service import grade
     from workbench.store import Store
-    from workbench.workspace import Workspace as Space
+    from workbench.core.workspace import Workspace as Space
 
     space = Space(ws.root, ws.db)
     fake = forged(ws.bundle, FORGERIES["policy bound"], ws.root / "rubrics" / "approved" / "forged.yaml")

@@ -20,11 +20,11 @@ from click.testing import CliRunner
 
 from tests.conftest import ROOT, write
 from workbench.cli import EXIT_BROKEN_PIPE, main
-from workbench.gate import Policy, load_policy
-from workbench.services.calibration import policy_path
-from workbench.services.demo import demo_files
+from workbench.calibration.gate import Policy, load_policy
+from workbench.calibration.calibrate import policy_path
+from workbench.features.demo.seed import demo_files
 from workbench.store import Store, default_db_path
-from workbench.workspace import Workspace
+from workbench.core.workspace import Workspace
 
 G, R = "demo", "demo-patch-quality"
 FAST = ("--resamples", "200")

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from workbench import stats
-from workbench.consensus import consensus_label
+from workbench.core.consensus import consensus_label
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CATEGORY_METRICS = ("exact_agreement", "krippendorff_alpha_ordinal", "mean_signed_error")

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from validation.validate_shared_data import family_of  # noqa: E402
 from workbench import stats  # noqa: E402
-from workbench.stats.proportion import METHOD as PROPORTION_METHOD  # noqa: E402
-from workbench.stats.proportion import PROPORTION_DENOMINATORS, proportion_interval  # noqa: E402
+from workbench.stats.intervals.proportion import METHOD as PROPORTION_METHOD  # noqa: E402
+from workbench.stats.intervals.proportion import PROPORTION_DENOMINATORS, proportion_interval  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "play_favorites" / "Logical_correctness.csv"
 SCALE = (-1, 0, 1)
@@ -105,7 +105,7 @@ def truths(frame: pd.DataFrame, judge: str) -> dict[str, float]:
 def run(judge: str, items: pd.DataFrame, ratings: pd.DataFrame, *, subsamples: int, size: int, resamples: int,
         seed: int = 0, shipped_only: bool = False) -> Tally:
     """Coverage of every method compared, or (``shipped_only``) of the methods the report uses."""
-    bootstrap_methods = (stats.bootstrap.INTERVAL,) if shipped_only else BOOTSTRAP_METHODS
+    bootstrap_methods = (stats.intervals.bootstrap.INTERVAL,) if shipped_only else BOOTSTRAP_METHODS
     effect_methods = (stats.bias.INTERVAL,) if shipped_only else EFFECT_METHODS
     proportion_methods = (PROPORTION_METHOD,) if shipped_only else PROPORTION_METHODS
     frame = judge_frame(items, ratings, judge)

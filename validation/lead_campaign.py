@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.planning.test_lead_campaign import OPTIONS, REVIEWERS, RUBRIC, _answer, _campaign, _jsonl, _pool, _verdict  # noqa: E402
-from workbench.services import importing  # noqa: E402
-from workbench.services.calibration import calibrate  # noqa: E402
+from workbench.features.importing import service as importing  # noqa: E402
+from workbench.calibration.calibrate import calibrate  # noqa: E402
 
 
 def main() -> int:

@@ -187,8 +187,8 @@ def build_store(pool: RealPool, folder: Path, judges, *, items=None):
     """A SQLite store with the pool's items (all, or ``items``) and the judges' scores, no labels yet."""
     import yaml
 
-    from workbench.services import importing
-    from workbench.services.rubrics import add_rubric
+    from workbench.features.importing import service as importing
+    from workbench.calibration.rubric_versions import add_rubric
     from workbench.store import Store
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -226,7 +226,7 @@ def copy_store(base: Path, folder: Path):
 
 
 def add_labels(store, pool: RealPool, items, folder: Path) -> None:
-    from workbench.services import importing
+    from workbench.features.importing import service as importing
 
     rows = [{"item_id": i, "rater": r, "score": s} for i in items for r, s in pool.human[i].items()]
     if rows:
@@ -237,7 +237,7 @@ def workspace(pool: RealPool, folder: Path):
     """The campaign's workspace: its policy file holds the overrides the data needs (none for SummEval)."""
     import yaml
 
-    from workbench.workspace import Workspace
+    from workbench.core.workspace import Workspace
 
     ws = Workspace(folder, folder / "workbench.db")
     if pool.policy:
@@ -248,8 +248,8 @@ def workspace(pool: RealPool, folder: Path):
 
 def product_plan(store, pool: RealPool, judge: str, folder: Path):
     """(report, plan) as `workbench calibrate` and `workbench plan` compute them, with 400 resamples."""
-    from workbench.services.calibration import Options, calibrate
-    from workbench.services.planning import plan
+    from workbench.calibration.calibrate import Options, calibrate
+    from workbench.features.planning.plan import plan
 
     ws = workspace(pool, folder)
     report = calibrate(store, GOLDEN_SET, RUBRIC, judge, Options(resamples=RESAMPLES), workspace=ws)
@@ -264,7 +264,7 @@ _ARRAYS: dict[tuple[int, str], dict] = {}
 def _arrays(pool: RealPool, judge: str) -> dict:
     """The pool as arrays in its import order, once per pool and judge: consensus (None as -9999), judge score,
     task, and each item's position."""
-    from workbench.consensus import consensus_label
+    from workbench.core.consensus import consensus_label
 
     key = (id(pool), judge)
     if key not in _ARRAYS:
@@ -285,9 +285,9 @@ def light_report(pool: RealPool, judge: str, labeled, checks, *, resamples: int 
     import pandas as pd
 
     from workbench import stats
-    from workbench.gate import Policy, policy_from_dict
-    from workbench.models import parse_model
-    from workbench.report import CalibrationReport
+    from workbench.calibration.gate import Policy, policy_from_dict
+    from workbench.core.models import parse_model
+    from workbench.calibration.report import CalibrationReport
 
     resamples = resamples or RESAMPLES
     policy = policy_from_dict(pool.policy, base=Policy())
@@ -329,7 +329,7 @@ def light_report(pool: RealPool, judge: str, labeled, checks, *, resamples: int 
 
 
 def gate_states(pool: RealPool, judge: str, labeled, checks) -> dict[str, str]:
-    from workbench.gate import Policy, evaluate, policy_from_dict
+    from workbench.calibration.gate import Policy, evaluate, policy_from_dict
 
     verdict = evaluate(light_report(pool, judge, labeled, checks), policy_from_dict(pool.policy, base=Policy()))
     return {c.id: c.status for c in verdict.checks if c.id in checks}
@@ -354,7 +354,7 @@ def simulate(pool: RealPool, judge: str, start, checks, seed: int) -> dict[str, 
     look that decides it (a pass read at one look can be undecided again a few batches later: the lead has
     stopped by then).
     """
-    from workbench.gate import UNDECIDED
+    from workbench.calibration.gate import UNDECIDED
 
     taken = set(start)
     order = np.random.default_rng(seed).permutation(np.array([i for i in pool.ids if i not in taken], dtype=object))
@@ -446,7 +446,8 @@ def run(pool: RealPool, *, judges=JUDGES, sizes=SIZES, seeds: int = SEEDS, jobs:
     if not (_WORK / "base" / "workbench.db").exists():
         build_store(pool, _WORK / "base", judges).close()
     tasks = [(size, seed, tuple(judges)) for size in sizes for seed in range(seeds)]
-    from workbench.services import calibration, planning  # noqa: F401  imported once, before the workers fork
+    from workbench.calibration import calibrate as calibration
+    from workbench.features.planning import plan as planning  # noqa: F401  imported once, before the workers fork
     from workbench.stats.planning import z_value
 
     z_value(0.95)  # scipy.stats: seconds to import

@@ -2,7 +2,7 @@
 
 Bundles, both of the rubric ``board-rubric`` calibrated on golden set ``gold``:
 
-* ``mech``: ``python/workbench.demo.graders:test_results``, the mechanical tier (reads the last test run);
+* ``mech``: ``python/workbench.features.demo.graders:test_results``, the mechanical tier (reads the last test run);
 * ``loop``: ``openai-api/loopback/loop-model`` (family anthropic), the judged tier: the loopback server answers
   each item's ``EXPECT-SCORE`` marker (a bundle's judge is a real provider: the scripted ``mock/`` is not one).
 
@@ -23,9 +23,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write
-from workbench.services import importing, judging
-from workbench.services.export import export_bundle
-from workbench.services.rubrics import add_rubric
+from workbench.features.importing import service as importing
+from workbench.features.judging import service as judging
+from workbench.features.export.bundle import export_bundle
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
 
 HERE = Path(__file__).resolve().parent
@@ -40,7 +41,7 @@ gate:
 instructions: Judge the agent's patch. -1 fails, 0 is a competent pass, +1 is exceptional.
 judges:
   - id: mech
-    model: python/workbench.demo.graders:test_results
+    model: python/workbench.features.demo.graders:test_results
   - id: loop
     model: openai-api/loopback/loop-model
     family: anthropic

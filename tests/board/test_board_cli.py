@@ -94,7 +94,7 @@ def test_an_unknown_board_is_one_sentence(workspace):
 
 
 def test_board_compare_prints_who_gained_per_category(workspace, loopback, tmp_path):
-    from workbench.services import board as svc
+    from workbench.features.board import service as svc
     from workbench.store import Store
 
     runs_v2 = [dict(r, producer={"model": "gpt-b-v2" if r["producer"]["model"] == "gpt-b" else r["producer"]["model"],

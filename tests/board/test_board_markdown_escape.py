@@ -12,7 +12,7 @@ import pytest
 
 from tests.board.conftest import run_item, write_runs
 from tests.conftest import Cli
-from workbench.services import board as svc
+from workbench.features.board import service as svc
 from workbench.store import Store
 
 markdown_it = pytest.importorskip("markdown_it")

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from tests.board.conftest import run_item, write_runs
-from workbench.errors import InputError
-from workbench.services import board as svc
+from workbench.core.errors import InputError
+from workbench.features.board import service as svc
 from workbench.store import Store
 
 MODELS = [("claude-a", "anthropic"), ("gpt-b", "openai"), ("gemini-c", "google")]

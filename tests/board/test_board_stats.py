@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from tests.board.synthetic import synthetic_board
-from workbench.stats import board as sb
+from workbench.features.board import stats as sb
 
 SETS = 60
 

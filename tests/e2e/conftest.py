@@ -22,7 +22,7 @@ from typing import Iterator
 import pytest
 
 from tests.conftest import DEMO_DIR
-from workbench.services import importing
+from workbench.features.importing import service as importing
 from workbench.store import Store
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -12,8 +12,8 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import seed, start_ui, stop_ui
 from tests.ui.test_blind_review import CODENAME, PHRASES, hidden_item
-from workbench.services import importing
-from workbench.services import masking
+from workbench.features.importing import service as importing
+from workbench.features.labeling import masking
 from workbench.store import Store
 
 pytestmark = pytest.mark.browser

@@ -16,8 +16,8 @@ from tests.conftest import DEMO_RUBRIC
 from tests.e2e.conftest import start_ui, stop_ui
 from tests.e2e.test_blind_review_browser import settle
 from tests.ui.test_blind_review import KEPT, PLANTED, planted_item
-from workbench.services import importing
-from workbench.services.rubrics import add_rubric
+from workbench.features.importing import service as importing
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
 
 pytestmark = pytest.mark.browser

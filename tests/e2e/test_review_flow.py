@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import E2E_SET
 from tests.e2e.reviewer import Lead, Reviewer
-from workbench.services.golden_sets import consensus
+from workbench.calibration.golden_sets import consensus
 from workbench.store import Store
 
 RUBRIC = "demo-patch-quality"

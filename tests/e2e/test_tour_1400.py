@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import E2E_SET
-from workbench.services import labeling as svc
+from workbench.features.labeling import service as svc
 from workbench.store import Store
 
 pytestmark = pytest.mark.browser

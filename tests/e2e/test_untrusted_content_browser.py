@@ -16,9 +16,9 @@ from playwright.sync_api import Page, expect
 
 from tests.conftest import DEMO_RUBRIC
 from tests.e2e.conftest import start_ui, stop_ui
-from workbench.services import importing
-from workbench.services import labeling as svc
-from workbench.services.rubrics import add_rubric
+from workbench.features.importing import service as importing
+from workbench.features.labeling import service as svc
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
 
 pytestmark = pytest.mark.browser

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import write
-from workbench.services.calibration import Options, calibrate
-from workbench.services.rubrics import add_rubric
+from workbench.calibration.calibrate import Options, calibrate
+from workbench.calibration.rubric_versions import add_rubric
 
 RUBRIC = """\
 name: qa
@@ -22,7 +22,7 @@ def add_qa_rubric(store, tmp_path: Path, import_maps: str = "") -> None:
 def calibrated(store, golden_set: str, judge: str, tmp_path: Path) -> dict:
     """The calibration report of an imported judge as its JSON (few resamples: the report's arithmetic is what is
     checked)."""
-    from workbench.workspace import Workspace
+    from workbench.core.workspace import Workspace
 
     return calibrate(store, golden_set, "qa", judge, Options(resamples=200), workspace=Workspace.resolve(
         str(tmp_path), None)).to_json()

@@ -65,8 +65,8 @@ def test_a_deepeval_test_run_is_imported_with_errors_unscored_and_calibrates(run
 
 
 def test_the_conversation_becomes_a_trajectory(runs, store, tmp_path):
-    from workbench.services.golden_sets import load_items
-    from workbench.services.interop import import_from
+    from workbench.calibration.golden_sets import load_items
+    from workbench.features.interop.service import import_from
 
     add_qa_rubric(store, tmp_path)
     import_from(store, "deepeval", str(runs[1]), "chat", "qa", map_file=str(write(tmp_path / "m.yaml", MAP)))
@@ -76,8 +76,8 @@ def test_the_conversation_becomes_a_trajectory(runs, store, tmp_path):
 
 
 def test_a_score_outside_the_maps_range_names_the_record(runs, store, tmp_path):
-    from workbench.errors import InputError
-    from workbench.services.interop import import_from
+    from workbench.core.errors import InputError
+    from workbench.features.interop.service import import_from
 
     add_qa_rubric(store, tmp_path)
     narrow = write(tmp_path / "narrow.yaml", '"Correctness [GEval]": {cut_points: [0.5], levels: [-1, 0], '

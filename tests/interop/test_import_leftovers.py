@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from tests.conftest import DEMO_RUBRIC, Cli, write
 from workbench.cli import main
-from workbench.interop.base import adapter_names
+from workbench.features.interop.registry import adapter_names
 
 
 def _run(*args: str):
@@ -77,9 +77,9 @@ def test_a_command_that_succeeds_keeps_the_database_it_created(empty):
 
 
 def test_a_new_database_another_process_wrote_to_meanwhile_is_kept(empty, monkeypatch):
-    from workbench.errors import InputError
-    from workbench.services import importing
-    from workbench.services.rubrics import add_rubric
+    from workbench.core.errors import InputError
+    from workbench.features.importing import service as importing
+    from workbench.calibration.rubric_versions import add_rubric
     from workbench.store import Store
 
     def another_writer_then_refused(store, path, golden_set, **kw):

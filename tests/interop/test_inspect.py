@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.interop.conftest import add_qa_rubric, calibrated
-from workbench.errors import InputError
+from workbench.core.errors import InputError
 
 # the real tool runs here (seconds of set-up): in CI and `-m ""`, not in the quick loop
 pytestmark = pytest.mark.slow
@@ -102,8 +102,8 @@ def test_a_real_eval_log_becomes_items_labels_and_judgments_and_calibrates(logs,
 
 
 def test_items_carry_the_sample_the_trajectory_and_the_producer(logs, store, tmp_path):
-    from workbench.services.golden_sets import load_items
-    from workbench.services.interop import import_from
+    from workbench.calibration.golden_sets import load_items
+    from workbench.features.interop.service import import_from
 
     add_qa_rubric(store, tmp_path, MAPS)
     res = import_from(store, "inspect", str(logs / "arith.json"), "qa-json", "qa")  # the .json form too
@@ -116,7 +116,7 @@ def test_items_carry_the_sample_the_trajectory_and_the_producer(logs, store, tmp
 
 
 def test_a_value_the_map_does_not_cover_names_the_record_and_nothing_lands(logs, store, tmp_path):
-    from workbench.services.interop import import_from
+    from workbench.features.interop.service import import_from
 
     add_qa_rubric(store, tmp_path, "import_maps:\n  model_graded_qa:\n    categorical: {C: 0}\n")
     with pytest.raises(InputError) as e:
@@ -132,7 +132,7 @@ def test_the_grader_is_the_scorers_model_else_the_grader_role_else_the_evals_mod
     from inspect_ai.log._log import EvalScorer  # not re-exported; the type of EvalSpec.scorers
     from inspect_ai.model import ModelConfig
 
-    from workbench.interop.inspect_ai import _graders
+    from workbench.features.interop.inspect_ai import _graders
 
     class Spec:  # the three fields of EvalSpec the adapter reads
         model = "mockllm/model"

@@ -12,12 +12,13 @@ import pytest
 
 from tests.conftest import write
 from tests.interop.conftest import add_qa_rubric
-from workbench.errors import ConfigError, InputError
-from workbench.interop import base
-from workbench.interop.base import SourceItem, SourceJudgment, SourceLabel, Skipped, source_adapter
-from workbench.interop.mapping import UNSCORED, ImportMaps
-from workbench.scale import DEFAULT_SCALE
-from workbench.services.interop import import_from
+from workbench.core.errors import ConfigError, InputError
+from workbench.features.interop import registry
+from workbench.features.interop.base import SourceItem, SourceJudgment, SourceLabel, Skipped
+from workbench.features.interop.registry import source_adapter
+from workbench.core.import_maps import UNSCORED, ImportMaps
+from workbench.core.scale import DEFAULT_SCALE
+from workbench.features.interop.service import import_from
 
 RECORDS: list = []
 
@@ -31,7 +32,7 @@ class ScriptedAdapter:
 
 @pytest.fixture
 def scripted(monkeypatch):
-    monkeypatch.setattr(base, "_ADAPTERS", dict(base._ADAPTERS))  # registered for this test only
+    monkeypatch.setattr(registry, "_ADAPTERS", dict(registry._ADAPTERS))  # registered for this test only
     source_adapter("scripted", title="a scripted tool")(lambda: ScriptedAdapter)
     RECORDS.clear()
     return RECORDS
@@ -148,11 +149,11 @@ def test_a_missing_library_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # as if inspect-ai were not installed
     with pytest.raises(ConfigError, match=r"importing from Inspect AI needs its Python package; run: pip install "
                                           r"'judge-workbench\[inspect\]'"):
-        base.get_adapter("inspect")
+        registry.get_adapter("inspect")
 
 
 def test_an_imported_judge_is_calibrated_but_not_run_here(scripted, store, tmp_path):
-    from workbench.services import judging
+    from workbench.features.judging import service as judging
 
     add_qa_rubric(store, tmp_path, MAPS)
     scripted += _items(1) + [SourceJudgment(1, "i1", judge="ok", name="ok", value=True, model="gpt-4o")]

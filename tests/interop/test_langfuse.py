@@ -21,8 +21,8 @@ import pytest
 
 from tests.conftest import write
 from tests.interop.conftest import add_qa_rubric, calibrated
-from workbench.errors import ConfigError, InputError
-from workbench.services.interop import import_from
+from workbench.core.errors import ConfigError, InputError
+from workbench.features.interop.service import import_from
 
 FIXTURES = Path(__file__).with_name("fixtures") / "langfuse"
 MAPS = """\

@@ -121,8 +121,8 @@ def test_traces_and_feedback_from_a_tracking_store_are_imported_and_calibrate(st
 def test_spans_become_the_trajectory_and_an_exported_file_reads_the_same(store_uri, store, tmp_path):
     import mlflow
 
-    from workbench.services.golden_sets import load_items
-    from workbench.services.interop import import_from
+    from workbench.calibration.golden_sets import load_items
+    from workbench.features.interop.service import import_from
 
     add_qa_rubric(store, tmp_path, MAPS)
     client = mlflow.MlflowClient(tracking_uri=store_uri)
@@ -137,8 +137,8 @@ def test_spans_become_the_trajectory_and_an_exported_file_reads_the_same(store_u
 
 
 def test_a_tracking_uri_without_an_experiment_is_refused(store, tmp_path):
-    from workbench.errors import InputError
-    from workbench.services.interop import import_from
+    from workbench.core.errors import InputError
+    from workbench.features.interop.service import import_from
 
     add_qa_rubric(store, tmp_path, MAPS)
     with pytest.raises(InputError, match="names no experiment; add it after '#'"):

@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import write
 from tests.interop.conftest import add_qa_rubric, calibrated
-from workbench.services.interop import import_from
+from workbench.features.interop.service import import_from
 
 FIXTURES = Path(__file__).with_name("fixtures") / "phoenix"
 MAPS = """\
@@ -60,7 +60,7 @@ def test_the_client_dataframe_records_import_the_same(store, tmp_path):
 
 
 def test_spans_become_items_with_their_producer(store, tmp_path):
-    from workbench.services.golden_sets import load_items
+    from workbench.calibration.golden_sets import load_items
 
     add_qa_rubric(store, tmp_path, MAPS)
     import_from(store, "phoenix", str(FIXTURES), "qa", "qa")

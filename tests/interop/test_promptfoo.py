@@ -20,8 +20,8 @@ import pytest
 
 from tests.conftest import ROOT, write
 from tests.interop.conftest import add_qa_rubric, calibrated
-from workbench.interop.promptfoo import item_id
-from workbench.services.interop import import_from
+from workbench.features.interop.promptfoo import item_id
+from workbench.features.interop.service import import_from
 
 # the real tool runs here (seconds of set-up): in CI and `-m ""`, not in the quick loop
 pytestmark = pytest.mark.slow
@@ -87,7 +87,7 @@ def test_a_rating_given_in_the_viewer_is_a_label_of_the_evals_author(results, st
     add_qa_rubric(store, tmp_path)
     res = import_from(store, "promptfoo", str(rated), "qa", "qa", map_file=str(write(tmp_path / "m.yaml", MAP)))
     assert (res.labels_read, res.raters) == (1, ["lead@example.com"])
-    from workbench.services.golden_sets import consensus
+    from workbench.calibration.golden_sets import consensus
     assert consensus(store, "qa", "qa").labels == {item_id(2, 0, PROVIDER): -1}
 
 

@@ -20,12 +20,12 @@ from click.testing import CliRunner
 
 from tests.conftest import DEMO_DIR, DEMO_RUBRIC
 from workbench.cli import main
-from workbench.services.calibration import Options
-from workbench.services.export import export_bundle
-from workbench.services.importing import import_judgments
-from workbench.services.rubrics import add_rubric
+from workbench.calibration.calibrate import Options
+from workbench.features.export.bundle import export_bundle
+from workbench.features.importing.service import import_judgments
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
-from workbench.workspace import Workspace
+from workbench.core.workspace import Workspace
 
 JUDGE = "careful-single"
 JUDGMENTS = DEMO_DIR / "demo-patch-quality" / "judgments" / "careful-sonnet.jsonl"

@@ -10,7 +10,7 @@ import yaml
 
 from tests.conftest import DEMO_DIR, write
 from tests.interop_export.conftest import JUDGE, export_to, run_check
-from workbench.services.importing import import_items, import_labels
+from workbench.features.importing.service import import_items, import_labels
 
 
 
@@ -150,7 +150,7 @@ def test_a_bundle_and_judge_config_edited_together_fail_on_the_signature(approve
     from click.testing import CliRunner
 
     from workbench.cli import main
-    from workbench.hashing import sha256_hex
+    from workbench.core.hashing import sha256_hex
 
     root = approved.db.parent
     for args in (["keys", "init"], ["export", "-g", "demo", "-r", "demo-patch-quality", "-j", JUDGE,

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from tests.interop_export.conftest import JUDGE
 from workbench.cli import main
-from workbench.errors import WorkbenchError
-from workbench.services.calibration import Options, calibrate
-from workbench.services.eee import SCHEMA_FILE, validate_eee
-from workbench.workspace import Workspace
+from workbench.core.errors import WorkbenchError
+from workbench.calibration.calibrate import Options, calibrate
+from workbench.features.export.eee import SCHEMA_FILE, validate_eee
+from workbench.core.workspace import Workspace
 
 RESAMPLES = 300
 

@@ -89,7 +89,7 @@ def test_promptfoo_grades_with_the_exported_judge(approved, tmp_path):
 
 
 def test_an_openai_compatible_judge_names_its_variables_never_their_values(approved, monkeypatch):
-    from workbench.services.interop_export import ApprovedJudge, ExportRefused, render
+    from workbench.features.export.tool_files import ApprovedJudge, ExportRefused, render
 
     monkeypatch.setenv("LOCAL_API_KEY", "sk-do-not-leak-0123456789abcdef")
     monkeypatch.setenv("LOCAL_BASE_URL", "http://10.0.0.7:8000/v1")

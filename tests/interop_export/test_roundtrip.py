@@ -128,7 +128,7 @@ def test_agentic_and_python_judges_are_refused_by_name(approved):
     from click.testing import CliRunner
 
     from workbench.cli import main
-    from workbench.services.interop_export import ApprovedJudge, ExportRefused, render
+    from workbench.features.export.tool_files import ApprovedJudge, ExportRefused, render
 
     r = CliRunner().invoke(main, ["export", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet", "--to",
                                   "promptfoo", "--resamples", "300", "--db", str(approved.db), "--project",
@@ -137,7 +137,7 @@ def test_agentic_and_python_judges_are_refused_by_name(approved):
     assert "Exported" in r.stdout  # the bundle itself is approved and written
     assert "judge 'careful-sonnet' is agentic" in r.stderr and "calibrate a single-mode judge" in r.stderr
     bundle = yaml.safe_load(approved.bundle.read_text())
-    bundle["judge"]["config"]["model"] = "python/workbench.demo.graders:test_results"
+    bundle["judge"]["config"]["model"] = "python/workbench.features.demo.graders:test_results"
     with pytest.raises(ExportRefused, match="is a Python grader .* not a model: inspect cannot run it"):
         render(ApprovedJudge.from_bundle(bundle, approved.bundle.name), "inspect")
 

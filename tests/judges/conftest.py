@@ -13,7 +13,7 @@ if str(HERE) not in sys.path:  # loopback_server and judge_fakes, whatever pytes
 
 from loopback_server import LoopbackServer  # noqa: E402
 
-from workbench.models import Criterion, Item, JudgeSpec, Rubric  # noqa: E402
+from workbench.core.models import Criterion, Item, JudgeSpec, Rubric  # noqa: E402
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ import httpx2
 
 from workbench.judges.base import ChatProvider, ChatRequest, ModelTurn, ProviderError, ToolCall, Usage
 from workbench.judges.sink import PendingBatch
-from workbench.models import Item, Judgment
+from workbench.core.models import Item, Judgment
 
 CANARY = "sk-canary-9f8e7d6c5b4a3210XXXX"
 

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from judge_fakes import JsonlSink, make_items  # noqa: E402
 
 from workbench.judges import run_judge  # noqa: E402
-from workbench.models import JudgeSpec, Rubric  # noqa: E402
+from workbench.core.models import JudgeSpec, Rubric  # noqa: E402
 
 SPEC = JudgeSpec(id="loop", model="openai-api/loopback/loopback-model")
 RUBRIC = Rubric(name="kill-test", judges=(SPEC,))

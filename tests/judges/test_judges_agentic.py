@@ -14,7 +14,7 @@ from judge_fakes import ScriptedProvider, Transport, anthropic_message, openai_c
 from workbench.judges import get_provider
 from workbench.judges.agentic import TrajectoryTools, UnsafePattern, compile_search, run_agentic
 from workbench.judges.base import JudgeContext
-from workbench.models import Item, JudgeSpec
+from workbench.core.models import Item, JudgeSpec
 
 AGENTIC_A = JudgeSpec(id="a", model="anthropic/claude-sonnet-4-5", mode="agentic", max_turns=6)
 AGENTIC_O = JudgeSpec(id="o", model="openai/gpt-4o", mode="agentic", max_turns=6)

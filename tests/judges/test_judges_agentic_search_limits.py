@@ -20,7 +20,7 @@ from judge_fakes import ScriptedProvider, turn, verdict
 
 from workbench.judges import agentic
 from workbench.judges.agentic import TrajectoryTools, UnsafePattern, compile_search, run_agentic
-from workbench.models import Item, JudgeSpec
+from workbench.core.models import Item, JudgeSpec
 
 SPEC = JudgeSpec(id="a", model="anthropic/claude-sonnet-4-5", mode="agentic", max_turns=4)
 HOSTILE_TEXT = "a" * 200_000

@@ -9,9 +9,9 @@ import pytest
 from judge_fakes import (FakeAnthropicBatches, FakeClock, FakeOpenAIBatches, JsonlSink, anthropic_message, make_items,
                          openai_completion, verdict)
 
-from workbench.errors import ConfigError
+from workbench.core.errors import ConfigError
 from workbench.judges import InMemorySink, collect_batches, custom_id_for, get_provider, run_batch, submit_batches
-from workbench.models import JudgeSpec
+from workbench.core.models import JudgeSpec
 
 CLAUDE = JudgeSpec(id="sonnet", model="anthropic/claude-sonnet-4-5")
 GPT = JudgeSpec(id="mini", model="openai/gpt-4o-mini")

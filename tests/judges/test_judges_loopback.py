@@ -14,10 +14,10 @@ import pytest
 from judge_fakes import FakeClock, JsonlSink, make_items
 from loopback_server import LoopbackServer
 
-from workbench.formats import parse_item, read_records
+from workbench.core.formats import parse_item, read_records
 from workbench.judges import InMemorySink, get_provider, run_judge
-from workbench.models import JudgeSpec, Rubric
-from workbench.rubrics import load_rubric
+from workbench.core.models import JudgeSpec, Rubric
+from workbench.judges.rubrics import load_rubric
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

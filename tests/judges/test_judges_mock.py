@@ -8,12 +8,12 @@ import logging
 import pytest
 from judge_fakes import turn
 
-from workbench.errors import ConfigError, InputError, ModelNameError
+from workbench.core.errors import ConfigError, InputError, ModelNameError
 from workbench.judges import InMemorySink, ProviderError, estimate_run, get_provider, run_judge
 from workbench.judges import registry
-from workbench.judges.mock_provider import MockProvider, default_verdict
-from workbench.models import Item, JudgeSpec, ModelName, parse_model
-from workbench.rubrics import parse_rubric
+from workbench.judges.providers.mock import MockProvider, default_verdict
+from workbench.core.models import Item, JudgeSpec, ModelName, parse_model
+from workbench.judges.rubrics import parse_rubric
 
 MOCK = JudgeSpec(id="m", model="mock/scripted")
 
@@ -36,7 +36,7 @@ def run(items_, rubric, spec=MOCK, **options):
     ("anthropic/claude-sonnet-4-5", ModelName("anthropic", "claude-sonnet-4-5")),
     ("openai-api/vllm/Qwen2.5-72B", ModelName("openai-api", "Qwen2.5-72B", "vllm")),
     ("openai-api/ollama/meta-llama/Llama-3-8B", ModelName("openai-api", "meta-llama/Llama-3-8B", "ollama")),
-    ("python/workbench.demo.graders:test_results", ModelName("python", "workbench.demo.graders:test_results")),
+    ("python/workbench.features.demo.graders:test_results", ModelName("python", "workbench.features.demo.graders:test_results")),
     ("mock/any/thing", ModelName("mock", "any/thing")),
 ])
 def test_parse_model(model, parsed):

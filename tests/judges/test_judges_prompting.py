@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from workbench.judges import prompting
 from workbench.judges.base import ModelTurn, ToolCall, Usage
 from workbench.judges.prompting import (DelimiterCollision, close_delimiter, injection_signals, open_delimiter,
-                                        parse_verdict, single_request, system_prompt, user_message)
-from workbench.models import JudgeSpec, Producer
+    parse_verdict, single_request, system_prompt, user_message)
+from workbench.core.models import JudgeSpec, Producer
 
 SPEC = JudgeSpec(id="j", model="anthropic/claude-sonnet-4-5")
 
@@ -118,7 +118,7 @@ def test_evidence_steps_are_kept_in_range_and_deduplicated(rubric):
                                  st.one_of(st.integers(-5, 5), st.text(max_size=5), st.floats(), st.none(),
                                            st.lists(st.integers(-3, 8), max_size=4)))))
 def test_a_verdict_is_a_score_on_the_scale_or_unscored_with_a_reason(payload):
-    from workbench.models import Rubric
+    from workbench.core.models import Rubric
     v = parse_verdict(payload, Rubric(name="r"), n_steps=3)
     assert (v.score is None) != (v.unscored_reason is None)
     if v.score is not None:

@@ -11,10 +11,10 @@ import httpx2
 import pytest
 from judge_fakes import Transport, anthropic_error, anthropic_message, openai_completion, openai_error, verdict
 
-from workbench.errors import ConfigError
+from workbench.core.errors import ConfigError
 from workbench.judges import ProviderError, get_provider, provider_names, register_provider
 from workbench.judges.base import JudgeContext
-from workbench.models import JudgeSpec
+from workbench.core.models import JudgeSpec
 
 ANTHROPIC = JudgeSpec(id="sonnet", model="anthropic/claude-sonnet-4-5", temperature=0.0)
 OPENAI = JudgeSpec(id="mini", model="openai/gpt-4o-mini", temperature=0.0)
@@ -91,7 +91,7 @@ def test_register_provider(monkeypatch):
     register_provider("scripted", factory)
     assert get_provider("scripted/m-1", env={}, max_retries=0).model == "m-1"
     assert made == [("m-1", {"env": {}, "max_retries": 0})]
-    register_provider("graders", "workbench.judges.python_provider:PythonProvider")  # loaded on first use
+    register_provider("graders", "workbench.judges.providers.python:PythonProvider")  # loaded on first use
     assert "graders" in provider_names()
 
 

@@ -10,12 +10,11 @@ import time
 import pytest
 from judge_fakes import FakeClock, ScriptedProvider, Transport, make_items, openai_completion, rate_limited, turn, verdict
 
-from workbench.errors import ConfigError
-from workbench.judges import (InMemorySink, ProviderError, RunAborted, estimate_run, get_provider, plan_work,
-                              run_judge)
+from workbench.core.errors import ConfigError
+from workbench.judges import InMemorySink, ProviderError, RunAborted, estimate_run, get_provider, plan_work, run_judge
 from workbench.judges.base import BudgetExceeded
 from workbench.judges.ratelimit import RateLimiter
-from workbench.models import Item, JudgeSpec
+from workbench.core.models import Item, JudgeSpec
 
 SPEC = JudgeSpec(id="sonnet", model="anthropic/claude-sonnet-4-5")  # priced: $3 / $15 per MTok
 OK = turn(verdict_args=verdict(0), tokens=(1000, 100))
@@ -279,7 +278,7 @@ def test_dry_run_estimate_is_close_to_the_server_count(rubric, loopback):
 
 
 def test_budget_exceeded_is_a_workbench_error():
-    from workbench.errors import WorkbenchError
+    from workbench.core.errors import WorkbenchError
     assert issubclass(BudgetExceeded, WorkbenchError)
 
 

@@ -19,7 +19,7 @@ from judge_fakes import (CANARY, FakeAnthropicBatches, FakeClock, Transport, ant
 from tests.conftest import write
 from workbench.judges import InMemorySink, ProviderError, RunAborted, get_provider, redact, run_batch, run_judge
 from workbench.judges.base import scrub_record, scrub_secrets
-from workbench.models import JudgeSpec
+from workbench.core.models import JudgeSpec
 from workbench.store import Store
 
 CASES = [
@@ -311,7 +311,7 @@ def test_scrub_secrets_takes_out_every_16_character_window():
 
 def test_a_key_echoed_in_the_optimizers_reply_stays_out_of_the_proposed_edit():
     """The refinement loop stores the optimizer's edit: a key echoed in it is scrubbed like a judgment's."""
-    from workbench.judges import optimizer
+    from workbench.features.refine import optimizer
 
     echo = CANARY[10:10 + WINDOW]
     edit = {"summary": f"stricter {CANARY}", "levels": [{"value": 1, "description": f"only with proof {echo}"}],

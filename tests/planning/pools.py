@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.demo.generator import simulate_items, simulate_judge, with_effects
+from workbench.features.demo.generator import simulate_items, simulate_judge, with_effects
 from validation.validate_shared_data import family_of as _family
 from workbench.stats.label_simulation import Pool
 

@@ -11,10 +11,14 @@ import numpy as np
 import yaml
 import pytest
 
-from workbench.demo.generator import DATA_DIR
-from workbench.services import active_queue, importing, labeling, snapshots
-from workbench.services.calibration import Options, calibrate
-from workbench.services.rubrics import add_rubric
+from workbench.features.demo.generator import DATA_DIR
+from workbench.calibration import design_weights
+from workbench.features.planning import active_queue
+from workbench.features.importing import service as importing
+from workbench.features.labeling import service as labeling
+from workbench.calibration import snapshots
+from workbench.calibration.calibrate import Options, calibrate
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
 
 DEMO = DATA_DIR / "golden_sets" / "demo"
@@ -96,7 +100,7 @@ def test_calibration_report_names_the_design_and_weights(store: Store, tmp_path:
     importing.import_labels(store, labels, "pool", RUBRIC)
     assert calibrate(store, "pool", RUBRIC, "careful-sonnet", Options(resamples=300)).sampling_design is None
     for r in rows:  # as if the queue had served them: no label changes, yet the cached report must not be reused
-        active_queue.record_served(store, gs, pks[r["item_id"]], RUBRIC, r["rater"])
+        labeling.record_served(store, gs, pks[r["item_id"]], RUBRIC, r["rater"])
     report = calibrate(store, "pool", RUBRIC, "careful-sonnet", Options(resamples=300))
     assert report.sampling_design.design == "active"
     assert report.sampling_design.kish_effective_n < report.n_items
@@ -152,7 +156,7 @@ def test_labels_from_before_the_switch_and_a_replan_are_phases(store: Store) -> 
         labels_per_item[row["item_id"]] = labels_per_item.get(row["item_id"], 0) + 1
     # the design's items get both labels as they come (ben is served what ana started, in the queue's order)
     assert {n for i, n in labels_per_item.items() if i not in before} == {2}
-    pi = active_queue.item_inclusion(store, gs, RUBRIC)
+    pi = design_weights.item_inclusion(store, gs, RUBRIC)
     for item_id in {r["item_id"] for r in store.labels(gs["id"], RUBRIC)}:
         missed = (1 - f0) * np.prod([1 - min(1.0, s * rates[item_id]) for rates, s in phases])
         assert pi[item_id] == pytest.approx(1 - missed)
@@ -162,7 +166,7 @@ def test_calibration_page_says_the_plan_and_offers_a_replan(tmp_path, monkeypatc
     """The Calibration page: the plan in words beside the verdict, and a re-plan button when the active queue
     serves checks that are no longer the undecided ones."""
     from tests.ui.conftest import lead_page, choose_judge, rendered_text
-    from workbench.services.demo import seed_demo
+    from workbench.features.demo.seed import seed_demo
 
     path = tmp_path / "demo.db"
     with Store(path) as s:
@@ -196,7 +200,7 @@ def test_calibration_page_says_the_plan_and_offers_a_replan(tmp_path, monkeypatc
 def test_a_lead_switches_the_queue_order_on_the_calibration_page(tmp_path, monkeypatch) -> None:
     """The Calibration page's queue switch: random to active plans a design for the chosen judge, and back."""
     from tests.ui.conftest import lead_page, choose_judge
-    from workbench.services.demo import seed_demo
+    from workbench.features.demo.seed import seed_demo
 
     path = tmp_path / "demo.db"
     with Store(path) as s:
@@ -218,7 +222,7 @@ def test_plan_asks_for_the_second_opinions_the_gate_needs(store: Store, tmp_path
     """60 items labeled by one reviewer each: enough items, but the gate's evidence check wants 30% of them with 2+
     raters and its comparison with the reviewers has no item to compare on, so the plan keeps both open (a lead
     who stopped at 'every check decided' would otherwise meet a failing gate)."""
-    from workbench.services.planning import plan, undecided_checks
+    from workbench.features.planning.plan import plan, undecided_checks
 
     demo = [json.loads(line) for line in (DEMO / RUBRIC / "labels.jsonl").read_text().splitlines()]
     first: dict[str, dict] = {}
@@ -241,7 +245,7 @@ def test_plan_asks_for_the_second_opinions_the_gate_needs(store: Store, tmp_path
 def test_self_preference_the_set_cannot_measure_does_not_hold_the_plan_open(tmp_path: Path) -> None:
     """No item of the golden set comes from the judge's family: the gate warns 'not measurable', and no label
     will change that, so the plan counts the check as decided (and not failed) instead of waiting forever."""
-    from workbench.services.planning import plan
+    from workbench.features.planning.plan import plan
 
     s = Store(tmp_path / "wb.db")
     rubric = yaml.safe_load((DATA_DIR / "rubrics" / f"{RUBRIC}.yaml").read_text())

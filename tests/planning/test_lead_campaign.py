@@ -20,13 +20,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workbench.demo.generator import DATA_DIR, SimRater, _adjacent, simulate_items, simulate_judge, with_effects
-from workbench.gate import evaluate
-from workbench.services import active_queue, importing, labeling
-from workbench.services.calibration import Options, calibrate, policy_for
-from workbench.services.golden_sets import consensus
-from workbench.services.planning import plan
-from workbench.services.rubrics import add_rubric, get_rubric
+from workbench.features.demo.generator import (DATA_DIR, SimRater, _adjacent, simulate_items, simulate_judge,
+    with_effects)
+from workbench.calibration.gate import evaluate
+from workbench.features.planning import active_queue
+from workbench.features.importing import service as importing
+from workbench.features.labeling import service as labeling
+from workbench.calibration.calibrate import Options, calibrate, policy_for
+from workbench.calibration.golden_sets import consensus
+from workbench.features.planning.plan import plan
+from workbench.calibration.rubric_versions import add_rubric, get_rubric
 from workbench.store import Store
 
 pytestmark = pytest.mark.slow

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.consensus import consensus_label
-from workbench.demo.generator import DATA_DIR, generate, with_effects
-from workbench.services import importing
-from workbench.services.planning import plan
-from workbench.services.rubrics import add_rubric
+from workbench.core.consensus import consensus_label
+from workbench.features.demo.generator import DATA_DIR, generate, with_effects
+from workbench.features.importing import service as importing
+from workbench.features.planning.plan import plan
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.stats import agreement_with_intervals
 from workbench.store import Store
 

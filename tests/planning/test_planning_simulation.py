@@ -96,7 +96,7 @@ def test_planned_items_for_a_width_match_the_simulation() -> None:
 
 
 def estimates_alpha(pool, idx, seed) -> dict:
-    from workbench.stats.weighted import weighted_agreement_with_intervals
+    from workbench.stats.intervals.weighted import weighted_agreement_with_intervals
 
     a = weighted_agreement_with_intervals(pool.consensus[idx], pool.judge[idx], pool.clusters[idx], np.ones(len(idx)),
                                           scale=pool.scale, pass_threshold=pool.pass_threshold, resamples=300,

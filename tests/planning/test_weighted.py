@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.demo.generator import DATA_DIR
+from workbench.features.demo.generator import DATA_DIR
 from workbench.stats import agreement_metrics, alternative_annotator_test, human_ceiling
-from workbench.stats.weighted import weighted_agreement_with_intervals, weighted_self_preference
+from workbench.stats.intervals.weighted import weighted_agreement_with_intervals, weighted_self_preference
 
 from .pools import demo_pool
 

@@ -10,12 +10,12 @@ import re
 import pytest
 
 from tests.conftest import ROOT, write
-from workbench.demo.eval_awareness import KINDS, PER_KIND
+from workbench.features.demo.eval_awareness import KINDS, PER_KIND
 from workbench.judges.base import ModelTurn, ToolCall, Usage
-from workbench.services import importing
-from workbench.services import judging
-from workbench.services.calibration import Options, calibrate
-from workbench.services.rubrics import add_rubric
+from workbench.features.importing import service as importing
+from workbench.features.judging import service as judging
+from workbench.calibration.calibrate import Options, calibrate
+from workbench.calibration.rubric_versions import add_rubric
 
 RUBRIC_FILE = ROOT / "rubrics" / "examples" / "eval-awareness-audit.yaml"
 SET_DIR = ROOT / "golden_sets" / "eval-awareness"

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from workbench.errors import InputError
+from workbench.core.errors import InputError
 from workbench.judges.prompting import close_delimiter, open_delimiter, user_message
-from workbench.models import Item, JudgeSpec, Producer
-from workbench.probes import PROBES, ProbeTarget, get_probes, perturb_items
+from workbench.core.models import Item, JudgeSpec, Producer
+from workbench.calibration.probes import PROBES, ProbeTarget, get_probes, perturb_items
 
 TARGET = ProbeTarget(model="gpt-4o", family="openai", scale=(-1, 0, 1))
 SPEC = JudgeSpec(id="j", model="openai/gpt-4o", family="openai")

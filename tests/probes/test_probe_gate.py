@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.errors import InputError
-from workbench.gate import FAILED, PASSED, UNDECIDED, WARNING, Policy, evaluate, policy_from_dict, probe_moves
-from workbench.report import CalibrationReport
+from workbench.core.errors import InputError
+from workbench.calibration.gate import (FAILED, PASSED, UNDECIDED, WARNING, Policy, evaluate, policy_from_dict,
+    probe_moves)
+from workbench.calibration.report import CalibrationReport
 
 
 def _report(*shifts: tuple[float, float, float]) -> CalibrationReport:

@@ -15,12 +15,12 @@ import pytest
 
 from tests.conftest import Cli, write
 from tests.judges.loopback_server import LoopbackServer
-from workbench.gate import FAILED, WARNING, Policy, evaluate
-from workbench.services import importing
-from workbench.services import judging
-from workbench.services import probes as probe_service
-from workbench.services.calibration import Options, calibrate
-from workbench.services.rubrics import add_rubric
+from workbench.calibration.gate import FAILED, WARNING, Policy, evaluate
+from workbench.features.importing import service as importing
+from workbench.features.judging import service as judging
+from workbench.features.probes import service as probe_service
+from workbench.calibration.calibrate import Options, calibrate
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
 
 N = 30

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.probes.simulate import simulate
-from workbench.gate import probe_moves
+from workbench.calibration.gate import probe_moves
 from workbench.stats.probes import probe_effect
 
 SCALE = (-1, 0, 1)

@@ -9,7 +9,7 @@ from workbench.judges.base import ModelTurn, ToolCall, Usage
 from workbench.judges.prompting import estimate_input_tokens
 from workbench.judges.registry import get_provider
 from workbench.judges.types import JudgeContext
-from workbench.models import Item, JudgeSpec, Rubric
+from workbench.core.models import Item, JudgeSpec, Rubric
 
 RUBRIC = Rubric(name="r")
 ITEM = Item(id="i", input="Fix it.", output="Fixed.", trajectory=[{"role": "user", "content": "Fix it."},

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from tests.ui.conftest import choose_judge, lead_page, markdown, open_tab
-from workbench.presentation import card_sections
-from workbench.services import judging
-from workbench.services import probes as probe_service
-from workbench.services.calibration import Options, calibrate, resolve
-from workbench.services.export import build_bundle, validate_bundle
+from workbench.calibration.presentation import card_sections
+from workbench.features.judging import service as judging
+from workbench.features.probes import service as probe_service
+from workbench.calibration.calibrate import Options, calibrate, resolve
+from workbench.features.export.bundle import build_bundle, validate_bundle
 
 G, R, J = "demo", "demo-patch-quality", "test-results"
 

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from scripted import ScriptedJudge, ScriptedOptimizer, fix_leniency  # noqa: E402
 
-from workbench.services import refine  # noqa: E402
-from workbench.services.golden_sets import consensus, load_items  # noqa: E402
+from workbench.features.refine import service as refine  # noqa: E402
+from workbench.calibration.golden_sets import consensus, load_items  # noqa: E402
 from workbench.store import Store  # noqa: E402
 
 GS, RUBRIC, JUDGE = "demo", "demo-patch-quality", "lenient-mini"

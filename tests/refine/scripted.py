@@ -32,8 +32,8 @@ import httpx2
 from workbench.judges.pricing import cost_usd
 from workbench.judges.types import Usage
 from workbench.judges.prompting import render_item
-from workbench.models import Item, JudgeSpec
-from workbench.services.refine import example_excerpt
+from workbench.core.models import Item, JudgeSpec
+from workbench.features.refine.service import example_excerpt
 
 FIX_PHRASE = "A claim of success that the final test run contradicts is a fail"
 FIX_LEVEL = ("The task is not done: tests fail, the fix is wrong, or the agent claims success it did not achieve. "

@@ -37,7 +37,7 @@ def test_refine_cli_dry_run_round_json_and_a_leads_decision(cli, tmp_path, db_pa
     candidates = [line for line in listed if ".refine-1.r" in line]
     assert candidates and all("refinement candidate" in line for line in candidates)
     assert not any("refinement candidate" in line for line in listed if line.startswith("demo-patch-quality\t"))
-    from workbench.services.labeling import rubric_names
+    from workbench.features.labeling.service import rubric_names
     from workbench.store import Store
     with Store(db_path) as store:
         assert "demo-patch-quality" in rubric_names(store)

@@ -17,11 +17,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scripted import FIX_PHRASE, ScriptedJudge, ScriptedOptimizer, fix_leniency, in_turn, memorise  # noqa: E402
 
-from workbench.errors import Conflict  # noqa: E402
-from workbench.services import refine as svc  # noqa: E402
-from workbench.services.golden_sets import consensus, load_items  # noqa: E402
-from workbench.services.rubrics import get_rubric  # noqa: E402
-from workbench.store import refine as db  # noqa: E402
+from workbench.core.errors import Conflict  # noqa: E402
+from workbench.features.refine import service as svc  # noqa: E402
+from workbench.calibration.golden_sets import consensus, load_items  # noqa: E402
+from workbench.calibration.rubric_versions import get_rubric  # noqa: E402
+from workbench.features.refine import queries as db  # noqa: E402
 
 GS, RUBRIC, JUDGE = "demo", "demo-patch-quality", "lenient-mini"
 FAST = {"resamples": 400, "concurrency": 4}
@@ -141,7 +141,7 @@ def test_bad_options_are_refused_with_the_fix(demo_store):
     with pytest.raises(Exception, match="needs --optimizer"):
         svc.refine(demo_store, GS, RUBRIC, JUDGE)
     with pytest.raises(Exception, match="must be a chat model"):
-        svc.refine(demo_store, GS, RUBRIC, JUDGE, optimizer="python/workbench.demo.graders:test_results")
+        svc.refine(demo_store, GS, RUBRIC, JUDGE, optimizer="python/workbench.features.demo.graders:test_results")
 
 
 def test_an_edit_that_changes_nothing_is_not_judged(demo_store):
@@ -157,11 +157,11 @@ def test_an_edit_that_changes_nothing_is_not_judged(demo_store):
 def test_fix_for_the_lenient_judge_is_confirmed_accepted_and_exported_through_the_gate(demo_store, tmp_path):
     """Done when: the judge fails on leniency; a round within budget proposes a fix the held-out part confirms;
     a lead accepts it; judged and calibrated on the whole golden set, it passes the gate and is exported."""
-    from workbench.services import judging
-    from workbench.services.calibration import calibrate
-    from workbench.services.export import export_bundle
-    from workbench.services.report_card import write_card
-    from workbench.workspace import Workspace
+    from workbench.features.judging import service as judging
+    from workbench.calibration.calibrate import calibrate
+    from workbench.features.export.bundle import export_bundle
+    from workbench.features.export.card import write_card
+    from workbench.core.workspace import Workspace
 
     ws = Workspace.resolve(str(tmp_path), demo_store.path)
     # The fix is for leniency. The demo's 47 items of the judge's own family cannot show a judge that still errs

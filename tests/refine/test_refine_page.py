@@ -14,9 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scripted import FIX_PHRASE, ScriptedJudge, ScriptedOptimizer, fix_leniency, in_turn, memorise  # noqa: E402
 
 from tests.ui.conftest import demo_db, markdown, open_app  # noqa: E402,F401 (demo_db: a fixture)
-from workbench.services import refine as svc  # noqa: E402
-from workbench.services.golden_sets import consensus, load_items  # noqa: E402
-from workbench.services.rubrics import get_rubric  # noqa: E402
+from workbench.features.refine import service as svc  # noqa: E402
+from workbench.calibration.golden_sets import consensus, load_items  # noqa: E402
+from workbench.calibration.rubric_versions import get_rubric  # noqa: E402
 
 GS, RUBRIC, JUDGE = "demo", "demo-patch-quality", "lenient-mini"
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(HERE))
 
 from refine_kill_child import GS, RUBRIC, session  # noqa: E402
 
-from workbench.services.golden_sets import consensus  # noqa: E402
+from workbench.calibration.golden_sets import consensus  # noqa: E402
 
 
 def kill_at(db: str, log: Path, kill_after: int) -> list[str]:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.judges.optimizer import UnusableEdit, parse_edit
+from workbench.features.refine.optimizer import UnusableEdit, parse_edit
 from workbench.stats import paired_bootstrap_delta
-from workbench.stats.refine import paired_gain, stratified_split
+from workbench.features.refine.stats import paired_gain, stratified_split
 
 SCALE = [-1, 0, 1]
 

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from tests.conftest import DEMO_DIR, DEMO_RUBRIC, write
-from workbench.services.calibration import Options, calibrate, compare
-from workbench.services.labeling import submit_label
+from workbench.calibration.calibrate import Options, calibrate, compare
+from workbench.features.labeling.service import submit_label
 
 DESIGN_KEYS = {"schema", "golden_set", "rubric", "judge", "n_items", "n_unresolved", "n_unscored", "bootstrap",
                "metrics", "confusion", "human_ceiling", "alt_test", "self_preference", "noise", "drift", "verdict"}
@@ -77,7 +77,7 @@ def test_reports_are_cached_by_their_inputs(demo_store):
     calibrate(demo_store, "demo", "demo-patch-quality", "lenient-mini", opts)
     assert count() == n + 2  # the report under its data key and under the quick data-version key
     # a changed adjudication changes them, even one given an old created_at by its file
-    from workbench.services.importing import import_adjudications
+    from workbench.features.importing.service import import_adjudications
     from tests.conftest import write
     import tempfile
     from pathlib import Path
@@ -90,7 +90,7 @@ def test_reports_are_cached_by_their_inputs(demo_store):
 
 def test_the_cache_fingerprint_tells_an_unscored_judgment_from_a_score():
     import pandas as pd
-    from workbench.services.calibration import _digest
+    from workbench.calibration.calibrate import _digest
     scored = pd.DataFrame({"item_id": ["a", "b"], "score": [1, 0]})
     unscored = pd.DataFrame({"item_id": ["a", "b"], "score": [1, None]})
     assert _digest(scored) != _digest(unscored) == _digest(unscored.copy())
@@ -138,7 +138,7 @@ def test_compare_says_unknown_for_a_judge_without_costs(cli, tmp_path):
 
 
 def test_unknown_judge_and_missing_judgments(demo_store):
-    from workbench.errors import NotFound
+    from workbench.core.errors import NotFound
     with pytest.raises(NotFound, match="declares no judge 'nobody'"):
         calibrate(demo_store, "demo", "demo-patch-quality", "nobody")
 

@@ -2,7 +2,7 @@
 
 from hypothesis import given, strategies as st
 
-from workbench.consensus import consensus_label
+from workbench.core.consensus import consensus_label
 
 
 def test_rules():
@@ -26,7 +26,7 @@ def test_majority_is_more_than_half(scores):
 
 
 def test_demo_consensus(demo_store):
-    from workbench.services.golden_sets import consensus
+    from workbench.calibration.golden_sets import consensus
     c = consensus(demo_store, "demo", "demo-patch-quality")
     assert len(c.labels) == 150
     assert c.unresolved  # the demo leaves some disagreements for the Adjudicate page

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from tests.conftest import DEMO_DIR, write
-from workbench.services.export import BundleRefused, GateFailed, export_bundle, load_bundle, validate_bundle
-from workbench.services.grading import grade
+from workbench.features.export.bundle import BundleRefused, GateFailed, export_bundle, load_bundle, validate_bundle
+from workbench.features.grading.service import grade
 
 JUDGMENTS = DEMO_DIR / "demo-patch-quality" / "judgments" / "careful-sonnet.jsonl"
 
@@ -49,9 +49,9 @@ def test_export_freezes_the_version_it_approves_and_records_the_report_ids(demo_
 
 
 def test_freezing_refuses_a_golden_set_changed_since_the_report(demo_store, monkeypatch):
-    from workbench.errors import WorkbenchError
-    from workbench.services import calibration
-    from workbench.services.golden_sets import adjudicate
+    from workbench.core.errors import WorkbenchError
+    from workbench.calibration import calibrate as calibration
+    from workbench.calibration.golden_sets import adjudicate
 
     scope = calibration.resolve(demo_store, "demo", "demo-patch-quality", "careful-sonnet")
     report = calibration.calibrate(demo_store, "demo", "demo-patch-quality", "careful-sonnet", scope=scope)
@@ -96,7 +96,7 @@ def test_edited_bundle_is_refused(demo_store, bundle, tmp_path, edit):
 
 
 def test_hand_made_bundle_with_a_valid_hash_is_refused(demo_store, bundle, tmp_path):
-    from workbench.hashing import sha256_hex
+    from workbench.core.hashing import sha256_hex
     data = yaml.safe_load(bundle.read_text())
     data["policy"]["min_agreement_lower"] = 0.1
     content = {k: v for k, v in data.items() if k != "sha256"}
@@ -146,7 +146,7 @@ def test_grade_with_some_human_labels_adds_ppi(demo_store, bundle, tmp_path):
 
 def test_run_export_and_grade_live_with_a_python_judge(demo_store, tmp_path):
     """The whole path with a real judge run: judge the golden set, pass the gate, export, grade new items."""
-    from workbench.services import judging
+    from workbench.features.judging import service as judging
     summary = judging.run(demo_store, "demo", "demo-patch-quality", "test-results")
     assert summary["n_recorded"] == 150 and summary["complete"]
     bundle = export_bundle(demo_store, "demo", "demo-patch-quality", "test-results", out_dir=tmp_path).path

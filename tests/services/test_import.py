@@ -7,10 +7,10 @@ import json
 import pytest
 
 from tests.conftest import DEMO_RUBRIC, write
-from workbench.errors import InputError
-from workbench.services import importing
-from workbench.services import golden_sets as gs
-from workbench.services.rubrics import add_rubric
+from workbench.core.errors import InputError
+from workbench.features.importing import service as importing
+from workbench.calibration import golden_sets as gs
+from workbench.calibration.rubric_versions import add_rubric
 
 
 def item(n: int, **extra) -> dict:
@@ -166,7 +166,7 @@ def test_judgments_import_idempotent_and_validated(seeded, tmp_path):
 
 
 def test_judgments_for_undeclared_judge(seeded, tmp_path):
-    from workbench.errors import NotFound
+    from workbench.core.errors import NotFound
     f = write(tmp_path / "j.jsonl", jsonl([{"item_id": "i1", "score": 1}]))
     with pytest.raises(NotFound, match="declares no judge 'ghost'.*declared: careful-sonnet"):
         importing.import_judgments(seeded, f, "g", "demo-patch-quality", "ghost")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workbench.models import Judgment
-from workbench.services import judging
+from workbench.core.models import Judgment
+from workbench.features.judging import service as judging
 
 
 def test_sink_persists_judgments_and_batches_across_connections(demo_store):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import re
 
-from workbench.services.report_card import write_card
+from workbench.features.export.card import write_card
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.services import importing, snapshots
-from workbench.services import golden_sets as gs
-from workbench.services.rubrics import add_rubric
+from workbench.features.importing import service as importing
+from workbench.calibration import snapshots
+from workbench.calibration import golden_sets as gs
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
 from tests.conftest import DEMO_RUBRIC, ROOT
 

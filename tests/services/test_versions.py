@@ -8,11 +8,11 @@ import yaml
 import pytest
 
 from tests.conftest import DEMO_DIR, DEMO_RUBRIC, write
-from workbench.errors import NotFound
-from workbench.services import importing
-from workbench.services.export import VersionMismatch, export_bundle
-from workbench.services.rubrics import add_rubric, rubric_ref, split_rubric_ref
-from workbench.services.versions import VersionNotRun, resolve_ref
+from workbench.core.errors import NotFound
+from workbench.features.importing import service as importing
+from workbench.features.export.bundle import VersionMismatch, export_bundle
+from workbench.calibration.rubric_versions import add_rubric, rubric_ref, split_rubric_ref
+from workbench.calibration.versions import VersionNotRun, resolve_ref
 
 G, R, J = "demo", "demo-patch-quality", "careful-sonnet"
 JUDGMENTS = DEMO_DIR / R / "judgments" / f"{J}.jsonl"

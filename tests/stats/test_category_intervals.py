@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import Cli, write
 from workbench import stats
-from workbench.errors import InputError
-from workbench.gate import load_policy, policy_from_dict
-from workbench.stats.posterior import confusion_draws, posterior_interval
+from workbench.core.errors import InputError
+from workbench.calibration.gate import load_policy, policy_from_dict
+from workbench.stats.intervals.posterior import confusion_draws, posterior_interval
 
 SCALE = (-1, 0, 1)
 METRICS = ("exact_agreement", "krippendorff_alpha_ordinal", "mean_signed_error")
@@ -191,8 +191,8 @@ def test_the_report_the_page_rows_and_the_text_say_why_a_category_has_no_interva
     """A workspace policy of min_category_items: 40: the demo's categories of 30 to 35 items get no interval, with
     the sentence in the JSON, in presentation.category_rows (the Calibration page's notes) and in calibrate's
     text; feature (42 items) keeps its intervals."""
-    from workbench.presentation import category_rows
-    from workbench.report import CalibrationReport
+    from workbench.calibration.presentation import category_rows
+    from workbench.calibration.report import CalibrationReport
 
     policy = write(demo.db.parent / "rubrics" / "policy.yaml", "min_category_items: 40\n")
     try:

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.stats.bootstrap import bca_interval, expanded_level
-from workbench.stats.proportion import newcombe_difference_interval, proportion_interval, wilson_interval
+from workbench.stats.intervals.bootstrap import bca_interval, expanded_level
+from workbench.stats.intervals.proportion import newcombe_difference_interval, proportion_interval, wilson_interval
 
 LEVELS = st.sampled_from([0.95, 0.9, 0.99, 1 - 0.05 / 2, 1 - 0.05 / 3, 1 - 0.05 / 4, 1 - 0.05 / 7, 0.8])
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from workbench.stats.alt_test import benjamini_yekutieli_rejections, ttest_less_pvalue
 from workbench.stats.bias import cluster_robust_ols
-from workbench.stats.bootstrap import unique_rows
+from workbench.stats.intervals.bootstrap import unique_rows
 from workbench.stats.humans import _rater_by_item, check_labels
 from workbench.stats.power import items_for_interval_width, min_detectable_difference
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
 
-from workbench.consensus import consensus_label
-from workbench.demo.generator import simulate_items, simulate_judge, simulate_labels, with_effects
+from workbench.core.consensus import consensus_label
+from workbench.features.demo.generator import simulate_items, simulate_judge, simulate_labels, with_effects
 from workbench.stats import self_preference
 
 SCALE = (-1, 0, 1)
@@ -177,7 +177,7 @@ def test_category_confounded_with_family_has_an_effect_but_no_p_value():
 
 
 def test_judge_model_is_the_bare_name_as_producers_name_it():
-    """The caller strips the provider prefix (workbench.models.parse_model, tested in tests/judges)."""
+    """The caller strips the provider prefix (workbench.core.models.parse_model, tested in tests/judges)."""
     data = {"consensus": [0, 0, 0, 0], "judge": [1, 1, 0, 0], "producer_model": ["meta-llama/Llama-3-8B"] * 2 + ["x"] * 2,
             "producer_family": ["meta", "meta", "openai", "openai"], "category": None, "clusters": None}
     result = self_preference(data["consensus"], data["judge"], scale=SCALE, producer_model=data["producer_model"],

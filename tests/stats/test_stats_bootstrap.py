@@ -11,17 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from workbench.demo.generator import simulate_items, simulate_judge, with_effects
-from workbench.stats import (
-    METRIC_NAMES,
-    agreement_metrics,
-    agreement_with_intervals,
-    jsonable,
-    metrics_from_confusion,
-    paired_bootstrap_delta,
-)
+from workbench.features.demo.generator import simulate_items, simulate_judge, with_effects
+from workbench.stats import (METRIC_NAMES, agreement_metrics, agreement_with_intervals, jsonable,
+    metrics_from_confusion, paired_bootstrap_delta)
 from workbench.stats.agreement import stacked_metrics
-from workbench.stats.bootstrap import _resampled_confusions
+from workbench.stats.intervals.bootstrap import _resampled_confusions
 
 SCALE = (-1, 0, 1)
 # Joint distribution of (consensus, judge) used by the simulations: consensus -1/0/+1 with
@@ -252,7 +246,7 @@ def test_the_issue_reproduction_gives_an_honest_tnr_interval():
     (81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718),
 ])
 def test_proportion_intervals_reproduce_newcombe_1998(x, n, low, high):
-    from workbench.stats.proportion import proportion_interval
+    from workbench.stats.intervals.proportion import proportion_interval
     # the table prints 4 decimals: within 0.23% of ours, so 0.5% relative admits it and fails a figure moved by 1%
     # (abs=6e-5 would let 0.0061 move by 1%); a printed 0 must be exactly 0
     assert proportion_interval(x / n, n) == pytest.approx((low, high), rel=5e-3, abs=0.0)
@@ -261,7 +255,7 @@ def test_proportion_intervals_reproduce_newcombe_1998(x, n, low, high):
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 60), st.data())
 def test_proportion_intervals_never_have_zero_width_and_contain_the_value(n, data):
-    from workbench.stats.proportion import proportion_interval
+    from workbench.stats.intervals.proportion import proportion_interval
     x = data.draw(st.integers(0, n))
     deff = data.draw(st.floats(1, 5))
     low, high = proportion_interval(x / n, n, deff=deff)

@@ -3,16 +3,8 @@
 import numpy as np
 import pytest
 
-from workbench.stats import (
-    agreement_with_intervals,
-    corrected_pass_rate,
-    golden_pass_arrays,
-    items_for_interval_width,
-    min_detectable_difference,
-    noise_floor,
-    ppi_mean,
-    rogan_gladen,
-)
+from workbench.stats import (agreement_with_intervals, corrected_pass_rate, golden_pass_arrays,
+    items_for_interval_width, min_detectable_difference, noise_floor, ppi_mean, rogan_gladen)
 
 
 def test_min_detectable_difference_formula():

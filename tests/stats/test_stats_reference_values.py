@@ -23,17 +23,8 @@ import pandas as pd
 import pytest
 from statsmodels.stats.contingency_tables import SquareTable, mcnemar
 
-from workbench.stats import (
-    agreement_metrics,
-    corrected_pass_rate,
-    human_ceiling,
-    metrics_from_confusion,
-    pass_at_k,
-    pass_hat_k,
-    ppi_mean,
-    rogan_gladen,
-    stuart_maxwell,
-)
+from workbench.stats import (agreement_metrics, corrected_pass_rate, human_ceiling, metrics_from_confusion,
+    pass_at_k, pass_hat_k, ppi_mean, rogan_gladen, stuart_maxwell)
 from workbench.stats.agreement import gwet_ac
 
 nan = np.nan

@@ -21,17 +21,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DEMO_RUBRIC, ROOT, write
-from workbench.errors import InputError, NotFound
-from workbench.services import importing
-from workbench.services import golden_sets as gs
-from workbench.services.labeling import golden_set_names
-from workbench.services.rubrics import add_rubric
+from workbench.core.errors import InputError, NotFound
+from workbench.features.importing import service as importing
+from workbench.calibration import golden_sets as gs
+from workbench.features.labeling.service import golden_set_names
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store, staging
 
 CHILD = """
 import sys
 from workbench.store import Store, staging
-from workbench.services.importing import import_items
+from workbench.features.importing.service import import_items
 staging.HIDDEN_SET_MIN_ROWS = 100   # land through a hidden set, in chunks of 200 rows
 staging.CHUNK_MAX_ROWS = 200
 staging.YIELD_S = 0.05              # and slowly, so the test can kill it mid-copy

@@ -7,9 +7,9 @@ import ast
 from pathlib import Path
 
 from tests.conftest import DEMO_RUBRIC, ROOT, write
-from workbench.models import Item, Judgment, Label, Producer
-from workbench.services import importing
-from workbench.services.rubrics import add_rubric
+from workbench.core.models import Item, Judgment, Label, Producer
+from workbench.features.importing import service as importing
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
 from workbench.store.mapping import from_json, item_from_row, item_row, to_json
 

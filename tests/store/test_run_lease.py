@@ -19,8 +19,8 @@ import pytest
 
 from tests.conftest import write
 from tests.judges.loopback_server import LoopbackServer
-from workbench.errors import Conflict
-from workbench.services import judging
+from workbench.core.errors import Conflict
+from workbench.features.judging import service as judging
 from workbench.store import Store, leases
 
 from tests.test_judge_run_e2e import N, RUBRIC, _judge_cmd  # the same loopback judge, size and command

@@ -20,9 +20,9 @@ import pytest
 from tests.conftest import write
 from tests.judges.loopback_server import LoopbackServer
 from workbench.judges.runner import run_judge
-from workbench.services import importing
-from workbench.services import judging
-from workbench.services.rubrics import add_rubric
+from workbench.features.importing import service as importing
+from workbench.features.judging import service as judging
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
 
 N = 40

@@ -10,9 +10,9 @@ import sqlite3
 import pytest
 
 from tests.conftest import DEMO_RUBRIC, write
-from workbench.services import importing
-from workbench.services.labeling import submit_label
-from workbench.services.rubrics import add_rubric
+from workbench.features.importing import service as importing
+from workbench.features.labeling.service import submit_label
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
 from workbench.store.db import connect
 from workbench.store.migrations import MIGRATIONS, migrate
@@ -85,7 +85,7 @@ def test_old_schema_is_migrated_in_place(tmp_path):
 def test_promptfoo_item_ids_naming_the_provider_are_migrated(tmp_path):
     """Items that `import --from promptfoo` made before issue 27 (ids ending in the provider) get the ids the adapter
     makes now (under the same pk), so a re-import of the same results file maps to them."""
-    from workbench.interop.promptfoo import item_id
+    from workbench.features.interop.promptfoo import item_id
 
     path = tmp_path / "old.db"
     conn = connect(path)
@@ -110,7 +110,7 @@ def test_another_applications_database_is_refused_untouched(tmp_path):
     import hashlib
     import sqlite3
 
-    from workbench.errors import InputError
+    from workbench.core.errors import InputError
 
     other = tmp_path / "mlflow.db"
     conn = sqlite3.connect(other)
@@ -179,7 +179,7 @@ def test_the_schema_checks_the_same_roles_as_the_code(store):
     """models.Role is the one list of roles; the raters table's CHECK (written in a migration) must agree with it."""
     import re
 
-    from workbench.models import Role
+    from workbench.core.models import Role
 
     sql = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'raters'").fetchone()[0]
     checked = re.search(r"role IN \(([^)]*)\)", sql).group(1)

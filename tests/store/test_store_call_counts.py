@@ -12,8 +12,9 @@ from collections import Counter
 
 import pytest
 
-from workbench.services import calibration, export
-from workbench.services.demo import DEMO_GOLDEN_SET
+from workbench.calibration import calibrate as calibration
+from workbench.features.export import bundle as export
+from workbench.features.demo.seed import DEMO_GOLDEN_SET
 
 RUBRIC = "demo-patch-quality"
 JUDGES_WITH_JUDGMENTS = ("careful-sonnet", "lenient-mini", "gpt4o-self", "noisy-llama")
@@ -112,8 +113,8 @@ def test_compare_with_cached_reports_looks_up_the_golden_set_once(counting):
 
 def test_after_the_demo_precomputes_the_lead_pages_read_no_data(counting):
     """`workbench demo` computes what the lead pages open on, so their first load reads reports back."""
-    from workbench.services.demo import precompute_reports
-    from workbench.services.insights import drift_timeline
+    from workbench.features.demo.seed import precompute_reports
+    from workbench.calibration.insights import drift_timeline
 
     precompute_reports(counting._store)
     for judge in JUDGES_WITH_JUDGMENTS:

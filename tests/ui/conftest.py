@@ -10,8 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import DEMO_RUBRIC, ROOT, write
-from workbench.services import importing
-from workbench.services.rubrics import add_rubric
+from workbench.features.importing import service as importing
+from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
 
 APP = ROOT / "workbench" / "ui" / "app.py"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.services.labeling import next_item
+from workbench.features.labeling.service import next_item
 from workbench.store import Store
 
 

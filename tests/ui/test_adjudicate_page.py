@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tests.ui.conftest import RUBRIC, open_app
-from workbench.services import labeling as svc
-from workbench.services.golden_sets import consensus
+from workbench.features.labeling import service as svc
+from workbench.calibration.golden_sets import consensus
 from workbench.store import Store
 
 

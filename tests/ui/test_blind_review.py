@@ -10,10 +10,10 @@ import pytest
 
 from tests.conftest import write
 from tests.ui.conftest import RUBRIC, open_app, rendered_text
-from workbench.errors import InputError
-from workbench.services import labeling as svc
-from workbench.services import masking
-from workbench.services.importing import import_items
+from workbench.core.errors import InputError
+from workbench.features.labeling import service as svc
+from workbench.features.labeling import masking
+from workbench.features.importing.service import import_items
 from workbench.store import Store
 
 # One self-identification per family and form: what no reviewer may read.

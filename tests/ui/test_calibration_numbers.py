@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from tests.ui.conftest import choose_judge, lead_page, markdown, open_tab
-from workbench import gate, presentation
-from workbench.report import CalibrationReport
-from workbench.services import calibration, insights
+from workbench.calibration import gate, presentation
+from workbench.calibration.report import CalibrationReport
+from workbench.calibration import calibrate as calibration, insights
 from workbench.store import Store
 
 GS, RUBRIC = "demo", "demo-patch-quality"
@@ -130,8 +130,8 @@ def test_export_page_lists_the_failed_checks_one_per_line(demo_db):
 
 
 def test_compare_cost_unknown_is_never_zero(demo_db):
-    from workbench import charts
-    from workbench.scale import fmt_usd
+    from workbench.features.export import charts
+    from workbench.core.scale import fmt_usd
 
     assert fmt_usd(None) == "unknown" and fmt_usd(0.0) == "$0.00" and fmt_usd(2.114) == "$2.11"
     rows = [{"judge": "a", "alpha": 0.8, "cost per 100 items (USD)": None, "verdict": "calibrated"},
@@ -161,7 +161,7 @@ def test_disagreement_browser_numbers_steps_like_the_label_page(demo_db):
 
 
 def test_per_category_chart_names_every_category_in_full(demo_db):
-    from workbench import charts
+    from workbench.features.export import charts
 
     rep = report_of(demo_db, "noisy-llama")
     spec = charts.per_category(rep).to_dict()

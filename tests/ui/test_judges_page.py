@@ -6,7 +6,7 @@ import time
 
 from tests.judges.loopback_server import LoopbackServer
 from tests.ui.conftest import open_app
-from workbench.services.judging import run_status
+from workbench.features.judging.service import run_status
 from workbench.store import Store
 
 

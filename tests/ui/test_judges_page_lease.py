@@ -7,7 +7,7 @@ import socket
 from datetime import datetime, timezone
 
 from tests.ui.test_judges_page import judges_page
-from workbench.services import judging
+from workbench.features.judging import service as judging
 from workbench.store import Store
 from workbench.ui import jobs
 

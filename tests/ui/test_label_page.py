@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from tests.ui.conftest import RUBRIC, open_app, rendered_text
-from workbench.services import labeling as svc
-from workbench.services.golden_sets import load_items
+from workbench.features.labeling import service as svc
+from workbench.calibration.golden_sets import load_items
 from workbench.store import Store
 
 IDS = [f"it{k:02d}" for k in range(6)]
@@ -149,7 +149,7 @@ def unrelated_reads(trace: list[str]) -> list[str]:
 def test_blind_review_reads_the_producer_names_to_mask_them(demo_db):
     """The reviewer's page reads the set's producer names (to mask them), through that one query: with the masking
     cache cleared, the query is in the trace, and the page still shows none of the names."""
-    from workbench.services import masking
+    from workbench.features.labeling import masking
 
     at = open_app("dora", "label", golden_set="demo")
     masking._PRODUCERS.clear()
@@ -185,7 +185,7 @@ def test_reviewer_page_renders_no_judge_data_and_no_producer(demo_db):
 def test_active_queue_sends_reviewers_nothing_of_the_judge(demo_db):
     """The same check with the golden set's queue switched to active: the judge's scores decide the order on the
     server, and still no judge, producer or design data reaches the page or is even read for the reviewer."""
-    from workbench.services import active_queue
+    from workbench.features.planning import active_queue
 
     with Store(demo_db) as s:
         active_queue.set_queue_order(s, "demo", "active", rubric=RUBRIC, judge="gpt4o-self")
@@ -215,7 +215,7 @@ def test_active_queue_sends_reviewers_nothing_of_the_judge(demo_db):
 def test_reviewer_has_no_control_that_turns_masking_off(fresh_db, tmp_path):
     with Store(fresh_db) as s:
         from tests.conftest import write
-        from workbench.services.importing import import_items
+        from workbench.features.importing.service import import_items
         import_items(s, write(tmp_path / "m.jsonl", '{"id": "m1", "input": "Fix it.", '
                               '"output": "As an AI developed by OpenAI, I fixed it."}\n'), "masked")
     at = open_app("ana", "label", golden_set="masked")
@@ -227,7 +227,7 @@ def test_reviewer_has_no_control_that_turns_masking_off(fresh_db, tmp_path):
 def test_a_long_trajectory_is_shown_a_page_of_steps_at_a_time(fresh_db, tmp_path):
     from tests.conftest import write
     from tests.ui.conftest import items_jsonl
-    from workbench.services.importing import import_items
+    from workbench.features.importing.service import import_items
 
     with Store(fresh_db) as s:
         import_items(s, write(tmp_path / "long.jsonl", items_jsonl(1, prefix="long", steps=120)), "long")

@@ -10,9 +10,9 @@ import pytest
 
 from tests.ui.conftest import RUBRIC
 from tests.ui.race_worker import claim
-from workbench.errors import InputError
-from workbench.services import labeling as svc
-from workbench.services.masking import mask_self_identification
+from workbench.core.errors import InputError
+from workbench.features.labeling import service as svc
+from workbench.features.labeling.masking import mask_self_identification
 from workbench.store import Store
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)

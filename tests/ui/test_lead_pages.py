@@ -71,7 +71,7 @@ def test_export_enabled_only_for_the_passing_pair(demo_db, tmp_path, monkeypatch
 
 
 def test_export_page_says_which_key_signed_the_bundle(demo_db, tmp_path, monkeypatch):
-    from workbench.signing import generate_key_pair
+    from workbench.features.export.signing import generate_key_pair
 
     key = generate_key_pair(tmp_path / "keys" / "team.key")
     monkeypatch.setenv("WORKBENCH_SIGNING_KEY", (tmp_path / "keys" / "team.key").read_text())
@@ -98,7 +98,7 @@ def test_judges_page_agrees_with_the_run_state(demo_db):
 def test_judges_page_never_shows_an_unknown_cost_as_zero(demo_db):
     at = choose_judge(lead_page("judges"), "test-results")  # never run: the python grader
     assert "No runs yet." in [c.value for c in at.caption]
-    from workbench.scale import fmt_usd
+    from workbench.core.scale import fmt_usd
 
     assert fmt_usd(None) == "unknown" and fmt_usd(0.0) == "$0.00" and fmt_usd(1234.5) == "$1,234.50"
     with Store(demo_db) as s:  # judgments imported without a price

@@ -8,9 +8,9 @@ import re
 import streamlit as st
 
 from tests.ui.conftest import open_app, rendered_text
-from workbench.errors import WorkbenchError
-from workbench.services import calibration
-from workbench.services import labeling as svc
+from workbench.core.errors import WorkbenchError
+from workbench.calibration import calibrate as calibration
+from workbench.features.labeling import service as svc
 
 SENTENCE = re.compile(r"Something went wrong on this page \(reference ([0-9a-f]{8})\); the details are in the server log\.")
 SECRET = "boom at /srv/secret/path.py with api_key=sk-123"

@@ -50,12 +50,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names above load on first use
-    from .base import ChatProvider, JudgeProvider, ProviderError, redact
-    from .batch import BatchReport, collect_batches, custom_id_for, run_batch, submit_batches
-    from .pricing import PRICE_TABLE_VERSION, cost_usd, price_for
-    from .prompting import injection_signals, is_injection_probe, parse_verdict, system_prompt, verdict_schema
-    from .registry import get_provider, model_provider, provider_names, register_provider
-    from .runner import RunAborted, RunEstimate, RunReport, estimate_run, plan_work, run_judge, run_judge_sync
-    from .sink import InMemorySink, PendingBatch, RunSink
-    from .types import (BudgetExceeded, ChatRequest, JudgeContext, JudgeOutcome, ModelTurn, ToolCall, ToolDef, Usage,
-                        WorkKey)
+    from workbench.judges.base import ChatProvider, JudgeProvider, ProviderError, redact
+    from workbench.judges.batch import BatchReport, collect_batches, custom_id_for, run_batch, submit_batches
+    from workbench.judges.pricing import PRICE_TABLE_VERSION, cost_usd, price_for
+    from workbench.judges.prompting import (injection_signals, is_injection_probe, parse_verdict, system_prompt,
+        verdict_schema)
+    from workbench.judges.registry import get_provider, model_provider, provider_names, register_provider
+    from workbench.judges.runner import (RunAborted, RunEstimate, RunReport, estimate_run, plan_work, run_judge,
+        run_judge_sync)
+    from workbench.judges.sink import InMemorySink, PendingBatch, RunSink
+    from workbench.judges.types import (BudgetExceeded, ChatRequest, JudgeContext, JudgeOutcome, ModelTurn, ToolCall,
+        ToolDef, Usage, WorkKey)

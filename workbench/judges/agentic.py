@@ -33,11 +33,11 @@ from typing import Any
 
 import regex
 
-from ..models import Item, JudgeSpec, Rubric
-from .prompting import (DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, VERDICT_TOOL, DelimiterCollision, choose_tag,
-                        data_block, parse_verdict, render_step, system_prompt, unscored_reason_for_stop,
-                        user_message, verdict_schema, verdict_tool)
-from .types import ChatRequest, ChatSender, JudgeContext, JudgeOutcome, ToolDef, Usage
+from workbench.core.models import Item, JudgeSpec, Rubric
+from workbench.judges.prompting import (DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, VERDICT_TOOL, DelimiterCollision,
+    choose_tag, data_block, parse_verdict, render_step, system_prompt, unscored_reason_for_stop, user_message,
+    verdict_schema, verdict_tool)
+from workbench.judges.types import ChatRequest, ChatSender, JudgeContext, JudgeOutcome, ToolDef, Usage
 
 RESULT_CHARS = 4000
 PREVIEW_CHARS = 80

@@ -31,12 +31,12 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from ..errors import ConfigError, WorkbenchError
-from ..models import Item, JudgeSpec, Rubric
-from . import prompting
-from .agentic import run_agentic
-from .types import (BatchState, BudgetExceeded, ChatRequest, JudgeContext, JudgeOutcome, ModelTurn, RequestGate,
-                    ToolCall, ToolDef, Usage, WorkKey)
+from workbench.core.errors import ConfigError, WorkbenchError
+from workbench.core.models import Item, JudgeSpec, Rubric
+from workbench.judges import prompting
+from workbench.judges.agentic import run_agentic
+from workbench.judges.types import (BatchState, BudgetExceeded, ChatRequest, JudgeContext, JudgeOutcome, ModelTurn,
+    RequestGate, ToolCall, ToolDef, Usage, WorkKey)
 
 __all__ = [  # the neutral types are part of the provider interface
     "BatchState", "BudgetExceeded", "ChatProvider", "ChatRequest", "JudgeContext", "JudgeOutcome", "JudgeProvider",

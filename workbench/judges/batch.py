@@ -22,16 +22,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
-from ..hashing import sha256_hex
-from ..models import Item, JudgeSpec, Rubric
-from .base import JudgeProvider, ProviderError, redact, scrub_secrets
-from .pricing import cost_usd, estimate_cost, price_for
-from .prompting import DelimiterCollision, estimate_input_tokens, outcome_from_turn, single_request, system_prompt
-from .registry import get_provider
-from .runner import make_judgment, plan_work
-from .sink import PendingBatch, RunSink
-from .types import JudgeContext, JudgeOutcome, ModelTurn, Usage, WorkKey
+from workbench.core.errors import ConfigError
+from workbench.core.hashing import sha256_hex
+from workbench.core.models import Item, JudgeSpec, Rubric
+from workbench.judges.base import JudgeProvider, ProviderError, redact, scrub_secrets
+from workbench.judges.pricing import cost_usd, estimate_cost, price_for
+from workbench.judges.prompting import (DelimiterCollision, estimate_input_tokens, outcome_from_turn, single_request,
+    system_prompt)
+from workbench.judges.registry import get_provider
+from workbench.judges.runner import make_judgment, plan_work
+from workbench.judges.sink import PendingBatch, RunSink
+from workbench.judges.types import JudgeContext, JudgeOutcome, ModelTurn, Usage, WorkKey
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from .types import Usage
+from workbench.judges.types import Usage
 
 log = logging.getLogger(__name__)
 

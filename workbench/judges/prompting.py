@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..models import Item, JudgeSpec, Rubric
-from .types import ChatRequest, JudgeContext, JudgeOutcome, ModelTurn, ToolDef
+from workbench.core.models import Item, JudgeSpec, Rubric
+from workbench.judges.types import ChatRequest, JudgeContext, JudgeOutcome, ModelTurn, ToolDef
 
 VERDICT_TOOL = "submit_verdict"
 DEFAULT_MAX_TOKENS = 1024

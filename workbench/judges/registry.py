@@ -24,12 +24,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, ModelNameError
-from ..models import JudgeSpec, ModelName, parse_model
-from .types import SDKMissing
+from workbench.core.errors import ConfigError, ModelNameError
+from workbench.core.models import JudgeSpec, ModelName, parse_model
+from workbench.judges.types import SDKMissing
 
 if TYPE_CHECKING:
-    from .base import JudgeProvider
+    from workbench.judges.base import JudgeProvider
 
 ProviderFactory = Callable[..., "JudgeProvider"]
 """`factory(target, **options)`: the provider for the name after the prefix, e.g. `AnthropicProvider`."""
@@ -68,7 +68,7 @@ def model_provider(prefix: str, *, pip: str | None = None, sdk_title: str | None
 
         @model_provider("anthropic", pip="anthropic", sdk_title="the Anthropic SDK", family="anthropic")
         def _anthropic():
-            from .anthropic_provider import AnthropicProvider
+            from workbench.judges.providers.anthropic import AnthropicProvider
             return AnthropicProvider
 
     The class is called as `cls(target, env=..., **options)`, `target` being the
@@ -178,35 +178,35 @@ def get_provider(model: str | JudgeSpec, *, env: Mapping[str, str] | None = None
 
 @model_provider("anthropic", pip="anthropic", sdk_title="the Anthropic SDK", family="anthropic")
 def _anthropic() -> ProviderFactory:
-    from .anthropic_provider import AnthropicProvider
+    from workbench.judges.providers.anthropic import AnthropicProvider
     return AnthropicProvider
 
 
 @model_provider("openai", pip="openai", sdk_title="the OpenAI SDK", family="openai")
 def _openai() -> ProviderFactory:
-    from .openai_provider import OpenAIProvider
+    from workbench.judges.providers.openai import OpenAIProvider
     return OpenAIProvider
 
 
 @model_provider("openai-api", pip="openai", sdk_title="the OpenAI SDK")  # family: declared in the rubric
 def _openai_api() -> ProviderFactory:
-    from .openai_provider import OpenAICompatibleProvider
+    from workbench.judges.providers.openai import OpenAICompatibleProvider
     return OpenAICompatibleProvider
 
 
 @model_provider("python", prompted=False, billed=False)
 def _python() -> ProviderFactory:
-    from .python_provider import PythonProvider
+    from workbench.judges.providers.python import PythonProvider
     return PythonProvider
 
 
 @model_provider("mock", billed=False)
 def _mock() -> ProviderFactory:
-    from .mock_provider import MockProvider
+    from workbench.judges.providers.mock import MockProvider
     return MockProvider
 
 
 @model_provider("imported", prompted=False, billed=False)  # family: set by the import from the grader model
 def _imported() -> ProviderFactory:
-    from .imported_provider import ImportedProvider
+    from workbench.judges.providers.imported import ImportedProvider
     return ImportedProvider

@@ -27,16 +27,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from ..errors import ConfigError, WorkbenchError
-from ..models import Item, JudgeSpec, Judgment, Rubric
-from .base import JudgeProvider, ProviderError, scrub_record
-from .pricing import PRICE_TABLE_VERSION, cost_usd, estimate_cost, price_for, warn_unpriced
-from .prompting import (DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, TOOLS_OVERHEAD_CHARS, estimate_input_tokens,
-                        estimate_item_chars, system_prompt, tokens_for_chars)
-from .ratelimit import RateLimiter
-from .registry import get_provider, provider_entry
-from .sink import RunSink
-from .types import BudgetExceeded, ChatRequest, JudgeContext, JudgeOutcome, Usage, WorkKey
+from workbench.core.errors import ConfigError, WorkbenchError
+from workbench.core.models import Item, JudgeSpec, Judgment, Rubric
+from workbench.judges.base import JudgeProvider, ProviderError, scrub_record
+from workbench.judges.pricing import PRICE_TABLE_VERSION, cost_usd, estimate_cost, price_for, warn_unpriced
+from workbench.judges.prompting import (DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, TOOLS_OVERHEAD_CHARS,
+    estimate_input_tokens, estimate_item_chars, system_prompt, tokens_for_chars)
+from workbench.judges.ratelimit import RateLimiter
+from workbench.judges.registry import get_provider, provider_entry
+from workbench.judges.sink import RunSink
+from workbench.judges.types import BudgetExceeded, ChatRequest, JudgeContext, JudgeOutcome, Usage, WorkKey
 
 log = logging.getLogger(__name__)
 

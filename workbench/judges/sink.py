@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ..models import Judgment
-from .types import WorkKey
+from workbench.core.models import Judgment
+from workbench.judges.types import WorkKey
 
 
 @dataclass(frozen=True)

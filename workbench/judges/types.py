@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import WorkbenchError
+from workbench.core.errors import WorkbenchError
 
 WorkKey = tuple[str, str, int]
 """(judge config hash, item content hash, repeat): the identity of one judgment."""

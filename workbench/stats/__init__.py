@@ -17,7 +17,7 @@ import importlib
 from typing import Any
 
 # Each name is imported from its module on first use (PEP 562), so reading one module (say the interval choices
-# in ``stats.methods``, checked before a cached report is served) does not import numpy, pandas and every other
+# in ``stats.intervals.methods``, checked before a cached report is served) does not import numpy, pandas and every other
 # module of the package.
 _SOURCES = {
     "jsonable": "_common",
@@ -25,7 +25,7 @@ _SOURCES = {
     "confusion_matrix": "agreement", "metrics_from_confusion": "agreement",
     "EPSILON_BY_RATER": "alt_test", "alternative_annotator_test": "alt_test",
     "self_preference": "bias",
-    "agreement_with_intervals": "bootstrap", "paired_bootstrap_delta": "bootstrap",
+    "agreement_with_intervals": "intervals.bootstrap", "paired_bootstrap_delta": "intervals.bootstrap",
     "per_category_agreement": "categories",
     "corrected_pass_rate": "correction", "golden_pass_arrays": "correction", "ppi_mean": "correction",
     "rogan_gladen": "correction",
@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
     if name in _SOURCES:
         value = getattr(importlib.import_module(f".{_SOURCES[name]}", __name__), name)
     else:
-        try:  # a module of the package: stats.bootstrap, stats.bias, ...
+        try:  # a module of the package: stats.intervals, stats.bias, ...
             value = importlib.import_module(f".{name}", __name__)
         except ModuleNotFoundError as e:
             if e.name != f"{__name__}.{name}":

@@ -2,7 +2,7 @@
 
 Every metric is computed from the confusion matrix (rows = consensus, columns
 = judge, in scale order). Working from the matrix rather than from the item
-lists is what lets :mod:`workbench.stats.bootstrap` score thousands of
+lists is what lets :mod:`workbench.stats.intervals.bootstrap` score thousands of
 resampled matrices at once: the private :func:`stacked_metrics` takes a
 ``(resamples, K, K)`` stack and returns one array per metric.
 
@@ -35,14 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ._common import (
-    NO_ITEMS,
-    ONE_ITEM,
-    check_pass_threshold,
-    check_same_length,
-    check_scale,
-    score_codes,
-)
+from workbench.stats._common import (NO_ITEMS, ONE_ITEM, check_pass_threshold, check_same_length, check_scale,
+    score_codes)
 
 #: The agreement metrics of DESIGN section 5 (plus Gwet's AC2), in report order.
 METRIC_NAMES: tuple[str, ...] = (

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._common import check_scale
-from .humans import check_labels, judge_codes_for
+from workbench.stats._common import check_scale
+from workbench.stats.humans import check_labels, judge_codes_for
 
 #: Suggested epsilon by kind of rater (Calderon et al. 2025, FAQ).
 EPSILON_BY_RATER = {"expert": 0.2, "skilled": 0.15, "crowd": 0.1}
@@ -79,7 +79,7 @@ def alternative_annotator_test(
         Inverse inclusion probabilities of items drawn with unequal
         probabilities (the active queue): each rater's mean of ``d`` and its
         standard error become those of the Hajek ratio estimator
-        (:func:`~workbench.stats.weighted.weighted_one_sided_t`), and the
+        (:func:`~workbench.stats.intervals.weighted.weighted_one_sided_t`), and the
         advantage probability a weighted mean. None: the unweighted test.
 
     Returns
@@ -168,7 +168,7 @@ def alternative_annotator_test(
             if weights is None:
                 p = ttest_less_pvalue(group["d"].to_numpy(), epsilon)
             else:
-                from .weighted import weighted_one_sided_t
+                from workbench.stats.intervals.weighted import weighted_one_sided_t
 
                 p = weighted_one_sided_t(group["d"].to_numpy(), group["weight"].to_numpy(), epsilon)
         p_values.append(p)

@@ -5,7 +5,7 @@ The residual ``r = judge - consensus`` measures leniency item by item. The
 own model minus the mean residual on items from other families; the
 ``same_family`` effect uses all items from the judge's family instead. Each
 comes with an interval (by default from the Dirichlet-process posterior over the task clusters with a prior of
-one item, :mod:`workbench.stats.posterior`; see :data:`INTERVAL` and :func:`_posterior`) and, for a p-value, an
+one item, :mod:`workbench.stats.intervals.posterior`; see :data:`INTERVAL` and :func:`_posterior`) and, for a p-value, an
 OLS of the residual on the same-X indicator with category fixed effects and
 cluster-robust standard errors (statsmodels' ``cov_type="cluster"``, computed through its pieces:
 :func:`cluster_robust_ols`).
@@ -22,18 +22,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._common import (
-    check_bootstrap_options,
-    check_same_length,
-    check_scale,
-    cluster_codes,
-    score_codes,
-)
-from .bootstrap import bca_interval, expanded_level, percentile_interval, resample_sums
-from .methods import SELF_PREFERENCE_INTERVAL
-from .posterior import PRIOR_ITEMS, cluster_weights, posterior_interval, prior_atoms
+from workbench.stats._common import (check_bootstrap_options, check_same_length, check_scale, cluster_codes,
+    score_codes)
+from workbench.stats.intervals.bootstrap import bca_interval, expanded_level, percentile_interval, resample_sums
+from workbench.stats.intervals.methods import SELF_PREFERENCE_INTERVAL
+from workbench.stats.intervals.posterior import PRIOR_ITEMS, cluster_weights, posterior_interval, prior_atoms
 
-#: Interval of the effects, one of INTERVALS (the default and why: :mod:`workbench.stats.methods`).
+#: Interval of the effects, one of INTERVALS (the default and why: :mod:`workbench.stats.intervals.methods`).
 INTERVAL = SELF_PREFERENCE_INTERVAL
 INTERVALS = ("posterior", "expanded", "percentile", "bca", "studentized")
 
@@ -69,7 +64,7 @@ def self_preference(
         The judge's bare model name, as producers' models are named:
         ``gpt-4o`` for the judge ``openai/gpt-4o``, ``<model>`` for
         ``openai-api/<service>/<model>``. The caller strips the provider
-        prefix (``workbench.models.parse_model(spec.model).model``); this
+        prefix (``workbench.core.models.parse_model(spec.model).model``); this
         module reads no model-name grammar.
     judge_family : str or None
         The judge's family; None makes both effects not measurable.
@@ -80,7 +75,7 @@ def self_preference(
         None makes every item its own cluster.
     resamples, seed, level
         Bootstrap settings, as in
-        :func:`~workbench.stats.bootstrap.agreement_with_intervals`.
+        :func:`~workbench.stats.intervals.bootstrap.agreement_with_intervals`.
     interval : {"posterior", "expanded", "percentile", "bca", "studentized"}
         How the effects' intervals are made: the posterior over task clusters (the default,
         :func:`_posterior`), or read off the cluster bootstrap.
@@ -188,7 +183,7 @@ def _posterior(residual: np.ndarray, same: np.ndarray, other: np.ndarray, groups
     Each draw weighs the clusters by Dirichlet(1, ..., 1) weights (Rubin's 1981 Bayesian bootstrap of clusters)
     and adds, to each of the two groups, prior atoms of total concentration half an item whose residuals are
     those of a uniformly drawn cell of the K x K table (judge minus consensus): the posterior bootstrap of
-    :mod:`workbench.stats.posterior` (Ferguson 1973; Lyddon, Walker and Holmes 2018). The expanded percentile
+    :mod:`workbench.stats.intervals.posterior` (Ferguson 1973; Lyddon, Walker and Holmes 2018). The expanded percentile
     interval, the default before it, covered the effect on real data (Play Favorites, all nine judges, golden sets
     of 50 items drawn by item, by prompt or by whole prompts) in 75% to 91% of golden sets: most residuals are 0
     and a sample without the rare non-zero ones has resamples without them too; the posterior's covered 92% or

@@ -3,9 +3,9 @@
 Each category gets its value of every metric of the whole golden set. Its intervals:
 
 * exact agreement: the Wilson interval on the effective number of items, as for the whole set
-  (:func:`~workbench.stats.bootstrap.agreement_with_intervals`);
+  (:func:`~workbench.stats.intervals.bootstrap.agreement_with_intervals`);
 * Krippendorff's alpha and the mean signed error: the Dirichlet-process posterior over the category's task
-  clusters with a prior of one item (:mod:`workbench.stats.posterior`). A category is small, and its alpha is
+  clusters with a prior of one item (:mod:`workbench.stats.intervals.posterior`). A category is small, and its alpha is
   decided by a few items off the common label; on real data with categories of 12 to 200 items the cluster
   bootstrap's BCa intervals covered the category's own value in as few as 42% of golden sets (alpha) and 61%
   (mean signed error), the posterior's in 93% or more in every pool, design and size measured
@@ -33,13 +33,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._common import cluster_codes, score_codes
-from .agreement import stacked_metrics
-from .bootstrap import agreement_with_intervals
-from .methods import CATEGORY_INTERVAL
-from .posterior import PRIOR_ITEMS, confusion_draws, posterior_interval
-from .proportion import METHOD as PROPORTION_METHOD
-from .proportion import newcombe_difference_interval
+from workbench.stats._common import cluster_codes, score_codes
+from workbench.stats.agreement import stacked_metrics
+from workbench.stats.intervals.bootstrap import agreement_with_intervals
+from workbench.stats.intervals.methods import CATEGORY_INTERVAL
+from workbench.stats.intervals.posterior import PRIOR_ITEMS, confusion_draws, posterior_interval
+from workbench.stats.intervals.proportion import METHOD as PROPORTION_METHOD
+from workbench.stats.intervals.proportion import newcombe_difference_interval
 
 #: The per-category measurements shown beside each category.
 CATEGORY_METRICS = ("exact_agreement", "krippendorff_alpha_ordinal", "mean_signed_error")
@@ -73,7 +73,7 @@ def per_category_agreement(
     clusters : array-like, shape (n_items,), optional
         Task id per item.
     scale, pass_threshold, resamples, seed, level
-        As in :func:`~workbench.stats.bootstrap.agreement_with_intervals`; ``resamples`` is also the number of
+        As in :func:`~workbench.stats.intervals.bootstrap.agreement_with_intervals`; ``resamples`` is also the number of
         posterior draws.
     min_category_items : int, default 10
         A category with fewer items (with both labels) gets values but no interval, and is not tested against

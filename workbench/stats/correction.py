@@ -25,14 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ._common import (
-    check_bootstrap_options,
-    check_level,
-    check_pass_threshold,
-    check_scale,
-    cluster_codes,
-)
-from .bootstrap import percentile_interval
+from workbench.stats._common import (check_bootstrap_options, check_level, check_pass_threshold, check_scale,
+    cluster_codes)
+from workbench.stats.intervals.bootstrap import percentile_interval
 
 # The correction divides by J = TPR + TNR - 1. It is refused unless the lower
 # end of J's interval clears this margin: at J = 0.05 an error of 0.01 in the

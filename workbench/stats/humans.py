@@ -13,7 +13,7 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from ._common import as_score_map, check_frame, check_scale, score_codes
+from workbench.stats._common import as_score_map, check_frame, check_scale, score_codes
 
 LABEL_COLUMNS = ("item_id", "rater", "score")
 

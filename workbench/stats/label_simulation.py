@@ -10,7 +10,7 @@ whole pool. Random order labels items in a random order with equal
 weights; active order labels in the order of
 :func:`~workbench.stats.planning.queue_priority` with Neyman inclusion
 probabilities, re-planned as checks are decided, and estimates with
-inverse-probability weights (:mod:`workbench.stats.weighted`).
+inverse-probability weights (:mod:`workbench.stats.intervals.weighted`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from .agreement import agreement_metrics
-from .planning import (CHECK_TARGETS, COUNT_TARGETS, human_given_judge_by_group, neyman_inclusion,
-                       band_decision, stratum_deviations, threshold_decision)
-from .weighted import weighted_agreement_with_intervals, weighted_self_preference
+from workbench.stats.agreement import agreement_metrics
+from workbench.stats.planning import (CHECK_TARGETS, COUNT_TARGETS, human_given_judge_by_group, neyman_inclusion,
+    band_decision, stratum_deviations, threshold_decision)
+from workbench.stats.intervals.weighted import weighted_agreement_with_intervals, weighted_self_preference
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Pool:
 
 @dataclass(frozen=True)
 class GateRule:
-    """The gate's thresholds (the defaults of ``workbench.gate.Policy``)."""
+    """The gate's thresholds (the defaults of ``workbench.calibration.gate.Policy``)."""
 
     min_items: int = 50
     min_agreement_lower: float = 0.667

@@ -16,14 +16,8 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from ._common import (
-    as_score_map,
-    check_frame,
-    check_same_length,
-    check_scale,
-    score_codes,
-)
-from .bootstrap import paired_bootstrap_delta
+from workbench.stats._common import as_score_map, check_frame, check_same_length, check_scale, score_codes
+from workbench.stats.intervals.bootstrap import paired_bootstrap_delta
 
 REPEAT_COLUMNS = ("item_id", "repeat", "score")
 
@@ -229,7 +223,7 @@ def drift(
     clusters : array-like or None
         Task id per item, for the paired bootstrap.
     scale, pass_threshold, resamples, seed, level
-        As in :func:`~workbench.stats.bootstrap.paired_bootstrap_delta`.
+        As in :func:`~workbench.stats.intervals.bootstrap.paired_bootstrap_delta`.
     baseline_versions, candidate_versions : iterable of str
         Model version strings the API reported in each run.
 
@@ -239,7 +233,7 @@ def drift(
         ``flip_rate`` (share of items scored in both runs whose score
         changed), ``n_items`` (those items), ``stuart_maxwell`` (see
         :func:`stuart_maxwell`), ``deltas`` (the ``metrics`` of
-        :func:`~workbench.stats.bootstrap.paired_bootstrap_delta`: candidate
+        :func:`~workbench.stats.intervals.bootstrap.paired_bootstrap_delta`: candidate
         minus baseline with paired intervals), ``delta_reasons``,
         ``n_items_with_consensus``, ``bootstrap``, ``model_versions``:
         {"baseline": [...], "candidate": [...], "changed": bool}.

@@ -30,8 +30,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._common import check_level
-from .proportion import proportion_interval
+from workbench.stats._common import check_level
+from workbench.stats.intervals.proportion import proportion_interval
 
 
 def z_value(level: float = 0.95) -> float:

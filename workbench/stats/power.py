@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 
-from ._common import check_level
+from workbench.stats._common import check_level
 
 NOISE_FLOOR_METRICS = ("krippendorff_alpha_ordinal", "exact_agreement")
 
@@ -75,7 +75,7 @@ def noise_floor(
     power: float = 0.5,
     metrics: Iterable[str] = NOISE_FLOOR_METRICS,
 ) -> dict[str, Any]:
-    """Noise floor of the agreement report of :func:`~workbench.stats.bootstrap.agreement_with_intervals`.
+    """Noise floor of the agreement report of :func:`~workbench.stats.intervals.bootstrap.agreement_with_intervals`.
 
     Parameters
     ----------

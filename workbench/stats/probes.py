@@ -7,11 +7,11 @@ clusters drawn for both verdicts of an item, so only their difference varies):
 
 * ``mean_shift``: mean of ``d``; above 0 the perturbation raised the scores.
   Interval: Hesterberg's expanded percentile interval, the method the
-  self-preference effects use (:func:`workbench.stats.bootstrap.expanded_level`).
+  self-preference effects use (:func:`workbench.stats.intervals.bootstrap.expanded_level`).
 * ``flip_rate``: share of items whose score changed; ``robustness_rate`` is
   ``1 - flip_rate``, the share of verdicts the perturbation left alone (CALM's
   robustness rate, Ye et al. 2024). A Wilson interval on the effective number
-  of items, as for the other proportions (:mod:`workbench.stats.proportion`).
+  of items, as for the other proportions (:mod:`workbench.stats.intervals.proportion`).
 * On the items with a consensus label, and for probes that leave the human
   label unchanged: ``consensus_shift``, the change in mean signed error
   against the consensus (``mean(perturbed - c) - mean(baseline - c)``), and
@@ -19,7 +19,7 @@ clusters drawn for both verdicts of an item, so only their difference varies):
   judge pushed away from the humans shows a negative agreement change.
 
 Whether an interval excluding 0 makes a probe "move" the judge is decided in
-:mod:`workbench.gate`, once, for every front end.
+:mod:`workbench.calibration.gate`, once, for every front end.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from ._common import check_bootstrap_options, check_same_length, check_scale, cluster_codes, score_codes
-from .bootstrap import expanded_level, percentile_interval, resample_sums
-from .proportion import design_effect, proportion_interval
+from workbench.stats._common import (check_bootstrap_options, check_same_length, check_scale, cluster_codes,
+    score_codes)
+from workbench.stats.intervals.bootstrap import expanded_level, percentile_interval, resample_sums
+from workbench.stats.intervals.proportion import design_effect, proportion_interval
 
 NOT_ENOUGH = "fewer than two items were scored both as they are and perturbed"
 ONE_CLUSTER = "all items belong to one task cluster, so the cluster bootstrap cannot show any uncertainty"
@@ -68,7 +69,7 @@ def probe_effect(
         ``consensus_shift`` and ``agreement_change``.
     resamples, seed, level
         Bootstrap settings, as in
-        :func:`~workbench.stats.bootstrap.agreement_with_intervals`.
+        :func:`~workbench.stats.intervals.bootstrap.agreement_with_intervals`.
 
     Returns
     -------

@@ -1,6 +1,15 @@
 """The working store: one SQLite file. The only package that runs SQL."""
 
-from .db import default_db_path
-from .store import Store
+from __future__ import annotations
 
-__all__ = ["Store", "default_db_path"]
+from pathlib import Path
+
+from workbench.store.db import default_db_path
+from workbench.store.store import Store
+
+__all__ = ["Store", "default_db_path", "open_store"]
+
+
+def open_store(path: str | Path) -> Store:
+    """The front ends' one way to the store: they hold it and hand it to the features, and never query it."""
+    return Store(path)

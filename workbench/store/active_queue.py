@@ -8,20 +8,18 @@ served by the active queue records its item's probability, and the phase that fi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
-from .db import as_sqlite_utils, now, query, query_one
-from .mapping import from_json, to_json
-
-if TYPE_CHECKING:
-    from .store import Store
+from workbench.store.db import Connection, as_sqlite_utils, now, query, query_one
+from workbench.store.mapping import from_json, to_json
 
 
-def queue_order(store: Store, golden_set_id: int) -> str:
+
+def queue_order(store: Connection, golden_set_id: int) -> str:
     return query_one(store.conn, "SELECT queue_order FROM golden_sets WHERE id = ?", (golden_set_id,))["queue_order"]
 
 
-def design(store: Store, golden_set_id: int) -> dict | None:
+def design(store: Connection, golden_set_id: int) -> dict | None:
     """The current design: phase, rubric_name, judge_id, expected_labels, labeled_before, checks, created_by/at."""
     row = query_one(store.conn, "SELECT * FROM active_designs WHERE golden_set_id = ?", (golden_set_id,))
     if row:
@@ -29,12 +27,12 @@ def design(store: Store, golden_set_id: int) -> dict | None:
     return row
 
 
-def set_random(store: Store, golden_set_id: int) -> None:
+def set_random(store: Connection, golden_set_id: int) -> None:
     """Back to each reviewer's own random order; the stored design stays for the labels it served."""
     store.conn.execute("UPDATE golden_sets SET queue_order = 'random' WHERE id = ?", (golden_set_id,))
 
 
-def save_design(store: Store, golden_set_id: int, *, phase: int, rubric_name: str, judge_id: str,
+def save_design(store: Connection, golden_set_id: int, *, phase: int, rubric_name: str, judge_id: str,
                 expected_labels: float, labeled_before: float, checks: list[str], created_by: str | None,
                 rows: Iterable[dict]) -> None:
     """Add design phase ``phase`` (``rows``: item_pk, stratum, probability, priority) and switch the set to active.
@@ -60,19 +58,19 @@ def save_design(store: Store, golden_set_id: int, *, phase: int, rubric_name: st
     store.conn.execute("UPDATE golden_sets SET queue_order = 'active' WHERE id = ?", (golden_set_id,))
 
 
-def _current_phase(store: Store, golden_set_id: int) -> int:
+def _current_phase(store: Connection, golden_set_id: int) -> int:
     row = query_one(store.conn, "SELECT phase FROM active_designs WHERE golden_set_id = ?", (golden_set_id,))
     return row["phase"] if row else 0
 
 
-def priorities(store: Store, golden_set_id: int) -> dict[str, float]:
+def priorities(store: Connection, golden_set_id: int) -> dict[str, float]:
     """item_id -> queue priority (lowest first) in the current phase."""
     return {r[0]: r[1] for r in store.conn.execute(
         "SELECT i.item_id, a.priority FROM active_inclusion a JOIN items i ON i.pk = a.item_pk "
         "WHERE a.golden_set_id = ? AND a.phase = ?", (golden_set_id, _current_phase(store, golden_set_id)))}
 
 
-def phase_rates(store: Store, golden_set_id: int) -> dict[int, dict[str, float]]:
+def phase_rates(store: Connection, golden_set_id: int) -> dict[int, dict[str, float]]:
     """phase -> item_id -> that phase's inclusion probability (rate)."""
     out: dict[int, dict[str, float]] = {}
     for phase, item_id, p in store.conn.execute(
@@ -82,12 +80,12 @@ def phase_rates(store: Store, golden_set_id: int) -> dict[int, dict[str, float]]
     return out
 
 
-def design_rates(store: Store, golden_set_id: int) -> dict[str, float]:
+def design_rates(store: Connection, golden_set_id: int) -> dict[str, float]:
     """item_id -> the current phase's inclusion probability (rate) of every item."""
     return phase_rates(store, golden_set_id).get(_current_phase(store, golden_set_id), {})
 
 
-def served_thresholds(store: Store, golden_set_id: int, rubric_name: str) -> dict[int, float]:
+def served_thresholds(store: Connection, golden_set_id: int, rubric_name: str) -> dict[int, float]:
     """phase -> the largest queue priority (of that phase) among the items that phase served."""
     return {r[0]: r[1] for r in store.conn.execute("""
         SELECT s.phase, max(a.priority) FROM active_served s
@@ -95,7 +93,7 @@ def served_thresholds(store: Store, golden_set_id: int, rubric_name: str) -> dic
         WHERE a.golden_set_id = ? AND s.rubric_name = ? GROUP BY s.phase""", (golden_set_id, rubric_name))}
 
 
-def labeled_share(store: Store, golden_set_id: int, rubric_name: str) -> float:
+def labeled_share(store: Connection, golden_set_id: int, rubric_name: str) -> float:
     """Share of the set's items with at least one label under the rubric."""
     row = query_one(store.conn, """
         SELECT (SELECT count(DISTINCT l.item_pk) FROM labels l JOIN items i ON i.pk = l.item_pk
@@ -105,7 +103,7 @@ def labeled_share(store: Store, golden_set_id: int, rubric_name: str) -> float:
     return float(row["share"])
 
 
-def inclusion_probability(store: Store, golden_set_id: int, item_pk: int) -> tuple[int, float] | None:
+def inclusion_probability(store: Connection, golden_set_id: int, item_pk: int) -> tuple[int, float] | None:
     """(current phase, the item's inclusion probability in it), or None."""
     phase = _current_phase(store, golden_set_id)
     row = query_one(store.conn, "SELECT probability FROM active_inclusion WHERE item_pk = ? AND phase = ?",
@@ -113,7 +111,7 @@ def inclusion_probability(store: Store, golden_set_id: int, item_pk: int) -> tup
     return (phase, row["probability"]) if row else None
 
 
-def design_summary(store: Store, golden_set_id: int) -> list[dict]:
+def design_summary(store: Connection, golden_set_id: int) -> list[dict]:
     """Per stratum of the current phase: items, mean inclusion probability, labeled items."""
     return query(store.conn, """
         SELECT a.stratum, count(*) AS n_items, avg(a.probability) AS probability,
@@ -122,7 +120,7 @@ def design_summary(store: Store, golden_set_id: int) -> list[dict]:
         GROUP BY a.stratum ORDER BY a.stratum""", (golden_set_id, _current_phase(store, golden_set_id)))
 
 
-def record_inclusion(store: Store, rows: Iterable[dict]) -> None:
+def record_inclusion(store: Connection, rows: Iterable[dict]) -> None:
     """Set labels' inclusion probabilities (``rows``: item_pk, rater, rubric_name, inclusion_probability).
 
     Not a change of the label (score and rationale stay), so no label event is written.
@@ -132,7 +130,7 @@ def record_inclusion(store: Store, rows: Iterable[dict]) -> None:
         "WHERE item_pk = :item_pk AND rater = :rater AND rubric_name = :rubric_name", list(rows))
 
 
-def record_served(store: Store, item_pk: int, rubric_name: str, phase: int) -> None:
+def record_served(store: Connection, item_pk: int, rubric_name: str, phase: int) -> None:
     """The phase that first served the item: its first label's. Later labels, under the overlap, change nothing,
     nor does the second label of an item labeled before the switch (it belongs to the random share ``f0``)."""
     store.conn.execute("""INSERT OR IGNORE INTO active_served (item_pk, rubric_name, phase)
@@ -141,7 +139,7 @@ def record_served(store: Store, item_pk: int, rubric_name: str, phase: int) -> N
                        {"pk": item_pk, "rubric": rubric_name, "phase": phase})
 
 
-def cache_key(store: Store, golden_set_id: int) -> dict:
+def cache_key(store: Connection, golden_set_id: int) -> dict:
     """What a cached report must also match when the set has an active design: its phase, and how many labels
     carry a probability (a re-plan, or labels imported with probabilities, write no label event)."""
     d = design(store, golden_set_id)
@@ -153,7 +151,7 @@ def cache_key(store: Store, golden_set_id: int) -> dict:
     return {"active_design": [d["phase"], d["created_at"], n]}
 
 
-def label_inclusion(store: Store, golden_set_id: int, rubric_name: str) -> dict[tuple[str, str], float]:
+def label_inclusion(store: Connection, golden_set_id: int, rubric_name: str) -> dict[tuple[str, str], float]:
     """(item_id, rater) -> inclusion probability, for labels that have one."""
     return {(r[0], r[1]): r[2] for r in store.conn.execute(
         "SELECT i.item_id, l.rater, l.inclusion_probability FROM labels l JOIN items i ON i.pk = l.item_pk "

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence, TypeVar
 if TYPE_CHECKING:  # sqlite_utils imports pandas (0.4 s): only the callers of as_sqlite_utils pay for it
     import sqlite_utils
 
-DEFAULT_DB = "workbench.db"  # in the workspace (workbench/workspace.py)
+DEFAULT_DB = "workbench.db"  # in the workspace (workbench/core/workspace.py)
 BUSY_TIMEOUT_MS = 30_000
 RETRY_PATIENCE_S = 600.0  # how long retry_busy outlasts a locked database before it gives up
 
@@ -58,7 +58,7 @@ def query_one(conn: sqlite3.Connection, sql: str, params: Params = ()) -> dict |
 
 def default_db_path() -> str:
     """WORKBENCH_DB, else workbench.db in the workspace (WORKBENCH_PROJECT, else the working directory)."""
-    from ..workspace import Workspace
+    from workbench.core.workspace import Workspace
     return str(Workspace.resolve().db)
 
 
@@ -151,3 +151,27 @@ def as_sqlite_utils(conn: sqlite3.Connection) -> sqlite_utils.Database:
     import sqlite_utils
 
     return sqlite_utils.Database(conn)
+
+
+class Connection:
+    """One open connection and its transactions: what the store's query modules need of a ``Store``.
+
+    ``Store`` adds the workbench's queries on top; a heartbeat thread opens a bare ``Connection`` of its own.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        self.conn = connect(self.path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator["Connection"]:
+        """BEGIN IMMEDIATE ... COMMIT; nested calls join the outer transaction."""
+        with immediate(self.conn):
+            yield self
+
+    def retrying(self, write: Callable[[], T], *, what: str) -> T:
+        """Run ``write`` (one transaction) until it gets through a busy database: for writes that must not fail."""
+        return retry_busy(self.conn, write, what=what)

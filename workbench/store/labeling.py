@@ -12,13 +12,11 @@ never the producing model, the metadata or any judgment.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
-from .db import now, query, query_one
-from .mapping import from_json
+from workbench.store.db import Connection, now, query, query_one
+from workbench.store.mapping import from_json
 
-if TYPE_CHECKING:
-    from .store import Store
 
 # Items of the golden set this rater may take now. The counts are aggregated once per query (GROUP BY), not
 # looked up per item: about 0.15 s for a golden set of 50,000 items.
@@ -41,7 +39,7 @@ _FREE_FOR_RATER = """
 class LabelingQueries:
     """The reviewer workflow's queries on one store's connection (``Store.labeling``)."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Connection):
         self.conn = store.conn
 
     def _params(self, golden_set_id: int, rubric_name: str, rater: str, **more: object) -> dict:

@@ -24,8 +24,7 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from .db import is_busy, now, query_one, retry_busy
-from .store import Store
+from workbench.store.db import Connection, is_busy, now, query_one, retry_busy
 
 log = logging.getLogger(__name__)
 
@@ -75,18 +74,18 @@ def is_abandoned(holder: Holder, *, stale_after_s: float = LEASE_STALE_S) -> boo
     return holder.host == this_host() and not _pid_alive(holder.pid)
 
 
-def current(store: Store, key: str) -> Holder | None:
+def current(store: Connection, key: str) -> Holder | None:
     row = query_one(store.conn, "SELECT * FROM leases WHERE key = ?", (key,))
     return Holder(**row) if row else None
 
 
-def live_holder(store: Store, key: str, *, stale_after_s: float = LEASE_STALE_S) -> Holder | None:
+def live_holder(store: Connection, key: str, *, stale_after_s: float = LEASE_STALE_S) -> Holder | None:
     """The holder of the lease if it is still alive, else None."""
     holder = current(store, key)
     return None if holder is None or is_abandoned(holder, stale_after_s=stale_after_s) else holder
 
 
-def acquire(store: Store, key: str, *, stale_after_s: float = LEASE_STALE_S) -> tuple[Holder, bool]:
+def acquire(store: Connection, key: str, *, stale_after_s: float = LEASE_STALE_S) -> tuple[Holder, bool]:
     """Take the lease unless a live holder has it; returns (the holder now, whether it is this caller)."""
     at = now()
     mine = Holder(key=key, token=secrets.token_hex(8), pid=os.getpid(), host=this_host(), acquired_at=at,
@@ -110,7 +109,7 @@ def acquire(store: Store, key: str, *, stale_after_s: float = LEASE_STALE_S) -> 
     return retry_busy(store.conn, take, what=f"lease {key}")
 
 
-def heartbeat(store: Store, holder: Holder) -> bool:
+def heartbeat(store: Connection, holder: Holder) -> bool:
     """Refresh the heartbeat; False when the lease is no longer this holder's (it was taken over)."""
     with store.transaction():
         cur = store.conn.execute("UPDATE leases SET heartbeat_at = ? WHERE key = ? AND token = ?",
@@ -118,7 +117,7 @@ def heartbeat(store: Store, holder: Holder) -> bool:
         return cur.rowcount == 1
 
 
-def release(store: Store, holder: Holder) -> None:
+def release(store: Connection, holder: Holder) -> None:
     """Give the lease up (joins the caller's transaction, if any); a lease taken over is left alone."""
     with store.transaction():
         store.conn.execute("DELETE FROM leases WHERE key = ? AND token = ?", (holder.key, holder.token))
@@ -152,7 +151,7 @@ class LeaseKeeper:
         self.stop()
 
     def _beat(self) -> None:
-        store = Store(self.path, migrate_schema=False)  # the holder's process migrated it already
+        store = Connection(self.path)  # a connection of its own; the holder's process migrated the schema
         try:
             while not self._stop.wait(self.every_s):
                 try:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from ..hashing import canonical_json, sha256_hex
-from ..models import Item, Judgment, Producer
+from workbench.core.hashing import canonical_json, sha256_hex
+from workbench.core.models import Item, Judgment, Producer
 
 def to_json(obj: Any, *, sort_keys: bool = True, default: Callable[[Any], Any] | None = None) -> str | None:
     """JSON text of a column value (None stays NULL); non-ASCII text is kept as it is. A value JSON cannot hold

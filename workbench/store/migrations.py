@@ -11,7 +11,7 @@ import sqlite3
 from datetime import datetime, timezone
 from typing import Callable
 
-from .db import immediate
+from workbench.store.db import immediate
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
@@ -567,7 +567,7 @@ def m009_promptfoo_item_ids(conn: sqlite3.Connection) -> None:
     import of the same results file maps to the same items rather than adding them again. Labels, judgments and
     leases point at the item's pk and stay with it; the content (and its hash) has no id. The formula is
     interop.promptfoo.item_id's, copied so that this migration never changes; an id already taken is left alone."""
-    from ..hashing import sha256_hex
+    from workbench.core.hashing import sha256_hex
 
     rows = conn.execute("""SELECT pk, golden_set_id, item_id, json_extract(content, '$.metadata.promptfoo.provider')
                            FROM items WHERE json_type(content, '$.metadata.promptfoo') = 'object'""").fetchall()

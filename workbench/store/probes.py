@@ -8,9 +8,9 @@ repeat), so it resumes and never pays twice. ``Store.runs`` and
 
 from __future__ import annotations
 
-from .db import now, query, query_one
-from .mapping import from_json, to_json
-from .store import Store
+from workbench.store.db import now, query, query_one
+from workbench.store.mapping import from_json, to_json
+from workbench.store.store import Store
 
 RUN_PREFIX = "probe:"
 

@@ -13,7 +13,7 @@ then land in the working database, all or nothing:
   one ``INSERT ... SELECT`` from the attached staging file.
 
 A killed import leaves nothing (killed while staging) or a hidden set whose
-lease is abandoned; ``discard_abandoned_imports`` (run when a Store opens)
+lease is abandoned; ``abandoned.discard_abandoned_imports`` (run when a Store opens)
 removes it, so the database reads exactly as before the import.
 """
 
@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..errors import WorkbenchError
-from . import leases
-from .db import now, query, query_one, retry_busy
-from .store import Store
+from workbench.core.errors import WorkbenchError
+from workbench.store import leases
+from workbench.store.abandoned import discard
+from workbench.store.db import now, query_one, retry_busy
+from workbench.store.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,6 @@ HIDDEN_SET_MIN_BYTES = 32 << 20
 CHUNK_BYTES = 4 << 20
 CHUNK_TARGET_S = 0.15
 CHUNK_MIN_ROWS, CHUNK_MAX_ROWS = 100, 50_000
-DISCARD_ROWS = 5_000
 # Between two copy transactions the import leaves the lock free this long (checkpointing meanwhile). SQLite queues
 # no one: a writer kept waiting polls the lock with sleeps that grow to 100 ms, so an import that took the lock
 # straight back would starve it (reviewers measured waiting 1.7 s behind a run of 0.15 s chunks). Longer than one
@@ -271,34 +271,7 @@ def _land_through_hidden_set(store: Store, staged: StagedItems, golden_set: str,
         return Landed(last, None, max(longest, took))
     finally:
         if not named:
-            _discard(store, gs_id, holder.key)
-
-
-def discard_abandoned_imports(store: Store) -> int:
-    """Remove the hidden sets of imports whose process is gone; returns how many were removed."""
-    removed = 0
-    for row in query(store.conn, "SELECT id, importing FROM golden_sets WHERE importing IS NOT NULL"):
-        holder = leases.current(store, row["importing"])
-        if holder is None or leases.is_abandoned(holder):
-            log.warning("discarding the rows of an interrupted import (%s)", row["importing"])
-            _discard(store, row["id"], row["importing"])
-            removed += 1
-    return removed
-
-
-def _discard(store: Store, gs_id: int, key: str) -> None:
-    """Delete a hidden set in short transactions; the lease goes first, so a stalled holder stops copying."""
-    def step(sql: str, params: tuple) -> int:
-        def run() -> int:
-            with store.transaction():
-                return store.conn.execute(sql, params).rowcount
-        return retry_busy(store.conn, run, what="discarding an interrupted import")
-
-    step("DELETE FROM leases WHERE key = ?", (key,))
-    while step("DELETE FROM items WHERE pk IN (SELECT pk FROM items WHERE golden_set_id = ? LIMIT ?)",
-               (gs_id, DISCARD_ROWS)):
-        time.sleep(YIELD_S)
-    step("DELETE FROM golden_sets WHERE id = ? AND importing IS NOT NULL", (gs_id,))
+            discard(store, gs_id, holder.key, pause_s=YIELD_S)
 
 
 def _clamp_rows(n: float) -> int:

@@ -10,23 +10,22 @@ above the store sees SQL or serialised text. The store's other query modules
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
 
-from ..errors import InputError, NotFound
-from ..models import Item, Judgment, Label, Rubric
-from ..names import name_problem
-from . import active_queue
-from .db import (Params, as_sqlite_utils, connect, default_db_path, foreign_tables, immediate, now, query, query_one,
-                 retry_busy)
-from .mapping import decode_verdict, from_json, item_from_row, judgment_from_row, to_json, verdict_columns
-from .migrations import migrate
+from workbench.core.errors import InputError, NotFound
+from workbench.core.models import Item, Judgment, Label, Rubric
+from workbench.core.names import name_problem
+from workbench.store import active_queue
+from workbench.store.labeling import LabelingQueries
+from workbench.store.abandoned import discard_abandoned_imports
+from workbench.store.db import (Connection, Params, as_sqlite_utils, default_db_path, foreign_tables,
+    now, query, query_one)
+from workbench.store.mapping import (decode_verdict, from_json, item_from_row, judgment_from_row, to_json,
+    verdict_columns)
+from workbench.store.migrations import migrate
 
-if TYPE_CHECKING:
-    from .labeling import LabelingQueries
-    from .staging import Landed, StagedItems
 
 T = TypeVar("T")
 
@@ -36,7 +35,7 @@ def _chunks(seq: Sequence, n: int = 500) -> Iterator[Sequence]:
         yield seq[i:i + n]
 
 
-class Store:
+class Store(Connection):
     """One migrated connection; use as a context manager or call ``close()``."""
 
     def __init__(self, path: str | Path | None = None, *, migrate_schema: bool = True):
@@ -47,32 +46,18 @@ class Store:
             raise InputError(f"{self.path} is an SQLite database of another application (tables: {shown}), not a "
                              "workbench database", fix="point --db (or WORKBENCH_DB) at the workbench's database, or "
                              "give the name of a new file")
-        self.conn = connect(self.path)
+        super().__init__(self.path)
         if migrate_schema:
             migrate(self.conn)
             if self._one("SELECT 1 AS x FROM golden_sets WHERE importing IS NOT NULL LIMIT 1"):
-                from .staging import discard_abandoned_imports  # a killed import left a hidden set behind
-                discard_abandoned_imports(self)
+                discard_abandoned_imports(self)  # a killed import left a hidden set behind
 
     # -- plumbing ---------------------------------------------------------
-    def close(self) -> None:
-        self.conn.close()
-
     def __enter__(self) -> "Store":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator["Store"]:
-        """BEGIN IMMEDIATE ... COMMIT; nested calls join the outer transaction."""
-        with immediate(self.conn):
-            yield self
-
-    def retrying(self, write: Callable[[], T], *, what: str) -> T:
-        """Run ``write`` (one transaction) until it gets through a busy database: for writes that must not fail."""
-        return retry_busy(self.conn, write, what=what)
 
     def _all(self, sql: str, params: Params = ()) -> list[dict]:
         return query(self.conn, sql, params)
@@ -81,9 +66,8 @@ class Store:
         return query_one(self.conn, sql, params)
 
     @cached_property
-    def labeling(self) -> "LabelingQueries":
+    def labeling(self) -> LabelingQueries:
         """The reviewer workflow's queries (queue, reservations, flags, blind reads) on this connection."""
-        from .labeling import LabelingQueries
         return LabelingQueries(self)
 
     def data_version(self) -> tuple:
@@ -151,16 +135,6 @@ class Store:
             FROM golden_sets g WHERE g.importing IS NULL ORDER BY g.name""")
 
     # -- items ------------------------------------------------------------
-    def staged_items(self) -> "StagedItems":
-        """A private staging file for an item import: validated there, landed with ``land_items``."""
-        from .staging import StagedItems
-        return StagedItems()
-
-    def land_items(self, staged: "StagedItems", golden_set: str, *, is_demo: bool = False) -> "Landed":
-        """Every staged item lands in the golden set (created if new), or none does; the write lock is held briefly."""
-        from .staging import land_items
-        return land_items(self, staged, golden_set, is_demo=is_demo)
-
     def item_hashes(self, golden_set_id: int, item_ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         for chunk in _chunks(list(item_ids)):

@@ -18,7 +18,7 @@ from typing import Callable
 
 import streamlit as st
 
-from workbench.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError
 from workbench.ui import auth
 from workbench.ui.components import log_unexpected_error, prose, unexpected_error_sentence
 from workbench.ui.views import home

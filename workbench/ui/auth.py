@@ -20,10 +20,10 @@ from typing import Iterable
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
-from ..models import Role
-from ..services.raters import rater_for_email, rater_names, rater_role
-from .components import plain
-from .state import store
+from workbench.core.models import Role
+from workbench.features.labeling.raters import rater_for_email, rater_names, rater_role
+from workbench.ui.components import plain
+from workbench.ui.state import store
 
 REVIEWER, LEAD, ADMIN = Role.REVIEWER, Role.LEAD, Role.ADMIN
 EVERYONE = tuple(Role)

@@ -17,10 +17,10 @@ from typing import Any
 
 import streamlit as st
 
-from ..errors import WorkbenchError
-from ..scale import Scale
-from ..services.labeling import default_rubric, golden_set_names, rubric_names
-from .state import store
+from workbench.core.errors import WorkbenchError
+from workbench.core.scale import Scale
+from workbench.features.labeling.service import default_rubric, golden_set_names, rubric_names
+from workbench.ui.state import store
 
 FLASH_KEY = "_flash"
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import streamlit as st
 
-from ..services import judging
-from ..services import open_store
+from workbench.features.judging import service as judging
+from workbench.store import open_store
 
 SECRET_SUFFIXES = ("_API_KEY", "_BASE_URL")
 

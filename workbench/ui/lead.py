@@ -11,15 +11,16 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from ..gate import PASSED, STATUS_ICON, UNDECIDED
-from ..errors import NotFound
-from ..presentation import compare_rows
-from ..report import CalibrationReport, Comparison
-from ..services import calibration, insights, judging
-from ..services.golden_sets import list_golden_sets
-from ..services.rubrics import get_rubric, list_rubrics
-from .components import code_span, plain
-from .state import db_path, store
+from workbench.calibration.gate import PASSED, STATUS_ICON, UNDECIDED
+from workbench.core.errors import NotFound
+from workbench.calibration.presentation import compare_rows
+from workbench.calibration.report import CalibrationReport, Comparison
+from workbench.calibration import calibrate as calibration, insights
+from workbench.features.judging import service as judging
+from workbench.calibration.golden_sets import list_golden_sets
+from workbench.calibration.rubric_versions import get_rubric, list_rubrics
+from workbench.ui.components import code_span, plain
+from workbench.ui.state import db_path, store
 
 
 def _version() -> tuple:
@@ -141,7 +142,7 @@ REPORT_CHARTS = ("metric_intervals", "confusion_heatmap", "per_category", "human
 @st.cache_data(max_entries=256, show_spinner=False)
 def _report_chart(db: str, version: tuple, golden_set: str, rubric: str, judge: str, run: str | None, kind: str,
                   threshold: float | None) -> dict:
-    from .. import charts  # Altair costs half a second to import: only pages that draw pay for it
+    from workbench.features.export import charts  # Altair costs half a second to import: only pages that draw pay for it
 
     rep = _calibrate(db, version, golden_set, rubric, judge, run)
     build = getattr(charts, kind)
@@ -159,7 +160,7 @@ def report_chart(kind: str, golden_set: str, rubric: str, judge: str, *, thresho
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _drift_chart(db: str, version: tuple, golden_set: str, rubric: str, judge: str) -> dict:
-    from .. import charts
+    from workbench.features.export import charts
 
     rows = _drift(db, version, golden_set, rubric, judge)
     return charts.drift_timeline(rows).properties(title=f"{judge}: agreement per run").to_dict(validate=False)
@@ -176,7 +177,7 @@ def _cost_chart(db: str, version: tuple, golden_set: str, rubric: str) -> dict |
                "verdict": "calibrated" if r["calibrated"] else "not calibrated"} for r in compare_rows(result)]
     if all(p["cost per 100 items (USD)"] is None for p in points):
         return None
-    from .. import charts
+    from workbench.features.export import charts
 
     return charts.cost_vs_agreement(points).to_dict(validate=False)
 
@@ -196,7 +197,7 @@ def page_header(title: str, key: str, roles: tuple[str, ...], *, with_judge: boo
 
     ``default_judge(golden_set, rubric)`` chooses the judge a page opens on (else the rubric's first).
     """
-    from . import auth
+    from workbench.ui import auth
 
     auth.require(roles)
     st.title(title)

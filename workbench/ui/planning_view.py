@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.report import CalibrationReport
-from workbench.services.planning import plan
+from workbench.calibration.report import CalibrationReport
+from workbench.features.planning.plan import plan
 from workbench.ui.components import code_span, plain
 
 
@@ -28,7 +28,7 @@ def render_plan(store, golden_set: str, rubric: str, judge: str, report: Calibra
 
 
 def _replan(golden_set: str, rubric: str, judge: str) -> None:
-    from workbench.services.active_queue import set_queue_order
+    from workbench.features.planning.active_queue import set_queue_order
     from workbench.ui import auth
     from workbench.ui.components import run_action
     from workbench.ui.state import store
@@ -43,7 +43,7 @@ def _replan(golden_set: str, rubric: str, judge: str) -> None:
 def _queue_order(store, golden_set: str, rubric: str, judge: str) -> None:
     """The lead's switch of the Label page's order: each reviewer's random order, or the active queue for this
     rubric and judge (``golden-set queue G --order``)."""
-    from workbench.services.active_queue import ORDERS, queue_setting
+    from workbench.features.planning.active_queue import ORDERS, queue_setting
 
     current = queue_setting(store, golden_set).order
     st.radio(f"Label queue of {plain(golden_set)}", ORDERS, index=ORDERS.index(current), horizontal=True,
@@ -53,7 +53,7 @@ def _queue_order(store, golden_set: str, rubric: str, judge: str) -> None:
 
 
 def _set_order(golden_set: str, rubric: str, judge: str) -> None:
-    from workbench.services.active_queue import set_queue_order
+    from workbench.features.planning.active_queue import set_queue_order
     from workbench.ui import auth
     from workbench.ui.components import run_action
     from workbench.ui.state import store

@@ -1,6 +1,6 @@
 """The Robustness tab of the Calibration page: what the stress probes found, read from the calibration report.
 
-Numbers and the "moves the judge" rule come from the report and ``workbench.gate`` (the same the CLI and the
+Numbers and the "moves the judge" rule come from the report and ``workbench.calibration.gate`` (the same the CLI and the
 card print); nothing is recomputed here.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from workbench.probes import PROBES
-from workbench.report import CalibrationReport
+from workbench.calibration.probes import PROBES
+from workbench.calibration.report import CalibrationReport
 from workbench.ui.components import code_span
 from workbench.ui.lead import NUMBER, SIGNED, show_table
 

@@ -17,9 +17,9 @@ import sys
 log = logging.getLogger(__name__)
 
 #: What the pages import or call, heaviest first; none of it imports Streamlit.
-PRELOAD = ("pandas", "pyarrow", "altair", "scipy.special", "workbench.charts", "workbench.presentation",
-           "workbench.services.calibration", "workbench.services.insights", "workbench.services.judging",
-           "workbench.services.labeling", "workbench.services.export", "workbench.stats.bootstrap",
+PRELOAD = ("pandas", "pyarrow", "altair", "scipy.special", "workbench.features.export.charts", "workbench.calibration.presentation",
+           "workbench.calibration.calibrate", "workbench.calibration.insights", "workbench.features.judging.service",
+           "workbench.features.labeling.service", "workbench.features.export.bundle", "workbench.stats.intervals.bootstrap",
            "workbench.stats.categories")
 
 

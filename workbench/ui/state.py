@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from ..services import open_store
-from ..workspace import Workspace
+from workbench.store import open_store
+from workbench.core.workspace import Workspace
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from workbench.store import Store
 
 
 def workspace() -> Workspace:

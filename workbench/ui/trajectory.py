@@ -23,7 +23,7 @@ import streamlit as st
 
 from typing import Collection, Protocol
 
-from .components import code_span, fenced, plain, prose
+from workbench.ui.components import code_span, fenced, plain, prose
 
 STEPS_PER_PAGE = 50  # a 500-step trajectory costs the browser seconds to draw at once
 FOLD_LINES = 30

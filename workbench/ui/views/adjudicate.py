@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.services import labeling as svc
-from workbench.services.golden_sets import adjudicate
-from workbench.services.rubrics import get_rubric
+from workbench.features.labeling import service as svc
+from workbench.calibration.golden_sets import adjudicate
+from workbench.calibration.rubric_versions import get_rubric
 from workbench.ui import auth
 from workbench.ui.components import (code_span, flash, golden_set_and_rubric, plain, prose, run_action, score_text,
-                                    show_flash)
+    show_flash)
 from workbench.ui.state import store
 from workbench.ui.trajectory import render_item
 

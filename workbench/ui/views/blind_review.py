@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.services import masking
-from workbench.services.labeling import golden_set_names
+from workbench.features.labeling import masking
+from workbench.features.labeling.service import golden_set_names
 from workbench.ui import auth
 from workbench.ui.components import code_span, fenced, flash, run_action, show_flash
 from workbench.ui.state import store

@@ -14,9 +14,9 @@ import json
 import pandas as pd
 import streamlit as st
 
-from workbench.errors import WorkbenchError
-from workbench.services import board as svc
-from workbench.services.board_render import CSS, board_grid_html, category_flags, column_rows
+from workbench.core.errors import WorkbenchError
+from workbench.features.board import service as svc
+from workbench.features.board.render import CSS, board_grid_html, category_flags, column_rows
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, prose, run_action, score_text, show_flash
 from workbench.ui.lead import show_table
@@ -141,7 +141,7 @@ def _verdicts(rep: dict, cell: svc.CellItem) -> None:
 
 
 def _verdict_form(name: str, tier: dict, item_id: str, rater: str) -> None:
-    from workbench.services.rubrics import get_rubric
+    from workbench.calibration.rubric_versions import get_rubric
 
     scale = get_rubric(store(), tier["rubric"]).rubric.scale
     st.markdown(f"**Your verdict** (saved as your label in golden set {code_span(tier['golden_set'])})")

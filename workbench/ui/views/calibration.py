@@ -1,6 +1,6 @@
 """Calibration (leads): the verdict, every measurement with its interval, charts, and the disagreement browser.
 
-Numbers, denominators and sentences come from ``workbench.presentation`` and the gate (the same rows the CLI
+Numbers, denominators and sentences come from ``workbench.calibration.presentation`` and the gate (the same rows the CLI
 and the card print), never recomputed here. Only the open tab is computed and sent to the browser.
 """
 
@@ -11,17 +11,16 @@ import json
 import pandas as pd
 import streamlit as st
 
-from workbench.errors import WorkbenchError
-from workbench.presentation import (alt_test_rows, category_rows, drift_rows, drift_sentence, interval_method,
-                                    interval_sentence, leniency_sentence, metric_rows, noise_floor_sentence,
-                                    self_preference_rows)
-from workbench.report import CalibrationReport
-from workbench.scale import fmt as _fmt
-from workbench.services.insights import item_evidence
+from workbench.core.errors import WorkbenchError
+from workbench.calibration.presentation import (alt_test_rows, category_rows, drift_rows, drift_sentence,
+    interval_method, interval_sentence, leniency_sentence, metric_rows, noise_floor_sentence, self_preference_rows)
+from workbench.calibration.report import CalibrationReport
+from workbench.core.scale import fmt as _fmt
+from workbench.calibration.insights import item_evidence
 from workbench.ui import auth, probes_view
 from workbench.ui.components import code_span, plain, prose
 from workbench.ui.lead import (NUMBER, RIGHT, SIGNED, disagreement_table, page_header, report, report_chart,
-                               show_table, verdict_box)
+    show_table, verdict_box)
 from workbench.ui.state import store
 from workbench.ui.trajectory import display_step, render_item
 from workbench.ui.planning_view import render_plan

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from workbench.errors import WorkbenchError
-from workbench.presentation import compare_rows
-from workbench.report import Comparison
-from workbench.scale import fmt_usd
+from workbench.core.errors import WorkbenchError
+from workbench.calibration.presentation import compare_rows
+from workbench.calibration.report import Comparison
+from workbench.core.scale import fmt_usd
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, prose
 from workbench.ui.lead import NUMBER, SIGNED, comparison, cost_chart, page_header, show_table

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from workbench.errors import WorkbenchError
-from workbench.gate import fmt_p
+from workbench.core.errors import WorkbenchError
+from workbench.calibration.gate import fmt_p
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, prose
 from workbench.ui.lead import NUMBER, RIGHT, SIGNED, drift_chart, page_header, run_counts, show_table, timeline

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from workbench.errors import WorkbenchError
-from workbench.gate import FAILED, NOT_MEASURABLE, PASSED, STATUS_ICON, UNDECIDED, WARNING
-from workbench.report import CalibrationReport
-from workbench.services.export import UNSIGNED_HINT, GateFailed, export_bundle, list_bundles
-from workbench.services.rubrics import get_rubric
+from workbench.core.errors import WorkbenchError
+from workbench.calibration.gate import FAILED, NOT_MEASURABLE, PASSED, STATUS_ICON, UNDECIDED, WARNING
+from workbench.calibration.report import CalibrationReport
+from workbench.features.export.bundle import UNSIGNED_HINT, GateFailed, export_bundle, list_bundles
+from workbench.calibration.rubric_versions import get_rubric
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain
 from workbench.ui.lead import page_header, report

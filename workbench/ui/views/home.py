@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ...services.golden_sets import list_golden_sets
-from ...services.rubrics import list_rubrics
-from ..auth import LEADS, current_user
-from ..state import store
+from workbench.calibration.golden_sets import list_golden_sets
+from workbench.calibration.rubric_versions import list_rubrics
+from workbench.ui.auth import LEADS, current_user
+from workbench.ui.state import store
 
 
 def render() -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from workbench.services.importing import import_items, import_labels
-from workbench.services.labeling import golden_set_names, rubric_names
+from workbench.features.importing.service import import_items, import_labels
+from workbench.features.labeling.service import golden_set_names, rubric_names
 from workbench.ui import auth
 from workbench.ui.components import flash, plain, run_action, show_flash
 from workbench.ui.state import store

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.errors import WorkbenchError
-from workbench.presentation import estimate_sentence
-from workbench.scale import fmt_usd
-from workbench.services import judging
-from workbench.services.rubrics import get_rubric
+from workbench.core.errors import WorkbenchError
+from workbench.calibration.presentation import estimate_sentence
+from workbench.core.scale import fmt_usd
+from workbench.features.judging import service as judging
+from workbench.calibration.rubric_versions import get_rubric
 from workbench.ui import auth, jobs
 from workbench.ui.components import code_span, plain
 from workbench.ui.lead import page_header, show_table

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.scale import Scale
-from workbench.services import labeling as svc
-from workbench.services.rubrics import RubricVersion, get_rubric
+from workbench.core.scale import Scale
+from workbench.features.labeling import service as svc
+from workbench.calibration.rubric_versions import RubricVersion, get_rubric
 from workbench.ui import auth
 from workbench.ui.components import (code_span, flash, golden_set_and_rubric, plain, prose, run_action, score_text,
-                                    show_flash)
+    show_flash)
 from workbench.ui.state import store
 from workbench.ui.trajectory import render_item
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from workbench.gate import STATUS_ICON
-from workbench.services import refine as svc
+from workbench.calibration.gate import STATUS_ICON
+from workbench.features.refine import service as svc
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, run_action, show_flash
 from workbench.ui.lead import NUMBER, page_header, show_table

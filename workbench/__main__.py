@@ -1,0 +1,6 @@
+"""`python -m workbench`: the command line."""
+
+from workbench.cli import main
+
+if __name__ == "__main__":
+    main()

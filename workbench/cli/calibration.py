@@ -1,0 +1,134 @@
+"""`workbench calibrate`, `compare` and `plan`: a judge's report and verdict, judges side by side, and how many
+more labels each undecided gate check needs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from workbench.calibration.gate import HEADLINE, STATUS_MARK
+from workbench.cli.common import (
+    Ctx,
+    WorkbenchCommand,
+    _calibration_options,
+    _echo_json,
+    _options,
+    clean_errors,
+    pass_ctx,
+)
+
+
+@click.command(cls=WorkbenchCommand)
+@click.option("--golden-set", "-g", required=True)
+@click.option("--rubric", "-r", required=True)
+@click.option("--judge", "-j", required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the report object (schema workbench.calibration/1).")
+@_calibration_options
+@pass_ctx
+@clean_errors
+def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str, as_json: bool, **opts: Any) -> None:
+    """Score a judge against the humans: agreement with intervals, ceiling, alt-test, bias, noise, drift, verdict.
+
+    --rubric NAME is the newest version the judge has judgments of; NAME@vN is version N.
+
+    \b
+    Example:
+      workbench calibrate --golden-set demo --rubric demo-patch-quality --judge careful-sonnet
+      workbench calibrate --golden-set demo --rubric demo-patch-quality@v1 --judge careful-sonnet
+      workbench calibrate -g demo -r demo-patch-quality -j noisy-llama --json
+    """
+    from workbench.calibration.calibrate import calibrate as run
+    from workbench.calibration.versions import resolve_ref
+
+    options = _options(**opts)
+    scope = resolve_ref(ctx.store, golden_set, rubric, judge, options.run)  # NAME, or NAME@vN for that version
+    report = run(ctx.store, golden_set, scope.rubric.name, judge, options, scope=scope, workspace=ctx.workspace)
+    if as_json:
+        _echo_json(report.to_json())
+        return
+    from workbench.calibration.presentation import report_text
+
+    for line in report_text(report):
+        click.secho(line.text, fg=TONE_COLOURS.get(line.tone), bold=line.bold or None)
+
+
+TONE_COLOURS = {"pass": "green", "fail": "red", "warn": "yellow"}
+
+
+@click.command(cls=WorkbenchCommand)
+@click.option("--golden-set", "-g", required=True)
+@click.option("--rubric", "-r", required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_calibration_options
+@pass_ctx
+@clean_errors
+def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) -> None:
+    """All judges of a rubric side by side, with paired-bootstrap differences from the best.
+
+    \b
+    Example:
+      workbench compare --golden-set demo --rubric demo-patch-quality
+    """
+    from workbench.calibration.calibrate import compare as run
+
+    result = run(ctx.store, golden_set, rubric, _options(**opts), workspace=ctx.workspace)
+    if as_json:
+        _echo_json(result.to_json())
+        return
+    from workbench.calibration.presentation import compare_text
+
+    for line in compare_text(result):
+        click.echo(line)
+
+
+@click.command("plan")
+@click.option("--golden-set", "-g", required=True, help="Golden set the judge is calibrated on.")
+@click.option("--rubric", "-r", required=True, help="Rubric the judge grades with.")
+@click.option("--judge", "-j", required=True, help="Judge id declared in the rubric.")
+@click.option("--target-width", type=float, default=None, help="Interval width wanted, e.g. 0.1: items needed for it.")
+@click.option("--budget", type=click.IntRange(min=0), default=None, help="More labels you can pay for: the interval widths expected.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_ctx
+@clean_errors
+def plan_command(ctx: Ctx, golden_set: str, rubric: str, judge: str, target_width: float | None,
+                 budget: int | None, as_json: bool) -> None:
+    """Plan labels: for each gate check not yet decided, the labels it needs, with the assumptions.
+
+    \b
+    Example:
+      workbench plan --golden-set demo --rubric demo-patch-quality --judge careful-sonnet --target-width 0.1
+    """
+    from workbench.features.planning.plan import plan
+
+    p = plan(ctx.store, golden_set, rubric, judge, target_width=target_width, budget=budget,
+             workspace=ctx.workspace)
+    if as_json:
+        _echo_json(p.to_dict())
+        return
+    click.echo(f"Label plan for judge '{judge}' on '{golden_set}' ({p.n_items} items, {p.n_unlabeled} unlabeled, "
+               f"overlap {p.overlap}): the gate's verdict is {HEADLINE.get(p.verdict, p.verdict)}.")
+    for c in p.checks:
+        click.echo(f"  [{STATUS_MARK.get(c.state, c.state)}] {c.name}: {c.reason}")
+        if c.state == "undecided":
+            numbers = ("this pool cannot decide it" if c.pool_cannot_decide else
+                       f"about {c.more_labels} more labels in the order that fits, {c.more_labels_random} in random "
+                       "order" if c.more_labels is not None else
+                       "labels alone will not decide it" if c.sentence.startswith("More labels will not") else
+                       "how many labels cannot be told yet")
+            click.echo(f"      {numbers}: {c.sentence}")
+    if p.decided_failures:
+        click.echo(p.summary())
+    if p.widths:
+        click.echo(f"For intervals {p.target_width} wide:")
+        for name, w in p.widths.items():
+            now = "n/a" if w["now"] is None else f"{w['now']:.2f}"
+            more = "n/a" if w["more_labels"] is None else str(w["more_labels"])
+            click.echo(f"  {name:28s} now {now}; about {more} more labels")
+    if p.budget is not None:
+        click.echo(f"With {p.budget} more labels (random order), expected widths:")
+        for name, w in p.budget_widths.items():
+            click.echo(f"  {name:28s} {'n/a' if w is None else f'{w:.2f}'}")
+    click.echo("Assumptions:")
+    for a in p.assumptions:
+        click.echo(f"  - {a}")

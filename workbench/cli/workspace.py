@@ -1,0 +1,199 @@
+"""`workbench init`, `demo` and `ui`: a workspace, the seeded demo, and the UI server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from workbench.cli.common import (
+    UI_STOP_GRACE_S,
+    Ctx,
+    WorkbenchCommand,
+    Workspace,
+    _quote,
+    _shown,
+    clean_errors,
+    pass_ctx,
+)
+
+
+@click.command(cls=WorkbenchCommand, creates_db=True)
+@pass_ctx
+@clean_errors
+def init(ctx: Ctx) -> None:
+    """Make an empty workspace: the database, an example rubric and the gate policy.
+
+    \b
+    Example:
+      workbench init
+      workbench init --project ~/evals/patch-quality
+    """
+    from workbench.core.workspace import init_workspace
+
+    ws = ctx.workspace
+    res = init_workspace(ws)
+    ctx.store  # creates and migrates the database
+    click.echo(f"Workspace {ws.root}:")
+    for path in res.written:
+        click.echo(f"  wrote {_shown(path)}")
+    for path in res.kept:
+        click.echo(f"  kept  {_shown(path)} (already there)")
+    click.echo(f"  database {_shown(ws.db)}")
+    click.echo("Next:" + (f"  (in {_quote(ws.root)}, or add --project {_quote(ws.root)} to each command)"
+                          if ws.root != Path.cwd().absolute() else "") + "\n"
+               "  1. edit rubrics/example.yaml (scale, criteria, judges), then:  workbench rubric add "
+               "rubrics/example.yaml\n"
+               "  2. workbench import items ITEMS.jsonl --golden-set NAME     (.jsonl or .csv: id, task_id, category, input, output, ...)\n"
+               "  3. workbench rater set YOUR_NAME --role lead, then  workbench ui  to label and adjudicate\n"
+               "  4. workbench judge run --golden-set NAME --rubric example --judge sonnet --dry-run\n"
+               "  5. workbench calibrate --golden-set NAME --rubric example --judge sonnet\n"
+               "To see all of it on synthetic data first:  workbench demo")
+
+
+@click.command(cls=WorkbenchCommand, creates_db=True)
+@click.option("--no-ui", is_flag=True, help="Seed the database and stop; do not start the UI.")
+@click.option("--port", default=8501, show_default=True, help="Port of the UI on 127.0.0.1.")
+@pass_ctx
+@clean_errors
+def demo(ctx: Ctx, no_ui: bool, port: int) -> None:
+    """Seed the database with the synthetic demo, write its files into the workspace, and open the UI.
+
+    \b
+    Example:
+      workbench demo              # seeds ./workbench.db, UI on http://127.0.0.1:8501
+      workbench demo --no-ui --db /tmp/d.db
+    """
+    from workbench.calibration.gate import load_policy
+    from workbench.features.demo.seed import seed_demo
+
+    load_policy(ctx.workspace.policy_file)  # the workspace's own policy is refused before a demo file is written
+    db = ctx.workspace.db
+    db_existed = str(db) == ":memory:" or db.exists()
+    summary = seed_demo(ctx.store, ctx.workspace, precompute=True)  # the lead pages open on cached reports
+    n_judgments = sum(summary.judgments.values())
+    click.echo(f"Seeded {_shown(db)} with the SYNTHETIC demo: {summary.items} items, {summary.labels} "
+               f"labels, {summary.adjudications} adjudications, {n_judgments} recorded judgments of "
+               f"{len(summary.judgments)} judges, rubric {summary.rubric}"
+               + ("." if summary.changed else " (all there already: nothing added)."))
+    for path in summary.files_kept:
+        click.echo(f"Kept {_shown(path)}: it differs from the demo's copy (the database has the demo's).", err=True)
+    click.echo(f"In the UI, pick the rater '{summary.lead}' to see the lead pages; a new name is a reviewer.")
+    click.echo(_files_written(ctx.workspace, summary.files_written,
+                              db if not db_existed or summary.changed else None, created=not db_existed))
+    if not no_ui:
+        _run_ui(ctx.workspace, port)
+
+
+def _files_written(workspace: Workspace, files: list[Path], db: Path | None, *, created: bool) -> str:
+    """The demo's last line: how many files it wrote and where, the database first; a folder's files counted once.
+
+    >>> from pathlib import Path
+    >>> ws = Workspace(Path("/w"), Path("/w/workbench.db"))
+    >>> _files_written(ws, [Path("/w/golden_sets/demo/items.jsonl"), Path("/w/golden_sets/demo/golden_set.yaml"),
+    ...                     Path("/w/rubrics/demo-patch-quality.yaml")], Path("/w/workbench.db"), created=True)
+    'Wrote 4 files into /w: workbench.db (the database), golden_sets/demo/ (2 files), rubrics/demo-patch-quality.yaml.'
+    >>> _files_written(ws, [], None, created=False)
+    'Wrote 0 files into /w: the database and the demo files were there already.'
+    """
+    root = workspace.root
+    where = "" if root.absolute() == Path.cwd() else f" into {root}"
+    n = len(files) + (db is not None)
+    if not n:
+        return f"Wrote 0 files{where}: the database and the demo files were there already."
+    parts: list[str] = []
+    if db is not None:
+        shown = db.relative_to(root).as_posix() if db.is_relative_to(root) else _shown(db)
+        parts.append(f"{shown} (the database{'' if created else ', updated'})")
+    groups: dict[str, int] = {}
+    for f in files:
+        rel = f.relative_to(root).parts
+        key = "/".join(rel[:2]) + "/" if rel[0] in ("golden_sets", "examples") and len(rel) > 2 else "/".join(rel)
+        groups[key] = groups.get(key, 0) + 1
+    parts += [key + (f" ({k} file{'s' if k != 1 else ''})" if key.endswith("/") else "") for key, k in groups.items()]
+    return f"Wrote {n} file{'s' if n != 1 else ''}{where}: {', '.join(parts)}."
+
+
+@click.command(cls=WorkbenchCommand)
+@click.option("--port", default=8501, show_default=True, help="Port of the UI on 127.0.0.1.")
+@pass_ctx
+@clean_errors
+def ui(ctx: Ctx, port: int) -> None:
+    """Start the Streamlit UI on 127.0.0.1.
+
+    \b
+    Example:
+      workbench ui --port 8502
+    """
+    ctx.store  # refuses a database that does not exist
+    _run_ui(ctx.workspace, port)
+
+
+def _run_ui(ws: Workspace, port: int) -> None:
+    app = Path(__file__).parents[1] / "ui" / "app.py"
+    env = {**os.environ, **ws.environ()}
+    click.echo(f"Judge Workbench UI on http://127.0.0.1:{port} (Ctrl-C to stop)")
+    # streamlit run, with the pages' libraries imported while the server starts (workbench/ui/serve.py)
+    cmd = [sys.executable, "-m", "workbench.ui.serve", "run", str(app), "--server.address", "127.0.0.1",
+           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    sys.exit(_serve(cmd, env=env, cwd=ws.root))
+
+
+def _serve(cmd: list[str], *, env: dict[str, str], cwd: Path) -> int:
+    """Run the server until it ends or we are told to stop; it never outlives this process.
+
+    SIGINT, SIGTERM and SIGHUP are passed on to the server (SIGKILL after a grace
+    period, or at the second signal), and on Linux the server also gets SIGTERM
+    if this process dies of anything else (SIGKILL included). Exit status: the
+    server's, 0 after Ctrl-C, 128 + the signal after SIGTERM or SIGHUP.
+    """
+    received: list[int] = []
+    proc: subprocess.Popen | None = None
+
+    def stop(signum: int, _frame: Any) -> None:
+        received.append(signum)
+        if proc is not None and proc.poll() is None:
+            if len(received) > 1:  # asked twice (a second Ctrl-C): do not wait any longer
+                proc.kill()
+                return
+            proc.terminate()
+            timer = threading.Timer(UI_STOP_GRACE_S, lambda: proc.poll() is None and proc.kill())
+            timer.daemon = True
+            timer.start()
+
+    handled = [s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
+    previous = {s: signal.signal(s, stop) for s in handled}
+    try:
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, preexec_fn=_die_with_parent(os.getpid()))
+        if received:  # a signal came while the server was starting
+            proc.terminate()
+        rc = proc.wait()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if received:
+        return 0 if received[0] == signal.SIGINT else 128 + received[0]
+    return rc
+
+
+def _die_with_parent(parent: int) -> Callable[[], None] | None:
+    """In the child before exec (Linux): ask the kernel for SIGTERM when the parent dies, however it dies."""
+    if not sys.platform.startswith("linux"):
+        return None
+
+    def arm() -> None:
+        import ctypes
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm

@@ -1,0 +1,144 @@
+"""The gate policy: the thresholds a judge must clear, from the defaults, rubrics/policy.yaml and a rubric's
+own ``gate:`` overrides, each key and value checked where it is written."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from workbench.core.errors import InputError
+from workbench.core.inputs import unknown_key
+from workbench.core.strict_yaml import load_yaml, read_utf8
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Thresholds of the gate; every field can be overridden in rubrics/policy.yaml or a rubric's gate:."""
+
+    min_items: int = 50                    # items with a consensus label and a judge score
+    min_raters_per_item: int = 2
+    min_multi_rated_share: float = 0.30    # share of those items with >= min_raters_per_item labels
+    agreement_metric: str = "krippendorff_alpha_ordinal"
+    min_agreement_lower: float = 0.667     # lower bound of the interval
+    alt_test_min_raters: int = 3           # raters qualifying for the alternative-annotator test
+    human_margin: float = 0.05             # judge-human agreement may trail human-human by this much
+    max_self_preference: float = 0.10      # same-model and same-family effects, in both directions
+    min_class_items: int = 10              # consensus passes (for TPR) and fails (for TNR) needed
+    min_category_items: int = 10           # a category smaller than this gets no agreement interval
+    min_tpr_lower: float = 0.5             # lower bounds: the judge is shown to pass most passes ...
+    min_tnr_lower: float = 0.5             # ... and to catch most fails
+    max_flip_rate: float = 0.10
+    max_unscored_share: float = 0.02
+    drift_min_p: float = 0.01
+    drift_max_agreement_drop: float = 0.05
+    max_probe_shift: float = 0.10          # stress probes: mean score shift, in scale units, in either direction
+    probe_check: str = "warn"              # "warn" (default), "fail" (part of the gate) or "off"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+POLICY_KEYS = tuple(f.name for f in fields(Policy))
+PROBE_CHECK_MODES = ("warn", "fail", "off")
+#: The metrics the agreement check may bound from below (names of workbench.stats.agreement.METRIC_NAMES).
+AGREEMENT_METRICS = ("krippendorff_alpha_ordinal", "cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic",
+                     "gwet_ac2_linear", "exact_agreement", "spearman")
+#: The range each number of the policy must lie in (inclusive), so a typo such as a negative count is refused.
+POLICY_RANGES = {
+    "min_items": (1, None), "min_raters_per_item": (1, None), "min_multi_rated_share": (0.0, 1.0),
+    "min_agreement_lower": (-1.0, 1.0), "alt_test_min_raters": (1, None), "human_margin": (0.0, 1.0),
+    "max_self_preference": (0.0, None), "min_class_items": (1, None), "min_category_items": (1, None),
+    "min_tpr_lower": (0.0, 1.0), "min_tnr_lower": (0.0, 1.0), "max_flip_rate": (0.0, 1.0),
+    "max_unscored_share": (0.0, 1.0), "drift_min_p": (0.0, 1.0), "drift_max_agreement_drop": (0.0, 2.0),
+    "max_probe_shift": (0.0, None),
+}
+
+
+def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None, source: str = "policy",
+                     line_of: Callable[[str], int | None] | None = None, prefix: str = "") -> Policy:
+    """Apply overrides to a base policy, refusing unknown keys (naming the closest known one) and wrong types.
+
+    ``line_of`` gives the line of a key in ``source`` (for the error); ``prefix`` is where the block sits in its
+    file (``gate.`` in a rubric).
+    """
+    base = base or Policy()
+    if data is None:
+        return base
+    if not isinstance(data, dict):
+        raise InputError("the gate policy must be a mapping of overrides", file=source, line=line_of and line_of(""),
+                         field=prefix.rstrip(".") or None,
+                         fix=f"write keys such as min_items: 80 (known: {', '.join(POLICY_KEYS)})")
+    changes = {}
+    for key, value in data.items():
+        line = line_of(key) if line_of and isinstance(key, str) else None
+        field = f"{prefix}{key}"
+        if key not in POLICY_KEYS:
+            raise unknown_key(key, POLICY_KEYS, what="gate key", file=source, line=line, field=field)
+        default = getattr(base, key)
+        if isinstance(default, str):
+            ok = isinstance(value, str)
+        elif isinstance(default, int) and not isinstance(default, bool):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok:
+            wanted = {str: "text", int: "a whole number", float: "a number"}[type(default)]
+            raise InputError(f"must be {wanted}, got {_shown_value(value)}", file=source, line=line,
+                             field=field, fix=f"write e.g. {key}: {default}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"must be a finite number, got {value!r}", file=source, line=line, field=field,
+                             fix=f"write e.g. {key}: {default}")
+        low, high = POLICY_RANGES.get(key, (None, None))
+        if (low is not None and value < low) or (high is not None and value > high):
+            span = f"at least {low}" if high is None else f"between {low} and {high}"
+            raise InputError(f"must be {span}, got {value!r}", file=source, line=line, field=field,
+                             fix=f"write e.g. {key}: {default}")
+        if key == "probe_check" and value not in PROBE_CHECK_MODES:
+            raise InputError(f"must be one of {', '.join(PROBE_CHECK_MODES)}, got {_shown_value(value)}", file=source,
+                             line=line, field=field,
+                             fix="write e.g. probe_check: fail to make the stress probes part of the gate")
+        if key == "agreement_metric" and value not in AGREEMENT_METRICS:
+            raise InputError(f"must be one of {', '.join(AGREEMENT_METRICS)}, got {_shown_value(value)}", file=source,
+                             line=line, field=field, fix=f"write e.g. {key}: {default}")
+        changes[key] = float(value) if isinstance(default, float) else value
+    return replace(base, **changes)
+
+
+def _shown_value(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def load_policy(path: str | Path | None, rubric_gate: dict[str, Any] | None = None) -> Policy:
+    """Defaults, then rubrics/policy.yaml (if present), then the rubric's own gate: overrides.
+
+    policy.yaml is read through the one input edge (``workbench.core.inputs``): its size limit first, then the strict
+    YAML loader (no aliases, duplicate keys or .nan), then the keys and values, each refused at its line.
+    """
+    policy = Policy()
+    if path is not None and Path(path).exists():
+        name = Path(path).name
+        data, root = load_yaml(read_utf8(path, kind="policy"), file=name)
+        if data is not None:  # an empty file (or only comments) changes nothing
+            if not isinstance(data, dict):
+                raise InputError(f"the policy must be a mapping of gate keys, got {_kind(data)}", file=name,
+                                 line=root.start_mark.line + 1 if root is not None else None,
+                                 fix="write one key per line, such as min_items: 80")
+            policy = policy_from_dict(data, base=policy, source=name, line_of=_key_lines(root))
+    return policy_from_dict(rubric_gate, base=policy, source="rubric gate:")
+
+
+def _kind(value: Any) -> str:
+    return {list: "a list", str: "text", int: "a number", float: "a number", bool: "a boolean"}.get(
+        type(value), type(value).__name__)
+
+
+def _key_lines(root: Any) -> Callable[[str], int | None]:
+    """The line of each top-level key of a YAML mapping node."""
+    lines = {}
+    for key_node, _ in getattr(root, "value", None) or ():
+        if hasattr(key_node, "value") and isinstance(key_node.value, str):
+            lines.setdefault(key_node.value, key_node.start_mark.line + 1)
+    return lambda key: lines.get(key)

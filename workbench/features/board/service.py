@@ -1,0 +1,558 @@
+"""The results board: several models' runs on the same tasks, graded with approved bundles, read per task and category.
+
+A board holds run items (an item with ``task_id``, ``category``, ``producer``
+and a repeat index) and the approved bundles that grade them: a bundle whose
+judge is a ``python/`` grader is the mechanical tier, any other the judged
+tier. Grading goes through the judge engine (``judges.runner.run_judge``)
+with a sink that commits each grade as it arrives, keyed like every judgment
+by (judge config hash, item content hash, repeat): a killed grading resumes
+where it stopped, and no item is ever graded twice with the same bundle, on
+this board or another. One grader of a bundle at a time holds its lease.
+
+The report reads down each model's column and across each category: cells with
+both tiers (mean@k, pass^k), outliers per task and per category with their
+tests, corrected pass rates per model and category, where to look, and the
+judge's self-preference carried into the comparison. There is no summed score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from workbench import stats
+from workbench.core.errors import ConfigError, Conflict, InputError
+from workbench.core.formats import Record, parse_item, read_records
+from workbench.core.hashing import canonical_json, sha256_hex
+from workbench.judges.base import WorkKey
+from workbench.judges.runner import run_judge
+from workbench.core.models import Item, JudgeSpec, Judgment, Producer, Rubric
+from workbench.core.names import check_name
+from workbench.judges.rubrics import rubric_from_dict
+from workbench.features.board import stats as board_stats
+from workbench.store import Store, leases
+from workbench.features.board import queries as q
+from workbench.core.workspace import Workspace
+from workbench.features.export.bundle import load_bundle
+
+MECHANICAL, JUDGED = "mechanical", "judged"
+REPEAT_FIELD = "repeat"
+
+
+# -- tiers: the approved bundles that grade a board --------------------------------------------
+
+@dataclass(frozen=True)
+class Tier:
+    """One approved bundle on the board: its tier, rubric and judge."""
+
+    name: str           # shown as the tier's column: "mechanical", "judged", or "judged:<judge>" when several
+    kind: str           # MECHANICAL or JUDGED
+    sha256: str
+    rubric: Rubric
+    spec: JudgeSpec
+    bundle: dict
+
+    @property
+    def config_hash(self) -> str:
+        return self.spec.config_hash(self.rubric.content_hash)
+
+    @property
+    def top(self) -> int:
+        return int(self.rubric.scale.values[-1])
+
+    def describe(self) -> dict[str, Any]:
+        b = self.bundle
+        return {"name": self.name, "kind": self.kind, "sha256": self.sha256, "judge": self.spec.id,
+                "model": self.spec.model, "family": self.spec.family, "rubric": b["rubric"]["name"],
+                "rubric_version": b["rubric"]["version"], "golden_set": b["golden_set"]["name"],
+                "pass_threshold": self.rubric.pass_threshold, "scale": list(self.rubric.scale.values),
+                "tpr": b["calibration"]["tpr"], "tnr": b["calibration"]["tnr"],
+                "same_family": (b["calibration"].get("self_preference") or {}).get("same_family")}
+
+
+def _tiers_from(bundles: Sequence[tuple[str, dict]]) -> list[Tier]:
+    made = []
+    for path, b in bundles:
+        rubric = rubric_from_dict(b["rubric"]["content"])
+        spec = rubric.judge(b["judge"]["id"])
+        kind = MECHANICAL if spec.provider == "python" else JUDGED
+        made.append((path, b, rubric, spec, kind))
+    counts = {k: sum(1 for m in made if m[4] == k) for k in (MECHANICAL, JUDGED)}
+    return [Tier(kind if counts[kind] == 1 else f"{kind}:{spec.id}", kind, b["sha256"], rubric, spec, b)
+            for _, b, rubric, spec, kind in made]
+
+
+def load_tiers(store: Store, bundle_files: Sequence[str | Path],
+               workspace: Workspace | None = None) -> list[tuple[str, dict]]:
+    """Verify each bundle (hash, signature, schema, recorded export) and return (file name, bundle), each once."""
+    seen: dict[str, tuple[str, dict]] = {}
+    for f in bundle_files:
+        b = load_bundle(store, f, workspace)
+        seen.setdefault(b["sha256"], (Path(f).name, b))
+    return list(seen.values())
+
+
+# -- run files ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunItem:
+    item: Item
+    repeat: int
+    source: str  # "file line N"
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.item.cluster, self.item.producer.model, self.repeat)  # type: ignore[union-attr]
+
+    def row(self) -> dict[str, Any]:
+        text = canonical_json(self.item.content())
+        return {"item_id": self.item.id, "task_id": self.item.cluster, "category": self.item.category,
+                "model": self.item.producer.model, "family": self.item.producer.family or None,  # type: ignore
+                "repeat": self.repeat, "content": text, "content_hash": sha256_hex(text), "source": self.source}
+
+
+def _repeat_of(rec: Record) -> tuple[Record, int]:
+    """Take the repeat index from the record's ``repeat`` (or ``metadata.repeat``) and keep it in the metadata."""
+    data = dict(rec.data)
+    metadata = data.get("metadata")
+    top = data.pop(REPEAT_FIELD, None)
+    inner = metadata.get(REPEAT_FIELD) if isinstance(metadata, dict) else None
+    raw = top if top is not None else inner
+    if raw is None or raw == "":
+        raw = 0
+    try:
+        repeat = int(raw)
+        ok = float(raw) == repeat and repeat >= 0 and not isinstance(raw, bool)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise rec.error(f"must be a whole number of 0 or more, got {raw!r}", field=REPEAT_FIELD,
+                        fix="number each model's repeats of a task from 0")
+    if top is not None:
+        data["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), REPEAT_FIELD: repeat}
+    return replace(rec, data=data), repeat
+
+
+def read_runs(paths: Sequence[str | Path]) -> list[RunItem]:
+    """Every item of the run files (.jsonl or .csv, the item format plus a repeat index), or an InputError."""
+    out: list[RunItem] = []
+    seen_keys: dict[tuple[str, str, int], str] = {}
+    seen_ids: dict[str, str] = {}
+    for path in paths:
+        for rec in read_records(path):
+            rec, repeat = _repeat_of(rec)
+            if rec.data.get("task_id") in (None, ""):
+                raise rec.error("is missing", field="task_id",
+                                fix="give the task the item answers, so that models can be compared on it")
+            if not rec.data.get("producer"):
+                raise rec.error("is missing", field="producer",
+                                fix='name the model that produced the run, like {"model": "gpt-4o", "family": "openai"}')
+            item = parse_item(rec)
+            run = RunItem(item, repeat, f"{rec.file} line {rec.line}")
+            for seen, key, what in ((seen_keys, run.key, f"task '{item.cluster}', model '{item.producer.model}', "
+                                                         f"repeat {repeat}"),
+                                    (seen_ids, item.id, f"item id '{item.id}'")):
+                if key in seen:
+                    raise rec.error(f"{what} appears twice (also {seen[key]})",
+                                    field="id" if seen is seen_ids else REPEAT_FIELD,
+                                    fix="give each repeat of a task by a model its own repeat index and id")
+                seen[key] = run.source
+            out.append(run)
+    categories: dict[str, tuple[str, str]] = {}
+    for r in out:
+        first = categories.setdefault(r.item.cluster, (r.item.category, r.source))
+        if first[0] != r.item.category:
+            raise InputError(f"task '{r.item.cluster}' is in category '{r.item.category}' here but in "
+                             f"'{first[0]}' at {first[1]}", file=r.source.split(" line ")[0],
+                             line=int(r.source.rsplit(" ", 1)[1]), field="category",
+                             fix="give every item of a task the same category")
+    return out
+
+
+def _add_items(store: Store, board_id: int, runs: Sequence[RunItem]) -> int:
+    """All of the runs land on the board or none; an item already there must not have changed."""
+    existing = q.item_keys(store, board_id)
+    rows = []
+    for r in runs:
+        row = r.row()
+        prior = existing.get(r.key)
+        if prior is not None:
+            if prior[1] != row["content_hash"]:
+                file, line = r.source.rsplit(" line ", 1)
+                raise InputError(f"task '{r.key[0]}', model '{r.key[1]}', repeat {r.key[2]} is already on the board "
+                                 "with other content", file=file, line=int(line), field=REPEAT_FIELD,
+                                 fix="grade a changed run onto a new board, or give it a new repeat index")
+            continue
+        rows.append(row)
+    return q.insert_items(store, board_id, rows)
+
+
+# -- grading ------------------------------------------------------------------------------------
+
+class BoardSink:
+    """RunSink over board_grades: each grade is its own committed transaction, kept through a busy database."""
+
+    def __init__(self, store: Store, config_hash: str):
+        self.store, self.config_hash = store, config_hash
+        self._lock = threading.Lock()
+
+    def done_keys(self) -> set[WorkKey]:
+        with self._lock:
+            return {(self.config_hash, h, r) for h, r in q.done_keys(self.store, self.config_hash)}
+
+    def record(self, key: WorkKey, judgment: Judgment) -> None:
+        def write() -> None:
+            with self.store.transaction():
+                q.insert_grade(self.store, key[0], key[1], judgment)
+
+        with self._lock:
+            self.store.retrying(write, what=f"saving the grade of item '{judgment.item_id}'")
+
+    async def arecord(self, key: WorkKey, judgment: Judgment) -> None:
+        await asyncio.to_thread(self.record, key, judgment)
+
+    def save_batch(self, provider: str, batch_id: str, keys: Sequence[WorkKey]) -> None:
+        raise ConfigError("board grading has no batch mode; grade without --batch")
+
+    def pending_batches(self) -> list:
+        return []
+
+    def mark_batch_done(self, batch_id: str) -> None:
+        raise ConfigError("board grading has no batch mode; grade without --batch")
+
+
+def _run_items(rows: Sequence[dict]) -> list[Item]:
+    out = []
+    for r in rows:
+        c = r["content"]
+        out.append(Item(id=r["item_id"], input=c["input"], task_id=c.get("task_id"), category=c.get("category",
+                                                                                                  "default"),
+                        output=c.get("output"), trajectory=c.get("trajectory"),
+                        producer=Producer(**c["producer"]) if c.get("producer") else None,
+                        reference=c.get("reference"), metadata=c.get("metadata") or {}))
+    return out
+
+
+def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle_files: Sequence[str | Path], *,
+                judge_repeats: int = 1, concurrency: int = 8, budget_usd: float | None = None,
+                env: Mapping[str, str] | None = None, provider_options: Mapping[str, dict[str, Any]] | None = None,
+                progress: Callable[[str, int, int], None] | None = None,
+                workspace: Workspace | None = None) -> dict[str, Any]:
+    """Put the runs on the board (created if new) and grade every item with every bundle not yet graded.
+
+    ``run_files`` may be empty: the board's items are then graded with new
+    bundles, or an interrupted grading resumes. ``provider_options`` maps a
+    judge id to its provider's options (tests: the mock's verdicts);
+    ``env`` holds the API keys of every provider. ``progress(tier, done,
+    total)`` after each grade.
+    """
+    name = check_name(name, "board name")
+    if judge_repeats < 1:
+        raise ConfigError(f"judge repeats must be at least 1, got {judge_repeats}")
+    loaded = load_tiers(store, bundle_files, workspace)
+    runs = read_runs(run_files)
+    from workbench.features.judging.service import check_provider  # the missing SDK or key is said now, before anything is written
+
+    for tier in _tiers_from(loaded):
+        check_provider(tier.spec, {"env": env, **(provider_options or {}).get(tier.spec.id, {})})
+    if not runs:
+        q.board(store, name)  # resuming or adding bundles: the board must exist (NotFound names the known ones)
+    with store.transaction():
+        board_id = q.ensure_board(store, name)
+        added = _add_items(store, board_id, runs)
+        for path, b in loaded:
+            spec = rubric_from_dict(b["rubric"]["content"]).judge(b["judge"]["id"])
+            tier_kind = MECHANICAL if spec.provider == "python" else JUDGED
+            q.add_bundle(store, board_id, sha256=b["sha256"], tier=tier_kind,
+                         config_hash=spec.config_hash(rubric_from_dict(b["rubric"]["content"]).content_hash),
+                         path=path, bundle=b)
+    tiers = board_tiers(store, name)
+    if not tiers:
+        raise InputError(f"board '{name}' has no bundle to grade with", fix="give --bundle FILE (an approved bundle)")
+    items = _run_items(q.items(store, board_id))
+    if not items:
+        raise InputError(f"board '{name}' has no items", fix="give the run files to grade")
+    summary: dict[str, Any] = {"board": name, "items_added": added, "n_items": len(items), "tiers": []}
+    for tier in tiers:
+        summary["tiers"].append(_grade_tier(store, tier, items, judge_repeats=judge_repeats, concurrency=concurrency,
+                                            budget_usd=budget_usd, env=env,
+                                            options=(provider_options or {}).get(tier.spec.id, {}),
+                                            progress=progress))
+    return summary
+
+
+def _grade_tier(store: Store, tier: Tier, items: list[Item], *, judge_repeats: int, concurrency: int,
+                budget_usd: float | None, env: Mapping[str, str] | None, options: dict[str, Any],
+                progress: Callable[[str, int, int], None] | None) -> dict[str, Any]:
+    holder, ours = leases.acquire(store, f"board-grade:{tier.config_hash}")
+    if not ours:
+        raise Conflict(f"the {tier.name} bundle ({tier.spec.id}) is already grading board items ({holder.describe()});"
+                       f" wait for it to finish, since a grader whose heartbeat stops for {leases.LEASE_STALE_S:.0f} s"
+                       " is taken over")
+    keeper = leases.LeaseKeeper(store.path, holder).start()
+    try:
+        report = asyncio.run(run_judge(
+            items, tier.rubric, tier.spec, BoardSink(store, tier.config_hash), repeats=judge_repeats,
+            concurrency=concurrency, budget_usd=budget_usd, should_stop=keeper.lost.is_set,
+            provider_options={"env": env, **options} if env is not None else options,
+            progress=(lambda done, total, _cost: progress(tier.name, done, total)) if progress else None))
+    finally:
+        keeper.stop()
+        store.retrying(lambda: leases.release(store, holder), what="releasing the grading lease")
+    return {"tier": tier.name, "judge": tier.spec.id, "n_planned": report.n_planned, "n_recorded": report.n_recorded,
+            "n_skipped": report.n_skipped, "n_unscored": report.n_unscored, "n_failed": report.n_failed,
+            "n_requests": report.n_requests, "cost_usd": report.cost_usd, "cost_unknown": report.cost_unknown,
+            "stopped": report.stopped, "failures": report.failures[:5]}
+
+
+def board_tiers(store: Store, name: str) -> list[Tier]:
+    b = q.board(store, name)
+    return _tiers_from([(r["path"], r["bundle"]) for r in q.bundles(store, b["id"])])
+
+
+def list_boards(store: Store) -> list[dict]:
+    return q.boards(store)
+
+
+def board_fingerprint(store: Store, name: str) -> tuple:
+    """What the board's report depends on (its items, bundles and grades): a page's cache key."""
+    return q.fingerprint(store, q.board(store, name)["id"])
+
+
+# -- the report -----------------------------------------------------------------------------------
+
+@dataclass
+class BoardReport:
+    """Everything the board shows, as JSON-ready rows; the renderers and the page lay it out."""
+
+    board: str
+    tiers: list[dict]
+    models: list[dict]            # {model, family, marked_by: [tier names whose judge shares its family]}
+    categories: list[str]
+    tasks: list[dict]             # {task_id, category}
+    cells: list[dict]             # {task_id, category, model, tiers: {tier: {...}}}
+    columns: list[dict]           # per tier, model: mean@k, pass^k over tasks
+    rates: list[dict]             # per tier, model, category (and "(all)"): raw and corrected pass rates
+    category_outliers: list[dict]
+    where_to_look: list[dict]
+    family: list[dict]            # per judged tier: effect, marked models, comparison rows
+    outlier_tests: dict[str, dict]
+    settings: dict[str, Any]
+    n_items: int
+    n_ungraded: dict[str, int]
+
+    SCHEMA = "workbench.board/1"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"schema": self.SCHEMA}
+        d.update({k: getattr(self, k) for k in self.__dataclass_fields__})
+        return stats.jsonable(d)
+
+
+def _frames(store: Store, name: str) -> tuple[dict, list[Tier], pd.DataFrame, pd.DataFrame]:
+    b = q.board(store, name)
+    tiers = board_tiers(store, name)
+    items = pd.DataFrame(q.items(store, b["id"]))
+    if items.empty:
+        raise InputError(f"board '{name}' has no items", fix="grade run files onto it with 'workbench board grade'")
+    items = items.drop(columns=["content"])
+    by_sha = {t.sha256: t.name for t in tiers}
+    grades = pd.DataFrame(q.grades(store, b["id"]), columns=["item_id", "sha256", "judge_repeat", "score",
+                                                              "unscored_reason", "rationale", "evidence_steps",
+                                                              "cost_usd", "model_version"])
+    grades["tier"] = grades["sha256"].map(by_sha)
+    return b, tiers, items, grades
+
+
+def _tier_items(items: pd.DataFrame, grades: pd.DataFrame, tier: Tier) -> pd.DataFrame:
+    """One row per board item for the tier: its score (the judge's repeats' median; NaN when unscored or
+    ungraded), whether its judge repeats split, whether it is graded at all."""
+    g = grades[grades["tier"] == tier.name]
+    per = g.groupby("item_id")["score"].agg(score="median", n_scores="count", n_grades="size",
+                                            spread=lambda s: s.max() - s.min())
+    out = items.merge(per, left_on="item_id", right_index=True, how="left")
+    out["graded"] = out["n_grades"].fillna(0) > 0
+    out["unscored"] = out["graded"] & (out["n_scores"].fillna(0) == 0)
+    out["split"] = out["spread"].fillna(0) > 0
+    # a median between two scale values (two repeats split) is read as the lower: the conservative verdict
+    out["score"] = np.floor(out["score"])
+    return out
+
+
+def board_report(store: Store, name: str, *, q_value: float = board_stats.OUTLIER_Q, adjustment: str = "fdr_bh",
+                 level: float = 0.95, resamples: int = 2000, seed: int = 0, look_limit: int = 50) -> BoardReport:
+    """Compute the board: cells, outliers, corrected rates, where to look and the family-adjusted comparison."""
+    b, tiers, items, grades = _frames(store, name)
+    models = items.groupby("model", sort=True)["family"].first()
+    tasks = items.groupby("task_id", sort=True)["category"].first()
+    present = sorted(set(zip(items["task_id"], items["model"])))
+    cells: dict[tuple[str, str], dict] = {(t, m): {"task_id": t, "category": tasks[t], "model": m, "tiers": {}}
+                                          for t, m in present}
+    columns, rates, cat_rows, outlier_tests, family, n_ungraded = [], [], [], {}, [], {}
+    look_items = items[["task_id", "category", "model", "repeat", "item_id"]].copy()
+    look_outliers: dict[str, pd.DataFrame] = {}
+    look_categories: dict[str, pd.DataFrame] = {}
+    for tier in tiers:
+        ti = _tier_items(items, grades, tier)
+        n_ungraded[tier.name] = int((~ti["graded"]).sum())
+        scores = ti[ti["graded"]][["task_id", "category", "model", "repeat", "score"]]
+        if scores.empty:
+            continue
+        summary = board_stats.cell_summary(scores, pass_threshold=tier.rubric.pass_threshold)
+        out = board_stats.cell_outliers(scores, level=level, q=q_value, adjustment=adjustment)
+        cat = board_stats.category_outliers(scores, level=level, q=q_value, adjustment=adjustment)
+        outlier_tests[tier.name] = {k: v for k, v in out.items() if k != "cells"}
+        outlier_tests[tier.name]["category"] = {k: v for k, v in cat.items() if k != "cells"}
+        look_outliers[tier.name], look_categories[tier.name] = out["cells"], cat["cells"]
+        test = out["cells"].set_index(["task_id", "model"])
+        for r in summary.itertuples(index=False):
+            cell = r._asdict()
+            t = test.loc[(r.task_id, r.model)] if (r.task_id, r.model) in test.index else None
+            if t is not None:
+                cell.update({k: t[k] for k in ("mean_low", "mean_high", "vs_others", "effect", "ci_low", "ci_high",
+                                               "p_value", "p_adjusted", "flagged", "direction")})
+            for k in ("task_id", "category", "model"):
+                cell.pop(k)
+            cells[(r.task_id, r.model)]["tiers"][tier.name] = cell
+        for r in cat["cells"].itertuples(index=False):
+            cat_rows.append({"tier": tier.name, **r._asdict()})
+        for m, sub in summary.groupby("model"):
+            scored = sub[sub["n"] > 0]
+            k = int(scored["n"].min()) if len(scored) else 0
+            columns.append({"tier": tier.name, "model": m, "n_tasks": int(len(scored)), "k": k,
+                            "mean_at_k": float(scored["mean_at_k"].mean()) if k else None,
+                            "pass_hat_k": stats.pass_hat_k(scored["n"].to_numpy(), scored["n_pass"].to_numpy(), k)
+                            if k else None,
+                            "mean_score": float(scored["mean_score"].mean()) if k else None})
+        rates += _rates(tier, scores, resamples=resamples, seed=seed, level=level)
+        look_items[f"{tier.kind}_pass"] = look_items["item_id"].map(
+            (ti.set_index("item_id")["score"] >= tier.rubric.pass_threshold).where(ti.set_index("item_id")["score"]
+                                                                                   .notna()))
+        if tier.kind == JUDGED:
+            look_items["judged_top"] = look_items["item_id"].map(ti.set_index("item_id")["score"] == tier.top)
+            look_items["split"] = look_items["item_id"].map(ti.set_index("item_id")["split"])
+            family.append(_family(tier, scores, models, level=level))
+        unscored = look_items["item_id"].map(ti.set_index("item_id")["unscored"]).fillna(False)
+        look_items["unscored"] = look_items.get("unscored", False) | unscored
+    look = board_stats.where_to_look(look_items, look_outliers, look_categories, limit=look_limit)
+    marked = {m: [f["tier"] for f in family if m in f["marked_models"]] for m in models.index}
+    return BoardReport(
+        board=name, tiers=[t.describe() for t in tiers],
+        models=[{"model": m, "family": models[m], "marked_by": marked[m]} for m in models.index],
+        categories=sorted(tasks.unique()), tasks=[{"task_id": t, "category": c} for t, c in tasks.items()],
+        cells=list(cells.values()), columns=columns, rates=rates, category_outliers=cat_rows,
+        where_to_look=look.to_dict("records"), family=family, outlier_tests=outlier_tests,
+        settings={"q": q_value, "adjustment": adjustment, "level": level, "resamples": resamples, "seed": seed},
+        n_items=len(items), n_ungraded=n_ungraded)
+
+
+def _rates(tier: Tier, scores: pd.DataFrame, *, resamples: int, seed: int, level: float) -> list[dict]:
+    cal = tier.bundle["calibration"]
+    human, judge = stats.golden_pass_arrays(cal["confusion"]["matrix"], scale=list(tier.rubric.scale.values),
+                                            pass_threshold=tier.rubric.pass_threshold)
+    from workbench.features.grading.service import _bundle_design_effect
+
+    passes = scores[scores["score"].notna()].assign(**{"pass": lambda d: d["score"] >= tier.rubric.pass_threshold})
+    table = board_stats.corrected_rates(passes, golden_human_pass=human, golden_judge_pass=judge,
+                                        design_effect=_bundle_design_effect(cal), resamples=resamples, seed=seed,
+                                        level=level)
+    return [{"tier": tier.name, **r} for r in table.to_dict("records")]
+
+
+def _family(tier: Tier, scores: pd.DataFrame, models: pd.Series, *, level: float) -> dict[str, Any]:
+    fam = (tier.spec.family or "").strip().casefold()
+    marked = [m for m, f in models.items() if fam and isinstance(f, str) and f.strip().casefold() == fam]
+    effect = (tier.bundle["calibration"].get("self_preference") or {}).get("same_family") or {}
+    rows = board_stats.family_adjusted_comparison(scores, marked_models=marked, effect=effect, level=level)
+    return {"tier": tier.name, "judge": tier.spec.id, "judge_family": tier.spec.family, "marked_models": marked,
+            "effect": {k: effect.get(k) for k in ("value", "ci_low", "ci_high", "n", "measurable")},
+            "comparison": rows.to_dict("records")}
+
+
+# -- two boards -------------------------------------------------------------------------------------
+
+def compare_boards(store: Store, before: str, after: str, *, pairs: Mapping[str, str] | None = None,
+                   level: float = 0.95, top: int = 10) -> dict[str, Any]:
+    """Per tier graded by the same bundle on both boards: per model and category, the paired change over tasks."""
+    _, tiers_a, items_a, grades_a = _frames(store, before)
+    _, tiers_b, items_b, grades_b = _frames(store, after)
+    shared = [(ta, tb) for ta in tiers_a for tb in tiers_b if ta.sha256 == tb.sha256]
+    if not shared:
+        raise InputError(f"boards '{before}' and '{after}' share no bundle, so their grades cannot be compared",
+                         fix="grade both boards with the same approved bundle")
+    out: dict[str, Any] = {"schema": "workbench.board-compare/1", "before": before, "after": after, "tiers": []}
+    for ta, tb in shared:
+        a = _tier_items(items_a, grades_a, ta)
+        b = _tier_items(items_b, grades_b, tb)
+        cols = ["task_id", "category", "model", "repeat", "score"]
+        for value in ("pass", "score"):
+            r = board_stats.paired_comparison(a[a["graded"]][cols], b[b["graded"]][cols], value=value,
+                                              pass_threshold=ta.rubric.pass_threshold, pairs=dict(pairs or {}) or None,
+                                              level=level, top=top)
+            out["tiers"].append({"tier": ta.name, "value": value, "rows": r["rows"].to_dict("records"),
+                                 "moved": r["moved"].to_dict("records"), "unpaired": r["unpaired"]})
+    return stats.jsonable(out)
+
+
+# -- a cell in the viewer, and a reviewer's verdict on it -----------------------------------------------
+
+@dataclass
+class CellItem:
+    """One repeat of a cell: the item and each tier's verdicts (rationale, cited steps, agentic trace)."""
+
+    item: Item
+    repeat: int
+    grades: dict[str, list[dict]] = field(default_factory=dict)
+
+
+def cell_items(store: Store, name: str, task_id: str, model: str) -> list[CellItem]:
+    b = q.board(store, name)
+    rows = [r for r in q.items(store, b["id"]) if r["task_id"] == task_id and r["model"] == model]
+    if not rows:
+        raise InputError(f"board '{name}' has no run of model '{model}' on task '{task_id}'",
+                         fix="pick a cell of the board")
+    by_sha = {t.sha256: t.name for t in board_tiers(store, name)}
+    grades = q.grades(store, b["id"], with_trace=True, item_ids=[r["item_id"] for r in rows])
+    out = []
+    for it, r in zip(_run_items(rows), rows):
+        mine: dict[str, list[dict]] = {}
+        for g in grades:
+            if g["item_id"] == it.id:
+                mine.setdefault(by_sha[g["sha256"]], []).append(g)
+        out.append(CellItem(it, r["repeat"], mine))
+    return sorted(out, key=lambda c: c.repeat)
+
+
+def save_verdict(store: Store, name: str, item_id: str, rater: str, score: int, rationale: str | None = None, *,
+                 tier: str | None = None, golden_set: str | None = None) -> dict[str, Any]:
+    """A reviewer's verdict on a board item, saved as a label: the item joins the golden set of the tier's bundle
+    (or ``golden_set``) and the label goes through the labeling service, under the bundle's rubric."""
+    from workbench.features.importing import service as importing
+    from workbench.features.labeling import service as labeling
+
+    b = q.board(store, name)
+    tiers = board_tiers(store, name)
+    judged = [t for t in tiers if (tier is None and t.kind == JUDGED) or t.name == tier] or tiers[:1]
+    if not judged:
+        raise InputError(f"board '{name}' has no bundle, so a verdict has no rubric to be saved under",
+                         fix="grade the board with an approved bundle first")
+    chosen = judged[0]
+    target = golden_set or chosen.bundle["golden_set"]["name"]
+    [row] = q.items(store, b["id"], [item_id]) or [None]
+    if row is None:
+        raise InputError(f"board '{name}' has no item '{item_id}'", fix="pick an item of the board")
+    [item] = _run_items([row])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{item_id}.jsonl"
+        path.write_text(canonical_json(item.to_dict()) + "\n", encoding="utf-8")
+        importing.import_items(store, path, target)
+    rubric = chosen.bundle["rubric"]["name"]
+    changed = labeling.submit_label(store, target, rubric, item_id, rater, score, rationale)
+    return {"golden_set": target, "rubric": rubric, "item_id": item_id, "changed": changed}

@@ -1,0 +1,2 @@
+"""Approved judges leave the workbench: signed bundles, the CI check, report cards, Every Eval Ever results and
+the judge files for other eval tools."""

@@ -1,0 +1,152 @@
+"""Grading new items with an approved bundle: raw, Rogan-Gladen corrected and prediction-powered pass rates."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from workbench import stats
+from workbench.core.consensus import consensus_label
+from workbench.core.errors import InputError
+from workbench.core.formats import parse_item, parse_judgment, parse_label, read_records, write_jsonl
+from workbench.core.models import Item, Judgment, JudgeSpec
+from workbench.core.scale import Scale
+from workbench.judges.rubrics import rubric_from_dict
+from workbench.stats.correction import YOUDEN_MARGIN
+from workbench.store import Store
+from workbench.core.inputs import MAX_RESAMPLES, MAX_SEED
+from workbench.core.workspace import Workspace
+from workbench.features.export.bundle import load_bundle
+
+# (items, rubric, judge spec) -> one judgment per item; the default runs the bundle's judge for real.
+ItemJudge = Callable[[Sequence[Item], Any, JudgeSpec], list[Judgment]]
+
+
+def read_items(path: str | Path) -> list[Item]:
+    items, seen = [], {}
+    for rec in read_records(path):
+        it = parse_item(rec)
+        if it.id in seen:
+            raise rec.error(f"item id '{it.id}' appears twice (also line {seen[it.id]})", field="id",
+                            fix="give each item its own id")
+        seen[it.id] = rec.line
+        items.append(it)
+    return items
+
+
+def read_judgments(path: str | Path, item_ids: set[str], scale: Scale) -> dict[str, Judgment]:
+    """The judgments made elsewhere for the items being graded; every score on the bundle's scale."""
+    out: dict[str, Judgment] = {}
+    for rec in read_records(path):
+        _, j = parse_judgment(rec, scale, scale_of="the bundle's rubric")
+        if j.item_id not in item_ids:
+            raise rec.error(f"judgment for item '{j.item_id}', which is not in the items file", field="item_id",
+                            fix="grade the items the judgments are for")
+        if j.repeat == 0:
+            out[j.item_id] = j
+    return out
+
+
+def read_human_labels(path: str | Path, item_ids: set[str], scale) -> dict[str, int | None]:
+    by_item: dict[str, list[int]] = defaultdict(list)
+    for rec in read_records(path):
+        lab = parse_label(rec, scale, scale_of="the bundle's rubric")
+        if lab.item_id not in item_ids:
+            raise rec.error(f"label for item '{lab.item_id}', which is not in the items file", field="item_id",
+                            fix="label only items being graded")
+        by_item[lab.item_id].append(lab.score)
+    return {i: consensus_label(s) for i, s in by_item.items()}
+
+
+def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labels_file: str | Path | None = None,
+          judgments_file: str | Path | None = None, out: str | Path | None = None, judge_items: ItemJudge | None = None,
+          resamples: int = 2000, seed: int = 0, workspace: Workspace | None = None) -> dict[str, Any]:
+    """Grade the items with the bundle's judge (or take its judgments from a file) and correct the pass rate.
+
+    The bundle is verified first (``load_bundle``: a signed one with ``workspace``'s public keys)."""
+    if not 1 <= resamples <= MAX_RESAMPLES or not 0 <= seed <= MAX_SEED:
+        raise InputError(f"resamples must be a whole number from 1 to {MAX_RESAMPLES:,} and the seed from 0 to "
+                         f"2**63 - 1, got {resamples} and {seed}", fix="write e.g. --resamples 2000 --seed 0")
+    bundle = load_bundle(store, bundle_file, workspace)
+    rubric = rubric_from_dict(bundle["rubric"]["content"])
+    spec = rubric.judge(bundle["judge"]["id"])
+    items = read_items(items_file)
+    ids = {i.id for i in items}
+    if judgments_file is not None:
+        judged = read_judgments(judgments_file, ids, rubric.scale)
+    else:
+        if judge_items is None:
+            from workbench.features.judging.service import judge_items  # runs the real provider
+        judged = {j.item_id: j for j in judge_items(items, rubric, spec)}
+    humans = read_human_labels(labels_file, ids, rubric.scale) if labels_file else {}
+
+    rows, new_pass = [], []
+    for it in items:
+        j = judged.get(it.id)
+        score = j.score if j else None
+        row: dict[str, Any] = {"item_id": it.id, "score": score,
+                               "pass": None if score is None else rubric.is_pass(score)}
+        if score is None:
+            row["unscored_reason"] = (j.unscored_reason if j else "no judgment for this item")
+        else:
+            new_pass.append(rubric.is_pass(score))
+        if j and j.rationale:
+            row["rationale"] = j.rationale
+        if it.id in humans:
+            row["human_score"] = humans[it.id]
+        rows.append(row)
+
+    cal = bundle["calibration"]
+    golden_human, golden_judge = stats.golden_pass_arrays(cal["confusion"]["matrix"], scale=list(rubric.scale.values),
+                                                          pass_threshold=rubric.pass_threshold)
+    if not new_pass:
+        raise InputError("no item received a score, so there is no pass rate to report", file=Path(items_file).name,
+                         fix="check the judgments or the judge's unscored reasons")
+    corrected = stats.corrected_pass_rate(golden_human, golden_judge, np.array(new_pass),
+                                          design_effect=_bundle_design_effect(cal), resamples=resamples, seed=seed)
+    ppi = None
+    labeled = [r for r in rows if r.get("human_score") is not None and r["score"] is not None]
+    unlabeled = [r for r in rows if r.get("human_score") is None and r["score"] is not None]
+    if labeled:  # too few labels, or one-sided ones, give a refusal with its reason rather than nothing
+        ppi = stats.ppi_mean([rubric.is_pass(r["human_score"]) for r in labeled], [r["pass"] for r in labeled],
+                             [r["pass"] for r in unlabeled])
+    # A refused correction shows no number: its bare point estimate would be read as a result.
+    corrected_rate = ({"value": None, "ci_low": None, "ci_high": None} if corrected["refused"]
+                      else corrected["corrected"])
+    result = {
+        "schema": "workbench.grade/1",
+        "bundle": {"file": Path(bundle_file).name, "sha256": bundle["sha256"], "rubric": bundle["rubric"]["name"],
+                   "rubric_version": bundle["rubric"]["version"], "judge": bundle["judge"]["id"]},
+        "n_items": len(items), "n_scored": len(new_pass), "n_unscored": len(items) - len(new_pass),
+        "pass_threshold": rubric.pass_threshold,
+        "raw_pass_rate": corrected["raw"],
+        "corrected_pass_rate": corrected_rate,
+        "tpr": corrected.get("tpr"), "tnr": corrected.get("tnr"),
+        "youden_index": corrected["youden"],
+        "correction_reason": corrected.get("reason"),
+        "correction": {
+            "method": "Rogan-Gladen; interval from Jeffreys beta posteriors of TPR, TNR and the observed pass rate",
+            "refused": corrected["refused"], "reason": corrected["reason"],
+            "youden_margin": YOUDEN_MARGIN,
+            "n_golden_pass": corrected["n_pos"], "n_golden_fail": corrected["n_neg"],
+            "design_effect": corrected["design_effect"],
+            "undefined_resamples": corrected["undefined_resamples"],
+            "resamples": resamples, "seed": seed, "level": corrected["bootstrap"]["level"],
+        },
+        "ppi": ppi,
+        "results_file": None,
+    }
+    if out is not None:
+        write_jsonl(Path(out), rows)
+        result["results_file"] = str(out)
+    return stats.jsonable(result)
+
+
+def _bundle_design_effect(calibration: dict) -> tuple[float, float] | None:
+    """TPR's and TNR's design effects if the bundle records them; without them the golden items count as independent."""
+    metrics = calibration.get("metrics") or {}
+    found = tuple((metrics.get(name) or {}).get("design_effect") for name in ("tpr", "tnr"))
+    return None if None in found else found

@@ -1,0 +1,232 @@
+"""Importing into a golden set: items, labels, adjudications and judgments made elsewhere.
+
+Every import lands whole or not at all: a bad record anywhere leaves the
+database exactly as it was, and re-importing the same file changes nothing.
+Files are read and validated before the write lock is taken, so an import
+holds it only briefly and reviewers and runs keep writing meanwhile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from workbench.core.errors import InputError, NotFound
+from workbench.core.formats import (check_evidence_steps, parse_adjudication, parse_item, parse_judgment,
+    parse_label, read_records)
+from workbench.core.models import Judgment, Label
+from workbench.core.names import check_name
+from workbench.store import Store, staging
+from workbench.store.mapping import item_row
+from workbench.calibration.rubric_versions import get_rubric, get_rubric_ref
+
+Progress = Callable[[int], None]
+BATCH = 1000
+
+
+@dataclass
+class ImportResult:
+    file: str
+    records: int = 0
+    added: int = 0
+    unchanged: int = 0
+    details: dict = field(default_factory=dict)
+
+    def summary(self, what: str) -> str:
+        return f"{self.file}: {self.records} {what} read, {self.added} added or changed, {self.unchanged} already present"
+
+
+def _tick(progress: Progress | None, n: int) -> None:
+    if progress and n % BATCH == 0:
+        progress(BATCH)
+
+
+# -- items ---------------------------------------------------------------------
+
+def import_items(store: Store, path: str | Path, golden_set: str, *, progress: Progress | None = None,
+                 is_demo: bool = False) -> ImportResult:
+    """Import items: all of the file or none of it, without holding the write lock while the file is read.
+
+    Every record is parsed, validated and hashed into a private staging file
+    first (reviewers and runs keep writing meanwhile); then the items land at
+    once (see ``workbench/store/staging.py``). An id already in the golden set
+    with the same content is left as it is; with other content the file is
+    refused.
+    """
+    path = Path(path)
+    golden_set = check_name(golden_set, "golden set name")
+    result = ImportResult(path.name)
+    try:
+        gs_id: int | None = store.golden_set(golden_set)["id"]
+    except NotFound:
+        gs_id = None  # created when the items land
+    with staging.StagedItems() as staged:
+        if gs_id is not None:
+            staged.check_against(store, gs_id)
+        batch: dict[str, tuple[int, dict]] = {}  # item_id -> (line, row)
+
+        def flush() -> None:
+            ids = list(batch)
+            earlier = staged.earlier(ids)
+            existing = store.item_hashes(gs_id, ids) if gs_id is not None else {}
+            rows = []
+            for item_id, (line, row) in batch.items():
+                if (prior := earlier.get(item_id)) is not None:
+                    if prior[1] != row["content_hash"]:
+                        raise InputError(f"item id '{item_id}' appears twice with different content (first on line "
+                                         f"{prior[0]})", file=path.name, line=line, field="id",
+                                         fix="give each item its own id")
+                    continue
+                old = existing.get(item_id)
+                if old is not None and old != row["content_hash"]:
+                    raise _changed_item(item_id, golden_set, path, line)
+                rows.append({**row, "line": line, "present": old is not None})
+            staged.add(rows)
+            batch.clear()
+
+        for rec in read_records(path):
+            item = parse_item(rec)
+            row = item_row(item)
+            prior = batch.get(item.id)
+            if prior is not None:
+                if prior[1]["content_hash"] != row["content_hash"]:
+                    raise rec.error(f"item id '{item.id}' appears twice with different content (first on line {prior[0]})",
+                                    field="id", fix="give each item its own id")
+            else:
+                batch[item.id] = (rec.line, row)
+            result.records += 1
+            _tick(progress, result.records)
+            if len(batch) >= BATCH:
+                flush()
+        flush()
+        landed = staging.land_items(store, staged, golden_set, is_demo=is_demo)
+    if landed.conflict is not None:  # landed meanwhile from another import, with other content
+        item_id, line = landed.conflict
+        raise _changed_item(item_id, golden_set, path, line)
+    result.added = landed.added
+    result.unchanged = result.records - result.added
+    result.details["write_lock_s"] = round(landed.lock_s, 3)
+    return result
+
+
+def _changed_item(item_id: str, golden_set: str, path: Path, line: int) -> InputError:
+    return InputError(f"item id '{item_id}' is already in golden set '{golden_set}' with different content",
+                      file=path.name, line=line, field="id", fix="give the changed item a new id, or remove the duplicate")
+
+
+# -- labels --------------------------------------------------------------------
+
+def import_labels(store: Store, path: str | Path, golden_set: str, rubric: str, *,
+                  progress: Progress | None = None) -> ImportResult:
+    """Import labels: the file is validated first, then written in one short transaction."""
+    path = Path(path)
+    result = ImportResult(path.name)
+    rv = get_rubric(store, rubric)
+    gs = store.golden_set(golden_set)
+    pks = store.item_pks(gs["id"])  # items are never changed or removed: safe to read before the lock
+    labels: list[Label] = []
+    seen: dict[tuple[str, str], int] = {}
+    for rec in read_records(path):
+        label = parse_label(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
+        _item_pk(pks, label.item_id, rec, golden_set)
+        key = (label.item_id, label.rater)
+        if key in seen:
+            raise rec.error(f"rater '{label.rater}' labels item '{label.item_id}' twice (also line {seen[key]})",
+                            field="rater", fix="keep one label per item and rater")
+        seen[key] = rec.line
+        labels.append(label)
+        result.records += 1
+        _tick(progress, result.records)
+    result.added = store.upsert_labels(rv.name, rv.id, labels, pks)  # one short transaction
+    result.unchanged = result.records - result.added
+    return result
+
+
+def _item_pk(pks: dict[str, int], item_id: str, rec, golden_set: str) -> int:
+    pk = pks.get(item_id)
+    if pk is None:
+        raise rec.error(f"unknown item '{item_id}' in golden set '{golden_set}'", field="item_id",
+                        fix="import the items first or correct the id")
+    return pk
+
+
+def import_adjudications(store: Store, path: str | Path, golden_set: str, rubric: str) -> ImportResult:
+    path = Path(path)
+    result = ImportResult(path.name)
+    rv = get_rubric(store, rubric)
+    gs = store.golden_set(golden_set)
+    pks = store.item_pks(gs["id"])
+    rows = []
+    seen: dict[str, int] = {}
+    for rec in read_records(path):
+        a = parse_adjudication(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
+        pk = _item_pk(pks, a["item_id"], rec, golden_set)
+        if (first := seen.setdefault(a["item_id"], rec.line)) != rec.line:
+            raise rec.error(f"item '{a['item_id']}' is adjudicated twice (also line {first})", field="item_id",
+                            fix="keep one final label per item")
+        rows.append({"item_pk": pk, "rubric_name": rv.name, "rubric_id": rv.id, "score": a["score"],
+                     "note": a["note"], "lead": a["lead"], "created_at": a["created_at"]})
+        result.records += 1
+    with store.transaction():
+        result.added = store.upsert_adjudications(rows)
+    result.unchanged = result.records - result.added
+    return result
+
+
+# -- judgments -----------------------------------------------------------------
+
+def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: str, judge: str, *,
+                     progress: Progress | None = None) -> ImportResult:
+    """Judgments made elsewhere, for a judge declared in the rubric (``NAME@vN``: in version N of it).
+
+    Records without a 'run' go into one run named after the file's content
+    hash, so importing the same file twice adds nothing.
+    """
+    path = Path(path)
+    result = ImportResult(path.name)
+    rv = get_rubric_ref(store, rubric)  # NAME: the current version; NAME@vN: version N (the demo's own, re-seeded)
+    spec = rv.rubric.judge(judge)
+    file_hash = _file_sha256(path)
+    gs = store.golden_set(golden_set)
+    judge_row = store.judge_row(rv.id, spec.id)
+    items = {r["item_id"]: r for r in store.item_index(gs["id"])}
+    by_run: dict[str, list[Judgment]] = defaultdict(list)
+    seen: dict[tuple, int] = {}
+    n_steps: dict[str, int] = {}
+    for rec in read_records(path):
+        run, j = parse_judgment(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
+        item = items.get(j.item_id)
+        if item is None:
+            raise rec.error(f"unknown item '{j.item_id}' in golden set '{golden_set}'", field="item_id",
+                            fix="import the items first or correct the id")
+        if j.evidence_steps:
+            if j.item_id not in n_steps:  # each item's content is read once, and only when steps are cited
+                n_steps[j.item_id] = len(store.item(gs["id"], j.item_id).trajectory or ())
+            check_evidence_steps(rec, j, n_steps[j.item_id])
+        run_name = run or f"import-{file_hash[:12]}"
+        key = (run_name, j.item_id, j.repeat)
+        if key in seen:
+            raise rec.error(f"item '{j.item_id}' repeat {j.repeat} appears twice in run '{run_name}' "
+                            f"(also line {seen[key]})", field="repeat", fix="number repeats 0, 1, 2, ...")
+        seen[key] = rec.line
+        by_run[run_name].append(j)
+        result.records += 1
+        _tick(progress, result.records)
+    with store.transaction():  # the file is validated: only the writes hold the lock
+        for run_name, judgments in by_run.items():
+            run_id, _ = store.ensure_run(judge_row["pk"], gs["id"], source="import", name=run_name,
+                                         params={"file": path.name}, status="done")
+            result.added += store.insert_judgments(run_id, judge_row["config_hash"], judgments, items)
+    result.unchanged = result.records - result.added
+    return result
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -1,0 +1,288 @@
+"""`workbench import --from SOURCE`: another eval tool's results, read, mapped onto the rubric's scale, landed whole.
+
+The adapter (``workbench.features.interop``) reads the tool's records; every value is
+mapped explicitly (``interop.mapping``); everything is validated before the
+write lock is taken; then items (through the same staged path as
+``import items``), labels, the judges the rubric does not declare yet (as a
+new rubric version) and the judgments land in one transaction, so a bad
+record anywhere leaves the database as it was. Each judge's judgments go into
+a run named after a hash of their content: importing the same results again
+adds nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from workbench.core.errors import InputError, NotFound
+from workbench.core.formats import Record, parse_item, write_jsonl
+from workbench.core.hashing import sha256_hex
+from workbench.features.interop.base import (Adapter, LibraryMissing, SourceError, SourceItem, SourceJudgment,
+    SourceLabel, Skipped, model_family, split_model)
+from workbench.features.interop.registry import adapter_entry, get_adapter
+from workbench.core.import_maps import UNSCORED, ImportMaps
+from workbench.core.models import Item, JudgeSpec, Judgment, Label
+from workbench.core.names import NAME_MAX, check_name
+from workbench.store import Store
+from workbench.features.importing import service as importing
+from workbench.calibration.rubric_versions import RubricVersion, get_rubric, register_rubric
+
+Progress = Callable[[int], None]
+PROGRESS_EVERY = 200
+
+
+@dataclass
+class JudgeImport:
+    judge_id: str
+    model: str
+    declared: bool  # already in the rubric (else added by this import)
+    read: int = 0
+    added: int = 0
+    unscored: int = 0
+    run: str = ""
+
+
+@dataclass
+class InteropResult:
+    source: str
+    uri: str
+    records: int = 0
+    items_read: int = 0
+    items_added: int = 0
+    labels_read: int = 0
+    labels_added: int = 0
+    raters: list[str] = field(default_factory=list)
+    judges: list[JudgeImport] = field(default_factory=list)
+    skipped: Counter = field(default_factory=Counter)
+    rubric: str = ""
+    rubric_version: int = 0
+
+    def summary_lines(self) -> list[str]:
+        lines = [f"{self.source} {self.uri}: {self.records} records read; rubric {self.rubric} "
+                 f"v{self.rubric_version}",
+                 f"  items: {self.items_read} read, {self.items_added} added, "
+                 f"{self.items_read - self.items_added} already present",
+                 f"  labels: {self.labels_read} read, {self.labels_added} added or changed"
+                 + (f" (raters: {', '.join(self.raters)})" if self.raters else "")]
+        for j in self.judges:
+            lines.append(f"  judgments of {j.judge_id} ({j.model}{'' if j.declared else ', added to the rubric'}): "
+                         f"{j.read} read ({j.unscored} unscored), {j.added} added, run {j.run}")
+        if not self.judges:
+            lines.append("  judgments: none")
+        n = sum(self.skipped.values())
+        lines.append(f"  skipped: {n}" + (" (" + ", ".join(f"{why}: {k}" for why, k in self.skipped.most_common())
+                                          + ")" if n else ""))
+        return lines
+
+
+def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: str, *, map_file: str | None = None,
+                progress: Progress | None = None, adapter_options: dict | None = None) -> InteropResult:
+    """Import a tool's results into a golden set under a rubric; all of it or nothing.
+
+    ``adapter_options`` go to the adapter (e.g. an ``http_client`` for an adapter that pulls over HTTP).
+    """
+    golden_set = check_name(golden_set, "golden set name")
+    rv = get_rubric(store, rubric)
+    scale = rv.rubric.scale
+    maps = (ImportMaps.load(map_file, scale) if map_file
+            else ImportMaps.parse(rv.rubric.import_maps, scale, f"rubric '{rv.name}' import_maps"))
+    adapter_entry(source)  # an unknown source is refused before its library is looked for
+    result = InteropResult(source, str(uri), rubric=rv.name)
+    try:
+        read = _read(source, get_adapter(source, **(adapter_options or {})), uri, maps, result, progress)
+    except LibraryMissing:  # an adapter that needs its tool's library only for some inputs (Langfuse's pull)
+        raise adapter_entry(source).library_missing() from None
+    specs = _judge_specs(source, rv, read.judgments)
+    new = [s for s in specs.values() if s.id not in {j.id for j in rv.rubric.judges}]
+    result.items_read, result.labels_read = len(read.items), len(read.labels)
+    result.raters = sorted({r for _, r in read.labels})
+    with store.transaction():
+        if read.items:
+            result.items_added = _land_items(store, source, read.items, golden_set)
+        target = rv
+        if new:  # a judge the rubric does not declare: declared by a new rubric version (same content otherwise)
+            target = register_rubric(store, dataclasses.replace(rv.rubric, judges=rv.rubric.judges + tuple(new)))
+        result.rubric_version = target.version
+        try:
+            gs_id: int | None = store.golden_set(golden_set)["id"]
+        except NotFound:  # verdicts without their items, into a new golden set: each is refused by its record
+            gs_id = None
+        index = {r["item_id"]: r for r in store.item_index(gs_id)} if gs_id is not None else {}
+        if read.labels:
+            result.labels_added = _land_labels(store, source, target, read.labels, index, golden_set)
+        for key, rows in read.judgments.items():
+            spec = specs[key]
+            ji = JudgeImport(spec.id, spec.model, declared=spec not in new, read=len(rows),
+                             unscored=sum(s is None for _, s, _ in rows))
+            ji.added, ji.run = _land_judgments(store, source, target, spec, rows, index, gs_id, golden_set, uri)
+            result.judges.append(ji)
+    return result
+
+
+@dataclass
+class _Read:
+    """A source's records, validated and mapped onto the scale, before anything is written."""
+
+    items: dict[str, tuple[SourceItem, Item]] = field(default_factory=dict)
+    labels: dict[tuple[str, str], tuple[SourceLabel, int]] = field(default_factory=dict)
+    # (tool's judge name, grader model) -> [(record, score or None, unscored reason)]
+    judgments: dict[tuple[str, str | None], list[tuple[SourceJudgment, int | None, str | None]]] = field(
+        default_factory=lambda: defaultdict(list))
+
+
+def _read(source: str, adapter: Adapter, uri: str, maps: ImportMaps, result: InteropResult,
+          progress: Progress | None) -> _Read:
+    read = _Read()
+    seen_repeat: dict[tuple, int] = {}
+    for rec in adapter.read(str(uri)):
+        result.records += 1
+        if progress and result.records % PROGRESS_EVERY == 0:
+            progress(result.records)
+        if isinstance(rec, Skipped):
+            result.skipped[rec.reason] += 1
+            continue
+        where = _where(source, rec)
+        if isinstance(rec, SourceItem):
+            item = _item(source, rec)
+            prior = read.items.get(item.id)
+            if prior is not None and prior[1].content_hash != item.content_hash:
+                raise SourceError(where, rec.record, f"item '{item.id}' appears again with other content (first in "
+                                  f"record {prior[0].record})", field="id", fix="give each item its own id")
+            read.items.setdefault(item.id, (rec, item))
+        elif isinstance(rec, SourceLabel):
+            score = maps.score(where, rec.record, rec.field, rec.name, rec.value)
+            if score is UNSCORED:
+                result.skipped["label mapped to unscored"] += 1
+                continue
+            _name(where, rec.record, rec.rater, "rater name", "rater")
+            if (prior_label := read.labels.get((rec.item_id, rec.rater))) is not None:
+                raise SourceError(where, rec.record, f"rater '{rec.rater}' labels item '{rec.item_id}' twice (also "
+                                  f"record {prior_label[0].record})", field="rater",
+                                  fix="keep one label per item and rater")
+            read.labels[(rec.item_id, rec.rater)] = (rec, score)
+        elif isinstance(rec, SourceJudgment):
+            if rec.value is None:
+                score, reason = None, rec.unscored_reason or "the source gives no score"
+            else:
+                mapped = maps.score(where, rec.record, rec.field, rec.name, rec.value)
+                score, reason = ((None, f"the import map sends {rec.value!r} to unscored") if mapped is UNSCORED
+                                 else (mapped, None))
+            key = (rec.judge, rec.model, rec.item_id, rec.repeat)
+            if key in seen_repeat:
+                raise SourceError(where, rec.record, f"judge '{rec.judge}' grades item '{rec.item_id}' repeat "
+                                  f"{rec.repeat} twice (also record {seen_repeat[key]})", field=rec.field,
+                                  fix="keep one verdict per item and repeat")
+            seen_repeat[key] = rec.record
+            read.judgments[(rec.judge, rec.model)].append((rec, score, reason))
+    if progress:
+        progress(result.records)
+    if not (read.items or read.labels or read.judgments):
+        raise SourceError(source, None, f"{uri} holds nothing to import ({result.records} records read"
+                          + (f", {sum(result.skipped.values())} skipped" if result.skipped else "") + ")",
+                          fix="check that the file or URI is the tool's results export")
+    return read
+
+
+def _where(source: str, rec: SourceItem | SourceLabel | SourceJudgment) -> str:
+    """How an error names the source: the tool, and the file when its export spans several."""
+    return f"{source} {rec.origin}" if rec.origin else source
+
+
+def _item(source: str, rec: SourceItem) -> Item:
+    try:
+        return parse_item(Record(source, rec.record, rec.data))
+    except InputError as e:
+        raise SourceError(_where(source, rec), rec.record, e.problem, field=e.field, fix=e.fix) from None
+
+
+def _name(source: str, record: int, value: str, what: str, field_name: str) -> str:
+    try:
+        return check_name(value, what)
+    except InputError as e:
+        raise SourceError(source, record, e.problem, field=field_name, fix=e.fix) from None
+
+
+def _land_items(store: Store, source: str, items: dict[str, tuple[SourceItem, Item]], golden_set: str) -> int:
+    """Through ``import items`` itself (staging, conflict checks), inside the caller's transaction."""
+    records = [rec for rec, _ in items.values()]
+    with tempfile.TemporaryDirectory(prefix="workbench-interop-") as tmp:
+        path = Path(tmp) / f"{source}-items.jsonl"
+        write_jsonl(path, (item.to_dict() for _, item in items.values()))
+        try:
+            return importing.import_items(store, path, golden_set).added
+        except InputError as e:
+            if e.file == path.name and e.line is not None:  # name the source record, not the temporary file
+                rec = records[e.line - 1]
+                raise SourceError(_where(source, rec), rec.record, e.problem, field=e.field, fix=e.fix) from None
+            raise
+
+
+def _judge_specs(source: str, rv: RubricVersion,
+                 judgments: dict[tuple[str, str | None], list]) -> dict[tuple[str, str | None], JudgeSpec]:
+    """One judge per (tool's judge name, grader model); a judge the rubric already declares is used as declared.
+
+    The id is `<source>.<judge>@<bare model>`; two graders of one bare model from different providers keep
+    their provider in the id, so they stay two judges.
+    """
+    declared = {j.id: j for j in rv.rubric.judges}
+    bare_ids = Counter()
+    for judge, model in judgments:
+        bare_ids[(judge, split_model(model)[1])] += 1
+    specs = {}
+    for judge, model in judgments:
+        provider, bare = split_model(model)
+        shown = (f"{provider}-{bare}" if bare_ids[(judge, bare)] > 1 and provider else bare)
+        judge_id = _slug(f"{source}.{_slug(judge)}" + (f"@{_slug(shown)}" if shown else ""))
+        specs[(judge, model)] = declared.get(judge_id) or JudgeSpec(
+            id=judge_id, model=f"imported/{source}/{bare or 'unknown'}", family=model_family(provider))
+    return specs
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"\.\.+", ".", re.sub(r"[^A-Za-z0-9_.:@+\-]+", "-", text)).strip("-.") or "judge"
+    if not re.match(r"[A-Za-z0-9_]", slug):
+        slug = "_" + slug
+    return slug if len(slug) <= NAME_MAX else slug[:NAME_MAX - 13] + "-" + sha256_hex(text)[:12]
+
+
+def _land_labels(store: Store, source: str, rv: RubricVersion, labels: dict, index: dict, golden_set: str) -> int:
+    pks, rows = {}, []
+    for (item_id, rater), (rec, score) in labels.items():
+        pks[item_id] = _item_row(source, rec, item_id, index, golden_set)["pk"]
+        rows.append(Label(item_id, rater, score, rec.rationale, rec.created_at))
+    return store.upsert_labels(rv.name, rv.id, rows, pks)
+
+
+def _item_row(source: str, rec: SourceLabel | SourceJudgment, item_id: str, index: dict, golden_set: str) -> dict:
+    item = index.get(item_id)
+    if item is None:
+        raise SourceError(_where(source, rec), rec.record, f"refers to item '{item_id}', which is neither in this "
+                          f"import nor in golden set '{golden_set}'", field="item_id",
+                          fix="import the items first, or include the traces/samples in the export")
+    return item
+
+
+def _land_judgments(store: Store, source: str, rv: RubricVersion, spec: JudgeSpec, rows: list, index: dict,
+                    gs_id: int, golden_set: str, uri: str) -> tuple[int, str]:
+    judge_row = store.judge_row(rv.id, spec.id)
+    judgments = []
+    for rec, score, reason in rows:
+        _item_row(source, rec, rec.item_id, index, golden_set)  # refuses an unknown item
+        judgments.append(Judgment(item_id=rec.item_id, score=score, repeat=rec.repeat, unscored_reason=reason,
+                                  rationale=rec.rationale, tokens_in=rec.extra.get("tokens_in"),
+                                  tokens_out=rec.extra.get("tokens_out"), cost_usd=rec.extra.get("cost_usd"),
+                                  latency_ms=rec.extra.get("latency_ms"), model_version=rec.model_version,
+                                  created_at=rec.created_at))
+    # the run is named by what it holds: the same results imported again land in the same run and add nothing
+    digest = sha256_hex([[index[j.item_id]["content_hash"], j.repeat, j.score, j.unscored_reason, j.rationale]
+                         for j in judgments])
+    run = f"{source}-{digest[:12]}"
+    run_id, _ = store.ensure_run(judge_row["pk"], gs_id, source="import", name=run,
+                                 params={"source": source, "uri": str(uri)}, status="done")
+    return store.insert_judgments(run_id, judge_row["config_hash"], judgments, index), run

@@ -1,0 +1,122 @@
+"""The active labeling queue: a lead's per-golden-set choice of which items reviewers are served next.
+
+``random`` (the default) is each reviewer's own random order. ``active``
+stratifies the items by the judge's score, category and producer family and
+gives each an inclusion probability by Neyman allocation toward the gate
+checks that are still undecided (``stats.planning``), never below a floor, so
+every item keeps a chance. Items are served in the order ``u / pi`` (``u`` a
+fixed uniform number per item): wherever labeling stops, the labeled items
+are a sample with probabilities proportional to ``pi``, and each label records
+its item's ``pi`` for the inverse-probability weights of calibration.
+
+The queue only orders the items; the overlap, reservations and adjudication
+rules are those of the Label page, and nothing of the judge reaches a reviewer:
+the order is decided here, on the server, and a reviewer receives the blind
+item only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.core.errors import InputError
+from workbench.stats import planning as sp
+from workbench.store import Store
+from workbench.store import active_queue as q
+from workbench.core.workspace import Workspace
+
+ORDERS = ("random", "active")
+FLOOR = 0.25  # no stratum below a quarter of the uniform rate: weights at most 4x the uniform one
+
+
+@dataclass(frozen=True)
+class QueueSetting:
+    golden_set: str
+    order: str
+    design: dict | None  # rubric_name, judge_id, expected_labels, checks, created_by, created_at
+    strata: list[dict]   # stratum, n_items, probability, n_labeled
+
+    def to_dict(self) -> dict:
+        return {"golden_set": self.golden_set, "order": self.order, "design": self.design, "strata": self.strata}
+
+
+def unit_number(golden_set: str, item_id: str, phase: int = 1) -> float:
+    """The item's uniform number in (0, 1) in a design phase: the same for every reviewer, fresh for each phase."""
+    digest = hashlib.sha256(f"active\n{golden_set}\n{item_id}\n{phase}".encode()).digest()
+    return (int.from_bytes(digest[:8], "big") + 0.5) / 2**64
+
+
+def queue_setting(store: Store, golden_set: str) -> QueueSetting:
+    gs = store.golden_set(golden_set)
+    return QueueSetting(golden_set, q.queue_order(store, gs["id"]), q.design(store, gs["id"]),
+                        q.design_summary(store, gs["id"]))
+
+
+def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | None = None,
+                    judge: str | None = None, expected_labels: int | None = None, lead: str | None = None,
+                    workspace: Workspace | None = None) -> QueueSetting:
+    """Switch a golden set's queue to ``random`` or ``active`` (which needs the rubric and the judge to plan for)."""
+    if order not in ORDERS:
+        raise InputError(f"unknown queue order '{order}'", fix="use --order active or --order random")
+    gs = store.golden_set(golden_set)
+    if order == "random":
+        with store.transaction():
+            q.set_random(store, gs["id"])
+        return queue_setting(store, golden_set)
+    if not rubric or not judge:
+        raise InputError("the active queue needs the rubric and the judge whose undecided checks it serves",
+                         fix=f"add --rubric R --judge J (the judge's scores on golden set '{golden_set}' decide "
+                             "the order)")
+    from workbench.calibration.calibrate import judge_data
+    from workbench.calibration.golden_sets import consensus
+    from workbench.features.planning.plan import plan, undecided_checks
+
+    data = judge_data(store, golden_set, rubric, judge)
+    rv = data.rubric
+    index = store.item_index(gs["id"])
+    frame = data.judgments
+    first = frame[(frame["run_id"] == data.run["id"]) & (frame["repeat"] == 0)].dropna(subset=["score"])
+    scores = {i: int(s) for i, s in zip(first["item_id"], first["score"])}
+    unscored = [r["item_id"] for r in index if r["item_id"] not in scores]
+    if len(unscored) == len(index):
+        raise InputError(f"judge '{judge}' has scored no item of golden set '{golden_set}'",
+                         fix="run or import the judge on the golden set first")
+    cons = consensus(store, golden_set, rv.name)
+    pairs = [(i, scores[i], s) for i, s in cons.resolved.items() if i in scores]
+    # with no labels yet every check is open, and the rarer class is still to be found
+    checks = (undecided_checks(plan(store, golden_set, rubric, judge, workspace=workspace)) if pairs
+              else list(sp.CHECK_TARGETS + sp.COUNT_TARGETS))
+    scale = list(rv.rubric.scale.values)
+    family = (data.spec.family or "").casefold()
+    # items the judge did not score get its middle score: they stay in the design, with a fair chance
+    middle = scale[len(scale) // 2]
+    judged = np.array([scores.get(r["item_id"], middle) for r in index])
+    same = np.array([(r["producer_family"] or "").casefold() == family and bool(family) for r in index])
+    group = {r["item_id"]: f"{f}|{r['category']}" for r, f in zip(index, same)}
+    # P(human | judge score) in each family x category group: a judge may err more on one of them
+    cond = sp.human_given_judge_by_group([j for _, j, _ in pairs], [h for _, _, h in pairs],
+                                         [group[i] for i, _, _ in pairs], item_judge=judged,
+                                         item_group=[group[r["item_id"]] for r in index], scale=scale)
+    dev = sp.stratum_deviations(judged, same, cond, scale=scale, pass_threshold=rv.rubric.pass_threshold,
+                                checks=checks, by_item=True)
+    strata = [f"judge {s:+d} | {'own family' if f else 'other family'} | {r['category']}"
+              for s, f, r in zip(judged, same, index)]
+    expected = float(min(len(index), expected_labels or max(len(index) / 4, 1)))
+    pi = sp.neyman_inclusion(strata, dev, expected_labels=expected, floor=FLOOR)
+    earlier = q.design(store, gs["id"])
+    # the same rubric and judge again: a re-plan, a new phase; else a fresh design whose first phase is what
+    # was labeled before it
+    replan = bool(earlier and earlier["rubric_name"] == rv.name and earlier["judge_id"] == judge)
+    phase = earlier["phase"] + 1 if replan else 1
+    pks = store.item_pks(gs["id"])
+    rows = [{"item_pk": pks[r["item_id"]], "stratum": h, "probability": float(p),
+             "priority": float(unit_number(golden_set, r["item_id"], phase) / p)}
+            for r, h, p in zip(index, strata, pi)]
+    with store.transaction():
+        q.save_design(store, gs["id"], phase=phase, rubric_name=rv.name, judge_id=judge, expected_labels=expected,
+                      labeled_before=earlier["labeled_before"] if replan else q.labeled_share(store, gs["id"], rv.name),
+                      checks=checks, created_by=lead, rows=rows)
+    return queue_setting(store, golden_set)
