@@ -158,7 +158,7 @@ def measure(n_items: int = 300_000, *, reviewers: int = 8, pace_s: float = 0.05,
             judgments = s.conn.execute("SELECT count(*) FROM judgments").fetchone()[0]
             doubled = s.conn.execute("SELECT count(*) FROM (SELECT 1 FROM judgments GROUP BY run_id, item_pk, "
                                      "repeat HAVING count(*) > 1)").fetchone()[0]
-            stored = {(l["rater"], l["item_id"]): l["score"] for l in s.labels(s.golden_set("live")["id"], RUBRIC)}
+            stored = {(l["rater"], l["item_id"]): l["score"] for l in s.labels(s.golden_set("live").id, RUBRIC)}
             big = s.conn.execute("SELECT count(*) FROM items i JOIN golden_sets g ON g.id = i.golden_set_id "
                                  "WHERE g.name = 'big'").fetchone()[0]
         expected = {(r["rater"], item): score for r in by_kind["reviewer"] for item, score in r["last"].items()}

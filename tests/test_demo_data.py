@@ -30,7 +30,7 @@ def test_demo_has_the_promised_shape(demo_store):
     r = info["rubrics"]["demo-patch-quality"]
     assert r["raters"] == 3 and r["unresolved"] > 0 and r["with_2_or_more"] > 0.8 * info["items"]
     labels_per_item = {}
-    for l in demo_store.labels(demo_store.golden_set("demo")["id"], "demo-patch-quality"):
+    for l in demo_store.labels(demo_store.golden_set("demo").id, "demo-patch-quality"):
         labels_per_item[l["item_id"]] = labels_per_item.get(l["item_id"], 0) + 1
     assert 3 in labels_per_item.values() and 2 in labels_per_item.values()
 
@@ -46,7 +46,7 @@ def test_the_unpriced_judge_has_an_unknown_cost_never_zero(demo_store):
     costs = {}
     for judge in ("careful-sonnet", "noisy-llama"):
         row = demo_store.judge_row(demo_store.rubric_row(RUBRIC_NAME)["id"], judge)
-        costs[judge] = demo_store.judgment_columns(gs["id"], row["pk"])["cost_usd"]
+        costs[judge] = demo_store.judgment_columns(gs.id, row["pk"])["cost_usd"]
     assert costs["noisy-llama"] and all(c is None for c in costs["noisy-llama"])
     assert all(c > 0 for c in costs["careful-sonnet"])
     llama = calibrate(demo_store, DEMO_GOLDEN_SET, RUBRIC_NAME, "noisy-llama").cost

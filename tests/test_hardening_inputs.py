@@ -160,7 +160,7 @@ def _legacy_rubric(db: pathlib.Path, name: str) -> None:
     """A rubric row (and labels under it) named before names were checked: written straight to the store."""
     with Store(db) as s:
         row, _ = s.add_rubric_version(Rubric(name=name))
-        pks = s.item_pks(s.golden_set("g")["id"])
+        pks = s.item_pks(s.golden_set("g").id)
         s.upsert_labels(name, row["id"], [Label("demo-0000", "ana", 0)], pks)
 
 

@@ -94,7 +94,7 @@ def test_sigkill_halfway_then_resume_pays_for_no_item_twice(golden):
         assert {k: v for k, v in server.answered.items() if v != 1} == {}
         assert len(server.answered) == N
     with Store(golden) as s:
-        [run] = s.runs(s.golden_set("g")["id"])
+        [run] = s.runs(s.golden_set("g").id)
         assert run["status"] == "done" and run["n_judgments"] == N
 
 

@@ -41,7 +41,7 @@ def test_where_to_look_opens_the_cell_and_a_verdict_becomes_a_label(workspace, l
     assert not at.exception, [e.value for e in at.exception]
     assert any("Saved" in s.value for s in at.success)
     with Store(workspace["db"]) as s:
-        labels = [l for l in s.labels(s.golden_set("gold")["id"], "board-rubric") if l["item_id"] == "gpt-b-t1-r0"]
+        labels = [l for l in s.labels(s.golden_set("gold").id, "board-rubric") if l["item_id"] == "gpt-b-t1-r0"]
     assert [(l["rater"], l["score"], l["rationale"]) for l in labels] == [("lee", -1, "Three tests fail in step 3.")]
 
 

@@ -75,7 +75,7 @@ def test_a_reviewer_verdict_lands_in_the_golden_set(workspace, loopback, tmp_pat
         saved = svc.save_verdict(s, "b1", first.item.id, "rita", -1, "The tests fail at step 3.")
         assert saved == {"golden_set": "gold", "rubric": "board-rubric", "item_id": first.item.id, "changed": True}
         gs = s.golden_set("gold")
-        [label] = [l for l in s.labels(gs["id"], "board-rubric") if l["item_id"] == first.item.id]
+        [label] = [l for l in s.labels(gs.id, "board-rubric") if l["item_id"] == first.item.id]
         assert label["rater"] == "rita" and label["score"] == -1
 
 

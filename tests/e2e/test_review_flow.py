@@ -54,7 +54,7 @@ def test_two_reviewers_label_the_same_items_and_a_lead_adjudicates(ui_server, br
             c.close()
 
     with Store(server.db) as s:
-        g = s.golden_set(E2E_SET)["id"]
+        g = s.golden_set(E2E_SET).id
         labels = {(l["item_id"], l["rater"], l["score"]) for l in s.labels(g, RUBRIC)}
         assert labels == {(ids[0], "dora", 1), (ids[1], "dora", -1), (ids[2], "dora", 0),
                           (ids[0], "eli", 0), (ids[1], "eli", 0), (ids[2], "eli", 0)}

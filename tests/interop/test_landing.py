@@ -60,7 +60,7 @@ def test_everything_lands_once_and_again_adds_nothing(scripted, store, tmp_path)
     (j,) = first.judges
     assert (j.judge_id, j.model, j.read, j.unscored, j.added) == ("scripted.ok@gpt-4o", "imported/scripted/gpt-4o",
                                                                    3, 2, 3)
-    rows = store.judgments(store.golden_set("g")["id"], store.judge_row(
+    rows = store.judgments(store.golden_set("g").id, store.judge_row(
         store.rubric_row("qa")["id"], "scripted.ok@gpt-4o")["pk"])
     assert [(r["item_id"], r["score"], r["unscored_reason"]) for r in rows] == [
         ("i1", -1, None), ("i2", None, "the import map sends 'skip' to unscored"), ("i3", None, "timeout")]
@@ -140,7 +140,7 @@ def test_a_map_file_given_with_map_wins_over_the_rubric(scripted, store, tmp_pat
     scripted += _items(1) + [SourceJudgment(1, "i1", judge="ok", name="ok", value=True)]
     res = import_from(store, "scripted", "x", "g", "qa",
                       map_file=str(write(tmp_path / "m.json", '{"ok": {"boolean": {"true": 1, "false": -1}}}')))
-    row = store.judgments(store.golden_set("g")["id"], store.judge_row(store.rubric_row("qa")["id"],
+    row = store.judgments(store.golden_set("g").id, store.judge_row(store.rubric_row("qa")["id"],
                                                                         res.judges[0].judge_id)["pk"])[0]
     assert row["score"] == 1
 

@@ -102,10 +102,10 @@ def test_item_ids_name_no_producer_and_a_second_import_maps_to_the_same_items(re
     mapping = str(write(tmp_path / "m.yaml", MAP))
     first = import_from(store, "promptfoo", str(named), "qa", "qa", map_file=mapping)
     gs = store.golden_set("qa")
-    ids = sorted(i.id for i in store.items(gs["id"]))
+    ids = sorted(i.id for i in store.items(gs.id))
     assert ids == sorted(item_id(t, 0, "openai:gpt-4o-mini") for t in range(4))
     assert not [i for i in ids if re.search(r"gpt|openai|mini|provider|python", i, re.I)]
-    assert {i.producer.model for i in store.items(gs["id"])} == {"gpt-4o-mini"}  # leads still know the producer
+    assert {i.producer.model for i in store.items(gs.id)} == {"gpt-4o-mini"}  # leads still know the producer
     again = import_from(store, "promptfoo", str(named), "qa", "qa", map_file=mapping)
-    assert sorted(i.id for i in store.items(gs["id"])) == ids
+    assert sorted(i.id for i in store.items(gs.id)) == ids
     assert (first.items_added, again.items_added) == (4, 0)

@@ -58,14 +58,14 @@ def test_active_queue_serves_by_design_and_records_inclusion(store: Store, tmp_p
     # overlap holds: each item is served to both reviewers, one after the other, in the design's order
     assert served[0::2] == served[1::2]
     gs = store.golden_set("pool")
-    priority = active_queue.q.priorities(store, gs["id"])
+    priority = active_queue.q.priorities(store, gs.id)
     firsts = served[0::2]
     assert [priority[i] for i in firsts] == sorted(priority.values())[:len(firsts)]
-    recorded = active_queue.q.label_inclusion(store, gs["id"], RUBRIC)
+    recorded = active_queue.q.label_inclusion(store, gs.id, RUBRIC)
     assert len(recorded) == 12
-    pks = store.item_pks(gs["id"])
+    pks = store.item_pks(gs.id)
     for (item_id, _), p in recorded.items():
-        assert p == pytest.approx(active_queue.q.inclusion_probability(store, gs["id"], pks[item_id])[1])
+        assert p == pytest.approx(active_queue.q.inclusion_probability(store, gs.id, pks[item_id])[1])
 
     # the blind item a reviewer receives carries nothing of the judge or the design
     item = labeling.next_item(store, "pool", RUBRIC, "chloe")
@@ -82,16 +82,16 @@ def test_active_queue_serves_by_design_and_records_inclusion(store: Store, tmp_p
     add_rubric(fresh, DATA_DIR / "rubrics" / f"{RUBRIC}.yaml")
     importing.import_items(fresh, out / "items.jsonl", "pool")
     importing.import_labels(fresh, out / RUBRIC / "labels.jsonl", "pool", RUBRIC)
-    again = active_queue.q.label_inclusion(fresh, fresh.golden_set("pool")["id"], RUBRIC)
+    again = active_queue.q.label_inclusion(fresh, fresh.golden_set("pool").id, RUBRIC)
     assert again == pytest.approx(recorded)
 
 
 def test_calibration_report_names_the_design_and_weights(store: Store, tmp_path: Path) -> None:
     active_queue.set_queue_order(store, "pool", "active", rubric=RUBRIC, judge="careful-sonnet", expected_labels=40)
     gs = store.golden_set("pool")
-    pks = store.item_pks(gs["id"])
+    pks = store.item_pks(gs.id)
     # a sample of the design, labeled by the demo's reviewers: the first 60 items of the queue order
-    priority = active_queue.q.priorities(store, gs["id"])
+    priority = active_queue.q.priorities(store, gs.id)
     chosen = sorted(priority, key=priority.get)[:60]
     demo_labels = [json.loads(line) for line in (DEMO / RUBRIC / "labels.jsonl").read_text().splitlines()]
     rows = [r for r in demo_labels if r["item_id"] in set(chosen)]
@@ -116,7 +116,7 @@ def test_random_order_is_unchanged_and_refuses_bad_orders(store: Store) -> None:
         active_queue.set_queue_order(store, "pool", "sideways")
     _label_random = labeling.next_item(store, "pool", RUBRIC, "ana")
     labeling.submit_label(store, "pool", RUBRIC, _label_random.item_id, "ana", 0)
-    assert active_queue.q.label_inclusion(store, store.golden_set("pool")["id"], RUBRIC) == {}
+    assert active_queue.q.label_inclusion(store, store.golden_set("pool").id, RUBRIC) == {}
 
 
 def test_labels_from_before_the_switch_and_a_replan_are_phases(store: Store) -> None:
@@ -130,34 +130,34 @@ def test_labels_from_before_the_switch_and_a_replan_are_phases(store: Store) -> 
         before.add(item.item_id)
     active_queue.set_queue_order(store, "pool", "active", rubric=RUBRIC, judge="careful-sonnet", expected_labels=40)
     gs = store.golden_set("pool")
-    n_items = len(store.item_pks(gs["id"]))
+    n_items = len(store.item_pks(gs.id))
     f0 = 10 / n_items
-    assert active_queue.q.design(store, gs["id"])["labeled_before"] == pytest.approx(f0)
+    assert active_queue.q.design(store, gs.id)["labeled_before"] == pytest.approx(f0)
     # a second label on an item labeled before the switch: that item is in the random share f0, so it does not
     # become an item the design served (its high priority would otherwise raise s_1 for every item)
-    late = max(before, key=active_queue.q.priorities(store, gs["id"]).get)
+    late = max(before, key=active_queue.q.priorities(store, gs.id).get)
     labeling.submit_label(store, "pool", RUBRIC, late, "ben", 0)
-    assert active_queue.q.served_thresholds(store, gs["id"], RUBRIC) == {}
+    assert active_queue.q.served_thresholds(store, gs.id, RUBRIC) == {}
     phases = []
     for expected in (40, 60):
         if phases:  # the re-plan: same rubric and judge, a new phase
             active_queue.set_queue_order(store, "pool", "active", rubric=RUBRIC, judge="careful-sonnet",
                                          expected_labels=expected)
-        rates = active_queue.q.design_rates(store, gs["id"])
-        priority = active_queue.q.priorities(store, gs["id"])
+        rates = active_queue.q.design_rates(store, gs.id)
+        priority = active_queue.q.priorities(store, gs.id)
         served = _label_some(store, 4)
         # s_p: the largest priority among the items this phase labeled first; the second labels ben gives the
         # items ana labeled before the switch (started items come first) leave it alone
         phases.append((rates, max(priority[i] for i in served if i not in before)))
-        assert active_queue.q.served_thresholds(store, gs["id"], RUBRIC)[len(phases)] == phases[-1][1]
-    assert active_queue.q.design(store, gs["id"])["phase"] == 2
+        assert active_queue.q.served_thresholds(store, gs.id, RUBRIC)[len(phases)] == phases[-1][1]
+    assert active_queue.q.design(store, gs.id)["phase"] == 2
     labels_per_item = {}
-    for row in store.labels(gs["id"], RUBRIC):
+    for row in store.labels(gs.id, RUBRIC):
         labels_per_item[row["item_id"]] = labels_per_item.get(row["item_id"], 0) + 1
     # the design's items get both labels as they come (ben is served what ana started, in the queue's order)
     assert {n for i, n in labels_per_item.items() if i not in before} == {2}
     pi = design_weights.item_inclusion(store, gs, RUBRIC)
-    for item_id in {r["item_id"] for r in store.labels(gs["id"], RUBRIC)}:
+    for item_id in {r["item_id"] for r in store.labels(gs.id, RUBRIC)}:
         missed = (1 - f0) * np.prod([1 - min(1.0, s * rates[item_id]) for rates, s in phases])
         assert pi[item_id] == pytest.approx(1 - missed)
 
@@ -175,7 +175,7 @@ def test_calibration_page_says_the_plan_and_offers_a_replan(tmp_path, monkeypatc
         active_queue.set_queue_order(s, "demo", "active", rubric=RUBRIC, judge="careful-sonnet")
         # pretend the design was made when every check was open
         s.conn.execute("UPDATE active_designs SET checks = ? WHERE golden_set_id = ?",
-                       (json.dumps(["agreement", "tpr", "tnr", "self_preference"]), gs["id"]))
+                       (json.dumps(["agreement", "tpr", "tnr", "self_preference"]), gs.id))
         s.conn.commit()
     monkeypatch.setenv("WORKBENCH_DB", str(path))
     # a tighter self-preference bound than the default: careful-sonnet's same-family effect, 0.00 [-0.05, +0.06],
@@ -189,7 +189,7 @@ def test_calibration_page_says_the_plan_and_offers_a_replan(tmp_path, monkeypatc
     assert "Re-plan it to serve them" in text
     at.button(key="replan:demo:careful-sonnet").click().run(timeout=60)
     with Store(path) as s:
-        d = active_queue.q.design(s, s.golden_set("demo")["id"])
+        d = active_queue.q.design(s, s.golden_set("demo").id)
     assert d["phase"] == 2 and d["checks"] == ["self_preference"]
     # a judge the evidence has already failed: the page says the verdict is decided, whatever labels come
     text = rendered_text(choose_judge(lead_page("calibration"), "gpt4o-self"))

@@ -47,7 +47,7 @@ def test_the_golden_set_has_every_planted_kind():
 def test_the_rule_based_audit_finds_every_planted_case(audit_store):
     judging.run(audit_store, G, R, "audit-rules")
     planted = _planted()
-    gid = audit_store.golden_set(G)["id"]
+    gid = audit_store.golden_set(G).id
     rows = audit_store.judgments(gid, audit_store.judge_row(audit_store.rubric_row(R)["id"], "audit-rules")["pk"])
     assert len(rows) == len(planted)
     for r in rows:
@@ -93,7 +93,7 @@ def test_the_agentic_audit_runs_the_tool_loop_on_the_planted_trajectories(audit_
                           provider_options={"verdicts": _auditor})
     assert summary["n_recorded"] == len(_planted()) and summary["n_unscored"] == 0
     planted = _planted()
-    gid = audit_store.golden_set(G)["id"]
+    gid = audit_store.golden_set(G).id
     rows = audit_store.judgments(gid, audit_store.judge_row(audit_store.rubric_row(R)["id"], "audit-scripted")["pk"])
     for r in rows:
         item = planted[r["item_id"]]

@@ -47,7 +47,7 @@ def test_the_card_and_the_bundle_carry_the_probes(probed_demo):
     sections = dict(card_sections(report))
     [row] = [line for line in sections["Stress probes"] if line.startswith("| verbosity")]
     # no verdict moved: 0 of 150 flips, whose Wilson bound counts each task cluster once (no variance to read)
-    clusters = len({i["task_id"] for i in probed_demo.item_index(probed_demo.golden_set(G)["id"])})
+    clusters = len({i["task_id"] for i in probed_demo.item_index(probed_demo.golden_set(G).id)})
     high = 1.96 ** 2 / (clusters + 1.96 ** 2)
     assert row == (f"| verbosity | 150 | 0.000 (0.000 to 0.000) | 0.000 (0.000 to {high:.3f}) | 1.000 ({1 - high:.3f} "
                    "to 1.000) | 0.000 (0.000 to 0.000) | no |")

@@ -50,7 +50,7 @@ def test_split_is_stratified_seeded_and_recorded_with_the_golden_set_version(dem
     assert row["golden_set_version_hash"] and row["strata"].startswith("consensus label x category")
     cons = consensus(demo_store, GS, RUBRIC)
     assert set(parts) == set(cons.resolved)  # unresolved items are in neither part
-    cats = {r["item_id"]: r["category"] for r in demo_store.item_index(demo_store.golden_set(GS)["id"])}
+    cats = {r["item_id"]: r["category"] for r in demo_store.item_index(demo_store.golden_set(GS).id)}
     for label in (-1, 0, 1):  # each label is split about evenly, and so is each category
         dev = sum(parts[i] == "development" for i, s in cons.resolved.items() if s == label)
         held = sum(parts[i] == "held_out" for i, s in cons.resolved.items() if s == label)
@@ -58,7 +58,7 @@ def test_split_is_stratified_seeded_and_recorded_with_the_golden_set_version(dem
     for cat in set(cats.values()):
         dev = sum(parts[i] == "development" for i in parts if cats[i] == cat)
         assert abs(2 * dev - sum(cats[i] == cat for i in parts)) <= 5
-    task = {r["item_id"]: r["task_id"] for r in demo_store.item_index(demo_store.golden_set(GS)["id"])}
+    task = {r["item_id"]: r["task_id"] for r in demo_store.item_index(demo_store.golden_set(GS).id)}
     sides: dict[str, set[str]] = {}
     for i, part in parts.items():  # several models' answers to one task: never on both sides
         sides.setdefault(task[i], set()).add(part)

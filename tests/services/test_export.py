@@ -37,11 +37,11 @@ def test_failing_pair_writes_nothing(demo_store, tmp_path):
         export_bundle(demo_store, "demo", "demo-patch-quality", "gpt4o-self", out_dir=tmp_path / "approved")
     assert "self_preference" in {c.id for c in e.value.failed}
     assert not (tmp_path / "approved").exists()
-    assert demo_store.golden_set_versions(demo_store.golden_set("demo")["id"]) == []  # refused: nothing frozen
+    assert demo_store.golden_set_versions(demo_store.golden_set("demo").id) == []  # refused: nothing frozen
 
 
 def test_export_freezes_the_version_it_approves_and_records_the_report_ids(demo_store, bundle):
-    [version] = demo_store.golden_set_versions(demo_store.golden_set("demo")["id"])
+    [version] = demo_store.golden_set_versions(demo_store.golden_set("demo").id)
     data = yaml.safe_load(bundle.read_text())
     assert (version["version"], version["hash"]) == (data["golden_set"]["version"], data["golden_set"]["version_hash"])
     [recorded] = demo_store.exports()
@@ -61,7 +61,7 @@ def test_freezing_refuses_a_golden_set_changed_since_the_report(demo_store, monk
     adjudicate(demo_store, "demo", "demo-patch-quality", item, 1, lead="lead")
     with pytest.raises(WorkbenchError, match="golden set 'demo' changed while the report was read"):
         calibration.freeze_version(demo_store, report, scope)
-    assert demo_store.golden_set_versions(scope.golden_set["id"]) == []
+    assert demo_store.golden_set_versions(scope.golden_set.id) == []
     assert calibration.calibrate(demo_store, "demo", "demo-patch-quality", "careful-sonnet").golden_set.version_hash \
         != before
 

@@ -150,7 +150,7 @@ def test_labels_upsert_and_events(seeded, tmp_path):
     events = seeded.label_events()
     assert [(e["event"], e["old_score"], e["new_score"]) for e in events] == [
         ("insert", None, 1), ("insert", None, 0), ("update", 1, -1)]
-    assert len(seeded.labels(seeded.golden_set("g")["id"], "demo-patch-quality")) == 2
+    assert len(seeded.labels(seeded.golden_set("g").id, "demo-patch-quality")) == 2
 
 
 def test_judgments_import_idempotent_and_validated(seeded, tmp_path):

@@ -54,7 +54,7 @@ def test_export_of_an_exact_version(demo_store, tmp_path):
     assert b2["rubric"]["content"]["instructions"] == "Read the final test run first."
     assert b1["judge"]["config_hash"] != b2["judge"]["config_hash"]  # each version's own judge config
     # each bundle's evidence is the run of its own version: its judgments were all made under that version's config
-    runs = {r["rubric_version"]: r for r in demo_store.runs(demo_store.golden_set(G)["id"]) if r["judge_id"] == J}
+    runs = {r["rubric_version"]: r for r in demo_store.runs(demo_store.golden_set(G).id) if r["judge_id"] == J}
     for version, bundle in ((1, b1), (2, b2)):
         assert demo_store.run_config_hashes(runs[version]["id"]) == [bundle["judge"]["config_hash"]]
     exported = {(e["rubric_version"], e["judge_id"]) for e in demo_store.exports()}
@@ -72,7 +72,7 @@ def test_a_version_the_judge_never_ran_is_refused_in_one_sentence(demo_store, tm
         f"export a version it ran with '--rubric {R}@v1'.")
     assert sentence.count(". ") == 0 and sentence.endswith(".")  # one sentence
     assert not (tmp_path / "approved").exists() and demo_store.exports() == []
-    assert demo_store.golden_set_versions(demo_store.golden_set(G)["id"]) == []  # nothing frozen either
+    assert demo_store.golden_set_versions(demo_store.golden_set(G).id) == []  # nothing frozen either
 
 
 def test_an_older_version_no_judge_ran_says_it_cannot_be_run_now(demo_store, tmp_path):
@@ -115,7 +115,7 @@ def test_a_version_is_never_approved_on_another_versions_judgments(demo_store, t
 
 def test_a_v2_judgment_import_never_lands_in_v1_and_the_reverse(demo_store, tmp_path):
     add_version(demo_store, tmp_path, "Read the final test run first.")
-    gs = demo_store.golden_set(G)["id"]
+    gs = demo_store.golden_set(G).id
     before = [r["id"] for r in demo_store.runs(gs) if r["judge_id"] == J]
     res = importing.import_judgments(demo_store, JUDGMENTS, G, f"{R}@v1", J)  # the demo's file, into v1 again
     assert res.added == 0 and [r["id"] for r in demo_store.runs(gs) if r["judge_id"] == J] == before

@@ -133,7 +133,7 @@ def test_large_import_is_invisible_until_it_lands_at_once(seeded, tmp_path, monk
         out = real(conn, write_, what=what)
         with Store(seeded, migrate_schema=False) as other:  # what any other reader sees between two chunks
             names = [g["name"] for g in other.golden_sets()]
-            n_new = len(other.item_index(other.golden_set("new")["id"])) if "new" in names else None
+            n_new = len(other.item_index(other.golden_set("new").id)) if "new" in names else None
             seen.append((tuple(names), n_new, raw(seeded, HIDDEN_ROWS)))
         return out
 
@@ -143,7 +143,7 @@ def test_large_import_is_invisible_until_it_lands_at_once(seeded, tmp_path, monk
         assert (r.added, r.records) == (1_000, 1_000) and r.details["write_lock_s"] < 1
         assert [i.id for i in gs.load_items(s, "new")] == [f"k{i}" for i in range(1_000)]
         positions = [row[0] for row in s.conn.execute(
-            "SELECT position FROM items WHERE golden_set_id = ? ORDER BY position", (s.golden_set("new")["id"],))]
+            "SELECT position FROM items WHERE golden_set_id = ? ORDER BY position", (s.golden_set("new").id,))]
         assert positions == list(range(1_000))
         assert s.conn.execute("SELECT count(*) FROM leases").fetchone()[0] == 0
     copying = [x for x in seen if x[2] > 0]

@@ -31,27 +31,27 @@ def test_items_judgments_and_labels_round_trip_through_the_store(store: Store, t
     write(tmp_path / "items.jsonl", to_json(ITEM.to_dict()) + "\n" + '{"id": "b", "input": "x", "output": "y"}\n')
     importing.import_items(store, tmp_path / "items.jsonl", "g")
     gs = store.golden_set("g")
-    assert store.items(gs["id"])[0] == ITEM and [i.id for i in store.items(gs["id"], ["b", "a"])] == ["b", "a"]
-    assert store.item(gs["id"], "a") == ITEM
+    assert store.items(gs.id)[0] == ITEM and [i.id for i in store.items(gs.id, ["b", "a"])] == ["b", "a"]
+    assert store.item(gs.id, "a") == ITEM
 
     judge = store.judge_row(rv.id, rv.rubric.judges[0].id)
-    run_id, _ = store.ensure_run(judge["pk"], gs["id"], source="run", name="run-1")
+    run_id, _ = store.ensure_run(judge["pk"], gs.id, source="run", name="run-1")
     scored = Judgment("a", 1, repeat=0, rationale="good", evidence_steps=(0,), trace=[{"tool": "read", "args": {}}],
                       tokens_in=10, tokens_out=5, tokens_cached=0, cost_usd=0.01, latency_ms=12.5,
                       model_version="m-1", created_at="2026-01-01T00:00:00.000+00:00")
     unscored = Judgment("b", None, repeat=0, unscored_reason="no verdict", created_at="2026-01-01T00:00:01.000+00:00")
-    keys = {r["item_id"]: r for r in store.item_index(gs["id"])}
+    keys = {r["item_id"]: r for r in store.item_index(gs.id)}
     with store.transaction():
         assert store.insert_judgments(run_id, judge["config_hash"], [scored, unscored], keys) == 2
         assert store.insert_judgments(run_id, judge["config_hash"], [scored], keys) == 0  # already recorded
-    assert store.run_judgments(gs["id"], judge["pk"]) == [("run-1", scored), ("run-1", unscored)]
+    assert store.run_judgments(gs.id, judge["pk"]) == [("run-1", scored), ("run-1", unscored)]
 
-    pks = store.item_pks(gs["id"])
+    pks = store.item_pks(gs.id)
     labels = [Label("a", "ana", 1, "clean"), Label("b", "ben", 0, inclusion_probability=0.25)]
     assert store.upsert_labels(rv.name, rv.id, labels, pks) == 2
     assert store.upsert_labels(rv.name, rv.id, labels, pks) == 0  # the same labels again change nothing
     assert store.upsert_labels(rv.name, rv.id, [Label("a", "ana", 0, "second look")], pks) == 1
-    assert [(r["item_id"], r["rater"], r["score"]) for r in store.labels(gs["id"], rv.name)] == \
+    assert [(r["item_id"], r["rater"], r["score"]) for r in store.labels(gs.id, rv.name)] == \
         [("a", "ana", 0), ("b", "ben", 0)]
     assert {r["name"] for r in store.raters()} == {"ana", "ben"}
     assert store.conn.execute("SELECT inclusion_probability FROM labels WHERE rater = 'ben'").fetchone()[0] == 0.25

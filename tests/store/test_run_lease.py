@@ -60,7 +60,7 @@ def test_two_runner_processes_send_each_request_once(golden):
     assert f"on host '{socket.gethostname()}' since " in refused and "process " in refused
     assert refused.strip().count("\n") == 0 and "Traceback" not in refused  # one sentence
     with Store(golden) as s:
-        [run] = s.runs(s.golden_set("g")["id"])
+        [run] = s.runs(s.golden_set("g").id)
         assert run["status"] == "done" and run["n_judgments"] == N
         assert s.conn.execute("SELECT count(*) FROM leases").fetchone()[0] == 0  # released at the end
 

@@ -65,7 +65,7 @@ def test_submit_label_is_idempotent_and_logs_changes(store, tmp_path):
     assert submit_label(store, "g", "demo-patch-quality", "a", "ana", 1, "clean fix") is False  # double click
     assert submit_label(store, "g", "demo-patch-quality", "a", "ana", 0, "changed my mind") is True
     assert [e["event"] for e in store.label_events()] == ["insert", "update"]
-    assert [l["score"] for l in store.labels(store.golden_set("g")["id"], "demo-patch-quality")] == [0]
+    assert [l["score"] for l in store.labels(store.golden_set("g").id, "demo-patch-quality")] == [0]
 
 
 def test_old_schema_is_migrated_in_place(tmp_path):
@@ -78,7 +78,7 @@ def test_old_schema_is_migrated_in_place(tmp_path):
     conn.close()
     with Store(path) as s:
         assert "reservations" in s.table_counts()
-        assert s.table_counts()["items"] == 1 and s.golden_set("old")["name"] == "old"
+        assert s.table_counts()["items"] == 1 and s.golden_set("old").name == "old"
         assert len(s.conn.execute("SELECT * FROM _migrations").fetchall()) == len(MIGRATIONS)
 
 
@@ -99,7 +99,7 @@ def test_promptfoo_item_ids_naming_the_provider_are_migrated(tmp_path):
                      "created_at) VALUES (1, ?, 't', 'default', ?, 'h', ?, 'then')", (iid, content, n))
     conn.close()
     with Store(path) as s:
-        ids = [r["item_id"] for r in s.item_index(s.golden_set("pf")["id"])]
+        ids = [r["item_id"] for r in s.item_index(s.golden_set("pf").id)]
     assert ids == [item_id(0, 0, "openai:gpt-4o-mini"), item_id(3, 1, None), "test1-prompt0-mine", "plain"]
     assert not [i for i in ids[:2] if "gpt" in i or "provider" in i]
 
@@ -158,7 +158,7 @@ def test_eight_processes_write_labels_at_once(tmp_path):
         p.join(timeout=300)
         assert p.exitcode == 0
     with Store(db) as s:
-        labels = s.labels(s.golden_set("g")["id"], "demo-patch-quality")
+        labels = s.labels(s.golden_set("g").id, "demo-patch-quality")
         keys = [(l["item_id"], l["rater"]) for l in labels]
         assert len(keys) == len(set(keys)) == N_ITEMS * (N_PROCS + 1)
         for l in labels:

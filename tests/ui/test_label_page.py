@@ -192,10 +192,10 @@ def test_active_queue_sends_reviewers_nothing_of_the_judge(demo_db):
         rv_judges = s.judges_of(s.rubric_row(RUBRIC)["id"])
         producers = {i.producer.model for i in load_items(s, "demo")}
         gs = s.golden_set("demo")
-        priority = active_queue.q.priorities(s, gs["id"])
-        free = {r["item_id"] for r in s.labeling.queue_candidates(gs["id"], RUBRIC, "dora", overlap=gs["overlap"],
+        priority = active_queue.q.priorities(s, gs.id)
+        free = {r["item_id"] for r in s.labeling.queue_candidates(gs.id, RUBRIC, "dora", overlap=gs.overlap,
                                                                   at="9999")}
-        strata = {r["stratum"] for r in active_queue.q.design_summary(s, gs["id"])}
+        strata = {r["stratum"] for r in active_queue.q.design_summary(s, gs.id)}
     at = open_app("dora", "label", golden_set="demo")
     trace: list[str] = []
     at.session_state["_store"].conn.set_trace_callback(trace.append)
@@ -208,7 +208,7 @@ def test_active_queue_sends_reviewers_nothing_of_the_judge(demo_db):
     assert "inclusion" not in text and "priority" not in text
     assert trace and not unrelated_reads(trace)
     with Store(demo_db) as s:
-        recorded = active_queue.q.label_inclusion(s, s.golden_set("demo")["id"], RUBRIC)
+        recorded = active_queue.q.label_inclusion(s, s.golden_set("demo").id, RUBRIC)
     assert 0 < recorded[(item, "dora")] <= 1
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.errors import InputError, NotFound, WorkbenchError
 from workbench.calibration.gate import Policy, evaluate, load_policy
 from workbench.core.hashing import sha256_hex
-from workbench.core.models import JudgeSpec
+from workbench.core.models import GoldenSetRecord, JudgeSpec
 from workbench.calibration.report import SCHEMA, CalibrationReport, Comparison, Difference, Ids
 from workbench.stats.intervals import methods as interval_choices
 from workbench.store import Store
@@ -74,7 +74,7 @@ def policy_for(rv: RubricVersion, workspace: Workspace | None = None) -> Policy:
 class Scope:
     """A golden set, rubric version, judge and run, each looked up once and then passed down, not their names."""
 
-    golden_set: dict  # the store's row: id, name, overlap, is_demo
+    golden_set: GoldenSetRecord
     rubric: RubricVersion
     spec: JudgeSpec
     judge_row: dict
@@ -118,7 +118,7 @@ def judge_run(store: Store, golden_set: str, rubric: str, judge: str,
 
 
 def resolve(store: Store, golden_set: str, rubric: str, judge: str, run: str | None = None, *,
-            gs: dict | None = None) -> Scope:
+            gs: GoldenSetRecord | None = None) -> Scope:
     """The judge on the newest rubric version that has runs of it (else the newest), and the run (default: latest).
 
     ``gs`` is the golden set's row when the caller has looked it up already (``compare``, for each judge).
@@ -132,14 +132,14 @@ def resolve(store: Store, golden_set: str, rubric: str, judge: str, run: str | N
             cand_row = store.judge_row(cand.id, judge)
         except NotFound:
             continue
-        cand_runs = [r for r in store.runs(gs["id"], cand_row["pk"]) if r["n_judgments"]]
+        cand_runs = [r for r in store.runs(gs.id, cand_row["pk"]) if r["n_judgments"]]
         if cand_runs or version == 1:
             rv, row, runs = cand, cand_row, cand_runs
             break
     spec = rv.rubric.judge(judge)
     if row is None:
         row = store.judge_row(rv.id, judge)
-        runs = [r for r in store.runs(gs["id"], row["pk"]) if r["n_judgments"]]
+        runs = [r for r in store.runs(gs.id, row["pk"]) if r["n_judgments"]]
     if not runs:
         raise NotFound(f"judge '{judge}' has no judgments on golden set '{golden_set}'; run it with 'workbench judge "
                        f"run --golden-set {golden_set} --rubric {rubric} --judge {judge}' or import its judgments")
@@ -158,7 +158,7 @@ def judge_data(store: Store, golden_set: str, rubric: str, judge: str, run: str 
     import pandas as pd
 
     scope = scope or resolve(store, golden_set, rubric, judge, run)
-    frame = pd.DataFrame(store.judgment_columns(scope.golden_set["id"], scope.judge_row["pk"]))
+    frame = pd.DataFrame(store.judgment_columns(scope.golden_set.id, scope.judge_row["pk"]))
     return JudgeData(scope, frame)
 
 
@@ -221,10 +221,10 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     # First a cheap key from the store's data version, checked before anything is loaded; then the key from the
     # data itself, which survives changes elsewhere in the database (another golden set's labels).
     quick_key = sha256_hex({"quick": REPORT_REVISION, "data_version": list(store.data_version()),
-                            "golden_set": gs["id"], "rubric": rv.hash, "judge": judge_row["config_hash"],
+                            "golden_set": gs.id, "rubric": rv.hash, "judge": judge_row["config_hash"],
                             "run": run["id"], "options": options.to_dict(), "policy": policy.to_dict(),
                             **({"labels_of": labels_of} if labels_of else {}),
-                            **active_design_key(store, gs["id"]),  # {} unless the set has an active design
+                            **active_design_key(store, gs.id),  # {} unless the set has an active design
                             "methods": INTERVAL_METHODS})
     if use_cache and (cached := store.report(quick_key)) is not None:
         return _current(store, CalibrationReport.from_json(cached), scope)
@@ -242,10 +242,10 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     _check_raters_present(policy, cons, rv, workspace, [r["name"] for r in store.raters()])
     # labels from the active queue carry inclusion probabilities: then estimates are weighted (design_weights.py)
     inclusion = design_weights.item_inclusion(store, gs, rv.name)
-    index_rows = store.item_index(gs["id"])
+    index_rows = store.item_index(gs.id)
     index = pd.DataFrame(index_rows).set_index("item_id")
     from workbench.calibration.probes import probe_frame, probe_section  # probe runs: never calibration runs
-    probes = probe_frame(store, gs["id"], data.judge_row["pk"])
+    probes = probe_frame(store, gs.id, data.judge_row["pk"])
 
     # frames enter the key as digests of their row hashes, so missing values (NaN/NA) never reach the JSON
     key = sha256_hex({
@@ -260,12 +260,12 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     if use_cache:
         cached = store.report(key)
         if cached is not None:
-            store.save_report(quick_key, gs["id"], rv.id, data.judge_row["pk"], "calibration", cached)
+            store.save_report(quick_key, gs.id, rv.id, data.judge_row["pk"], "calibration", cached)
             return _current(store, CalibrationReport.from_json(cached), scope)
     version_hash, snapshot = current_snapshot(store, golden_set, known={labels_of or rv.name: cons}, gs=gs,
                                               index=index_rows)
     _remember(version_hash, snapshot)
-    version_id, version = golden_set_version(store, gs["id"], version_hash)
+    version_id, version = golden_set_version(store, gs.id, version_hash)
 
     primary = _scores(data.judgments, data.run["id"])
     unscored = int(primary.isna().sum())
@@ -356,8 +356,8 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     typed = CalibrationReport.from_json(stats.jsonable(report))
     typed = typed.but(verdict=evaluate(typed, policy), ids=_ids(scope, version_id))
     saved = typed.to_json()
-    store.save_report(key, gs["id"], rv.id, data.judge_row["pk"], "calibration", saved)
-    store.save_report(quick_key, gs["id"], rv.id, data.judge_row["pk"], "calibration", saved)
+    store.save_report(key, gs.id, rv.id, data.judge_row["pk"], "calibration", saved)
+    store.save_report(quick_key, gs.id, rv.id, data.judge_row["pk"], "calibration", saved)
     return typed
 
 
@@ -380,11 +380,11 @@ def freeze_version(store: Store, report: CalibrationReport, scope: Scope) -> Cal
     version_hash = report.golden_set.version_hash
     snapshot = _SNAPSHOTS.get(version_hash)
     if snapshot is None:
-        now, snapshot = current_snapshot(store, scope.golden_set["name"], gs=scope.golden_set)
+        now, snapshot = current_snapshot(store, scope.golden_set.name, gs=scope.golden_set)
         if now != version_hash:
-            raise WorkbenchError(f"golden set '{scope.golden_set['name']}' changed while the report was read (its items or "
+            raise WorkbenchError(f"golden set '{scope.golden_set.name}' changed while the report was read (its items or "
                            "consensus labels are not those the report was computed on); run the command again")
-    row = store.insert_golden_set_version(scope.golden_set["id"], version_hash, snapshot)
+    row = store.insert_golden_set_version(scope.golden_set.id, version_hash, snapshot)
     return report.but(golden_set=report.golden_set.but(version=row["version"]),
                       ids=(report.ids or _ids(scope, None)).but(golden_set_version_id=row["id"]))
 
@@ -399,14 +399,14 @@ def golden_set_version(store: Store, golden_set_id: int, version_hash: str) -> t
 
 
 def _ids(scope: Scope, golden_set_version_id: int | None) -> Ids:
-    return Ids(golden_set_id=scope.golden_set["id"], golden_set_version_id=golden_set_version_id,
+    return Ids(golden_set_id=scope.golden_set.id, golden_set_version_id=golden_set_version_id,
                rubric_version_id=scope.rubric.id, judge_pk=scope.judge_row["pk"], run_id=scope.run["id"])
 
 
 def _current(store: Store, report: CalibrationReport, scope: Scope) -> CalibrationReport:
     """A report read back from the cache, with the golden-set version its hash has now (it may have been frozen,
     or another state frozen under the number it expected, since) and the ids of the scope just resolved."""
-    version_id, version = golden_set_version(store, scope.golden_set["id"], report.golden_set.version_hash)
+    version_id, version = golden_set_version(store, scope.golden_set.id, report.golden_set.version_hash)
     return report.but(golden_set=report.golden_set.but(version=version), ids=_ids(scope, version_id))
 
 
@@ -493,7 +493,7 @@ def compare(store: Store, golden_set: str, rubric: str, options: Options = Optio
     if not rows:
         raise NotFound(f"no judge of rubric '{rubric}' has judgments on golden set '{golden_set}'")
     cons = consensus(store, golden_set, rv.name, gs=gs).resolved
-    index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
+    index = pd.DataFrame(store.item_index(gs.id)).set_index("item_id")
     metric = "krippendorff_alpha_ordinal"
     best = max(rows, key=lambda r: _val(r.metric(metric).value))
     best_id = best.judge.id

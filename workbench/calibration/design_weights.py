@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from workbench.core.models import GoldenSetRecord
 from workbench.store import Store
 from workbench.store import active_queue as q
 
 
-def item_inclusion(store: Store, gs: dict, rubric_name: str) -> dict[str, float]:
+def item_inclusion(store: Store, gs: GoldenSetRecord, rubric_name: str) -> dict[str, float]:
     """item_id -> inclusion probability, when any label of the set came from the active queue (else empty).
 
     With the design in this database the probability is exact for its phases: a share ``f0`` of the items
@@ -25,19 +26,19 @@ def item_inclusion(store: Store, gs: dict, rubric_name: str) -> dict[str, float]
     """
     from workbench.stats.label_simulation import phased_inclusion
 
-    by_label = q.label_inclusion(store, gs["id"], rubric_name)
+    by_label = q.label_inclusion(store, gs.id, rubric_name)
     if not by_label:
         return {}
-    ids = list(store.item_pks(gs["id"]))
-    d = q.design(store, gs["id"])
-    thresholds = q.served_thresholds(store, gs["id"], rubric_name) if d and d["rubric_name"] == rubric_name else {}
+    ids = list(store.item_pks(gs.id))
+    d = q.design(store, gs.id)
+    thresholds = q.served_thresholds(store, gs.id, rubric_name) if d and d["rubric_name"] == rubric_name else {}
     if not thresholds:  # no design here (the labels were imported): what they recorded
         recorded: dict[str, float] = {}
         for (item_id, _), p in by_label.items():
             recorded[item_id] = min(p, recorded.get(item_id, 1.0))
         fallback = max(recorded.values())
         return {i: recorded.get(i, fallback) for i in ids}
-    rates = q.phase_rates(store, gs["id"])
+    rates = q.phase_rates(store, gs.id)
     phases = [(np.array([rates[p].get(i, 1.0) for i in ids]), s) for p, s in sorted(thresholds.items())]
     pi = phased_inclusion(float(d["labeled_before"]), phases)
     return dict(zip(ids, pi.tolist()))

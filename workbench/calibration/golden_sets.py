@@ -11,20 +11,20 @@ from dataclasses import dataclass
 
 from workbench.core.consensus import consensus_label
 from workbench.core.errors import NotFound
-from workbench.core.models import Item
+from workbench.core.models import GoldenSetRecord, Item
 from workbench.store import Store
 from workbench.calibration.rubric_versions import get_rubric
 
 
 def load_items(store: Store, golden_set: str) -> list[Item]:
-    return store.items(store.golden_set(golden_set)["id"])
+    return store.items(store.golden_set(golden_set).id)
 
 
-def item_pk(store: Store, gs: dict, item_id: str) -> int:
+def item_pk(store: Store, gs: GoldenSetRecord, item_id: str) -> int:
     """The row id of the golden set's item (``gs``: its row), which labels and adjudications point to."""
-    pk = store.item_pk(gs["id"], item_id)
+    pk = store.item_pk(gs.id, item_id)
     if pk is None:
-        raise NotFound(f"golden set '{gs['name']}' has no item '{item_id}'")
+        raise NotFound(f"golden set '{gs.name}' has no item '{item_id}'")
     return pk
 
 
@@ -58,16 +58,16 @@ class Consensus:
         return {i: s for i, s in self.labels.items() if s is not None}
 
 
-def consensus(store: Store, golden_set: str, rubric: str, *, gs: dict | None = None) -> Consensus:
+def consensus(store: Store, golden_set: str, rubric: str, *, gs: GoldenSetRecord | None = None) -> Consensus:
     """Consensus of every labeled (or adjudicated) item of the golden set under a rubric.
 
     ``gs`` is the golden set's row when the caller has looked it up already.
     """
     gs = gs or store.golden_set(golden_set)
     human: dict[str, dict[str, int]] = defaultdict(dict)
-    for item_id, rater, score in store.label_scores(gs["id"], rubric):
+    for item_id, rater, score in store.label_scores(gs.id, rubric):
         human[item_id][rater] = score
-    adjudicated = {r["item_id"]: r["score"] for r in store.adjudications(gs["id"], rubric)}
+    adjudicated = {r["item_id"]: r["score"] for r in store.adjudications(gs.id, rubric)}
     ids = list(human) + [i for i in adjudicated if i not in human]
     labels = {i: consensus_label(human.get(i, {}).values(), adjudicated.get(i)) for i in ids}
     return Consensus(labels, dict(human), adjudicated)
@@ -79,14 +79,14 @@ def list_golden_sets(store: Store) -> list[dict]:
 
 def show_golden_set(store: Store, golden_set: str) -> dict:
     gs = store.golden_set(golden_set)
-    items = store.item_index(gs["id"])
+    items = store.item_index(gs.id)
     categories: dict[str, int] = defaultdict(int)
     families: dict[str, int] = defaultdict(int)
     for r in items:
         categories[r["category"]] += 1
         families[r["producer_family"] or "unknown"] += 1
     rubrics = {}
-    for rubric in store.label_rubrics(gs["id"]):
+    for rubric in store.label_rubrics(gs.id):
         c = consensus(store, golden_set, rubric)
         per_item = [len(v) for v in c.human.values()]
         rubrics[rubric] = {"labeled_items": len(c.human), "labels": sum(per_item),
@@ -96,7 +96,7 @@ def show_golden_set(store: Store, golden_set: str) -> dict:
                            "adjudicated": len(c.adjudicated)}
     runs = [{"rubric": r["rubric_name"], "rubric_version": r["rubric_version"], "judge": r["judge_id"],
              "run": r["name"], "source": r["source"], "judgments": r["n_judgments"], "status": r["status"]}
-            for r in store.runs(gs["id"])]
-    return {"name": golden_set, "synthetic_demo": bool(gs["is_demo"]), "overlap": gs["overlap"], "items": len(items),
+            for r in store.runs(gs.id)]
+    return {"name": golden_set, "synthetic_demo": bool(gs.is_demo), "overlap": gs.overlap, "items": len(items),
             "categories": dict(categories), "producer_families": dict(families), "rubrics": rubrics, "runs": runs,
-            "versions": store.golden_set_versions(gs["id"])}
+            "versions": store.golden_set_versions(gs.id)}

@@ -28,7 +28,7 @@ def disagreements(store: Store, golden_set: str, rubric: str, judge: str, *, run
     data = judge_data(store, golden_set, rubric, judge, run)
     gs = data.scope.golden_set
     cons = consensus(store, golden_set, data.rubric.name, gs=gs).resolved
-    index = {r["item_id"]: r for r in store.item_index(gs["id"])}
+    index = {r["item_id"]: r for r in store.item_index(gs.id)}
     frame = data.judgments
     sel = frame[(frame["run_id"] == data.run["id"]) & (frame["repeat"] == 0)]
     rows = []
@@ -49,7 +49,7 @@ def item_evidence(store: Store, golden_set: str, rubric: str, judge: str, item_i
     """For a lead: the item, each human label with rationale, the adjudication, and the judge's verdicts."""
     rv, _, _, _, chosen = judge_run(store, golden_set, rubric, judge, run)
     gs = store.golden_set(golden_set)
-    item = store.item(gs["id"], item_id)
+    item = store.item(gs.id, item_id)
     pk = item_pk(store, gs, item_id)
     labels = store.item_labels(pk, rv.name)
     adjudication = store.item_adjudication(pk, rv.name)
@@ -72,7 +72,7 @@ def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, optio
     scale, thr = list(latest.rubric.scale.values), latest.rubric.pass_threshold
     policy = calibration.policy_for(latest, workspace)
     key = sha256_hex({"drift_timeline": TIMELINE_REVISION, "data_version": list(store.data_version()),
-                      "golden_set": gs["id"], "rubric": latest.hash, "judge": judge, "options": options.to_dict(),
+                      "golden_set": gs.id, "rubric": latest.hash, "judge": judge, "options": options.to_dict(),
                       "policy": policy.to_dict(), "methods": calibration.INTERVAL_METHODS})
     if use_cache and (cached := store.report(key)) is not None:
         return cached
@@ -84,18 +84,18 @@ def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, optio
             row = store.judge_row(rv.id, judge)
         except NotFound:
             continue
-        runs += [(rv.version, r, row["pk"]) for r in store.runs(gs["id"], row["pk"]) if r["n_judgments"]]
+        runs += [(rv.version, r, row["pk"]) for r in store.runs(gs.id, row["pk"]) if r["n_judgments"]]
     if not runs:
         judge_run(store, golden_set, rubric, judge)  # raises the NotFound that says how to get judgments
     runs.sort(key=lambda t: t[1]["id"])
     several_versions = len({v for v, _, _ in runs}) > 1
     cons = consensus(store, golden_set, latest.name, gs=gs).resolved
-    index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
+    index = pd.DataFrame(store.item_index(gs.id)).set_index("item_id")
     frames: dict[int, pd.DataFrame] = {}
     out, previous = [], None
     for version, run, judge_pk in runs:
         if judge_pk not in frames:
-            frames[judge_pk] = pd.DataFrame(store.judgment_columns(gs["id"], judge_pk))
+            frames[judge_pk] = pd.DataFrame(store.judgment_columns(gs.id, judge_pk))
         frame = frames[judge_pk]
         sel = frame[(frame["run_id"] == run["id"]) & (frame["repeat"] == 0)].dropna(subset=["score"])
         scores = sel.set_index("item_id")["score"].astype(int)
@@ -121,5 +121,5 @@ def drift_timeline(store: Store, golden_set: str, rubric: str, judge: str, optio
                            significant=bool(problems), drift="; ".join(problems) or None)
         out.append(stats.jsonable(row))
         previous = (run, frame)
-    store.save_report(key, gs["id"], latest.id, None, "drift_timeline", out)
+    store.save_report(key, gs.id, latest.id, None, "drift_timeline", out)
     return out

@@ -8,6 +8,7 @@ The name and version are read by ``rubrics.rubric_ref``.
 
 from __future__ import annotations
 
+from workbench.core.models import GoldenSetRecord
 from workbench.core.errors import NotFound, WorkbenchError
 from workbench.store import Store
 from workbench.calibration.calibrate import Scope, resolve
@@ -31,7 +32,7 @@ def resolve_ref(store: Store, golden_set: str, ref: str, judge: str, run: str | 
         declared = ", ".join(j.id for j in rv.rubric.judges) or "none"
         raise NotFound(f"rubric '{name}' v{version} declares no judge '{judge}' (declared: {declared}); name a "
                        f"judge of that version, or the version that declares it") from None
-    runs = [r for r in store.runs(gs["id"], row["pk"]) if r["n_judgments"]]
+    runs = [r for r in store.runs(gs.id, row["pk"]) if r["n_judgments"]]
     if not runs:
         raise VersionNotRun(not_run_sentence(store, gs, rv, judge))
     if run is None:
@@ -50,10 +51,10 @@ def versions_run(store: Store, golden_set_id: int, name: str, judge: str) -> lis
                    if r["rubric_name"] == name and r["judge_id"] == judge and r["n_judgments"]})
 
 
-def not_run_sentence(store: Store, gs: dict, rv: RubricVersion, judge: str) -> str:
+def not_run_sentence(store: Store, gs: GoldenSetRecord, rv: RubricVersion, judge: str) -> str:
     """Why version N of the rubric cannot be calibrated or exported for this judge, and what to do instead."""
-    name, version, golden_set = rv.name, rv.version, gs["name"]
-    ran = versions_run(store, gs["id"], name, judge)
+    name, version, golden_set = rv.name, rv.version, gs.name
+    ran = versions_run(store, gs.id, name, judge)
     latest = get_rubric(store, name).version
     head = (f"judge '{judge}' has no judgments of rubric '{name}' v{version} on golden set '{golden_set}'"
             + (f" (it has judgments of {', '.join(f'v{v}' for v in ran)})" if ran else "")

@@ -81,6 +81,17 @@ class Producer:
 
 
 @dataclass(frozen=True)
+class GoldenSetRecord:
+    """A golden set as the store holds it: ``id`` is what every other row of it points to."""
+
+    id: int
+    name: str
+    overlap: int
+    is_demo: int
+    created_at: str
+
+
+@dataclass(frozen=True)
 class Item:
     """One thing to grade: an answer, or an agent trajectory with its final output."""
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from workbench.core.errors import InputError, NotFound
-from workbench.core.models import Item, Judgment, Label, Rubric
+from workbench.core.models import GoldenSetRecord, Item, Judgment, Label, Rubric
 from workbench.core.names import name_problem
 from workbench.store import active_queue
 from workbench.store.labeling import LabelingQueries
@@ -100,7 +100,7 @@ class Store(Connection):
                 (name, overlap or 2, int(is_demo), now()))
             return cur.lastrowid
 
-    def golden_set(self, name: str) -> dict:
+    def golden_set(self, name: str) -> GoldenSetRecord:
         row = self._one("SELECT id, name, overlap, is_demo, created_at FROM golden_sets "
                         "WHERE name = ? AND importing IS NULL", (name,))
         if not row:
@@ -108,7 +108,7 @@ class Store(Connection):
                 "SELECT name FROM golden_sets WHERE importing IS NULL ORDER BY name")) or "none yet"
             raise NotFound(f"no golden set '{name}' (known: {known}); import items with "
                            f"'workbench import items FILE --golden-set {name}'")
-        return row
+        return GoldenSetRecord(**row)
 
     def golden_set_masking(self, golden_set_id: int) -> dict:
         """The set's blind-review setting: {"enabled": bool, "patterns": [regex, ...]} (the lead's own patterns)."""

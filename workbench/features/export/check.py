@@ -107,7 +107,7 @@ def _check_store(bundle: dict, name: str, store: Store, db_name: str, res: Check
         res.compared.append(f"golden set '{gs['name']}' in {db_name}: items and consensus labels unchanged since "
                             f"approval (version {gs['version']}, {gs['version_hash'][:16]}…).")
         return
-    approved = store.golden_set_version_by_hash(golden["id"], gs["version_hash"])
+    approved = store.golden_set_version_by_hash(golden.id, gs["version_hash"])
     changes = _snapshot_changes(_loads(approved["snapshot"]), now) if approved else \
         "the approved version is not recorded in this database"
     res.problems.append(f"golden set '{gs['name']}' has changed since approval: {changes} (compared version "

@@ -60,7 +60,7 @@ def import_items(store: Store, path: str | Path, golden_set: str, *, progress: P
     golden_set = check_name(golden_set, "golden set name")
     result = ImportResult(path.name)
     try:
-        gs_id: int | None = store.golden_set(golden_set)["id"]
+        gs_id: int | None = store.golden_set(golden_set).id
     except NotFound:
         gs_id = None  # created when the items land
     with staging.StagedItems() as staged:
@@ -126,7 +126,7 @@ def import_labels(store: Store, path: str | Path, golden_set: str, rubric: str, 
     result = ImportResult(path.name)
     rv = get_rubric(store, rubric)
     gs = store.golden_set(golden_set)
-    pks = store.item_pks(gs["id"])  # items are never changed or removed: safe to read before the lock
+    pks = store.item_pks(gs.id)  # items are never changed or removed: safe to read before the lock
     labels: list[Label] = []
     seen: dict[tuple[str, str], int] = {}
     for rec in read_records(path):
@@ -158,7 +158,7 @@ def import_adjudications(store: Store, path: str | Path, golden_set: str, rubric
     result = ImportResult(path.name)
     rv = get_rubric(store, rubric)
     gs = store.golden_set(golden_set)
-    pks = store.item_pks(gs["id"])
+    pks = store.item_pks(gs.id)
     rows = []
     seen: dict[str, int] = {}
     for rec in read_records(path):
@@ -192,7 +192,7 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
     file_hash = _file_sha256(path)
     gs = store.golden_set(golden_set)
     judge_row = store.judge_row(rv.id, spec.id)
-    items = {r["item_id"]: r for r in store.item_index(gs["id"])}
+    items = {r["item_id"]: r for r in store.item_index(gs.id)}
     by_run: dict[str, list[Judgment]] = defaultdict(list)
     seen: dict[tuple, int] = {}
     n_steps: dict[str, int] = {}
@@ -204,7 +204,7 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
                             fix="import the items first or correct the id")
         if j.evidence_steps:
             if j.item_id not in n_steps:  # each item's content is read once, and only when steps are cited
-                n_steps[j.item_id] = len(store.item(gs["id"], j.item_id).trajectory or ())
+                n_steps[j.item_id] = len(store.item(gs.id, j.item_id).trajectory or ())
             check_evidence_steps(rec, j, n_steps[j.item_id])
         run_name = run or f"import-{file_hash[:12]}"
         key = (run_name, j.item_id, j.repeat)
@@ -217,7 +217,7 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
         _tick(progress, result.records)
     with store.transaction():  # the file is validated: only the writes hold the lock
         for run_name, judgments in by_run.items():
-            run_id, _ = store.ensure_run(judge_row["pk"], gs["id"], source="import", name=run_name,
+            run_id, _ = store.ensure_run(judge_row["pk"], gs.id, source="import", name=run_name,
                                          params={"file": path.name}, status="done")
             result.added += store.insert_judgments(run_id, judge_row["config_hash"], judgments, items)
     result.unchanged = result.records - result.added

@@ -110,7 +110,7 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
             target = register_rubric(store, dataclasses.replace(rv.rubric, judges=rv.rubric.judges + tuple(new)))
         result.rubric_version = target.version
         try:
-            gs_id: int | None = store.golden_set(golden_set)["id"]
+            gs_id: int | None = store.golden_set(golden_set).id
         except NotFound:  # verdicts without their items, into a new golden set: each is refused by its record
             gs_id = None
         index = {r["item_id"]: r for r in store.item_index(gs_id)} if gs_id is not None else {}

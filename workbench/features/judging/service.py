@@ -98,17 +98,17 @@ def prepare_run(store: Store, golden_set: str, rubric: str, judge: str, *, new_r
     spec = rv.rubric.judge(judge)
     gs = store.golden_set(golden_set)
     row = store.judge_row(rv.id, judge)
-    runs = store.runs(gs["id"], row["pk"])
+    runs = store.runs(gs.id, row["pk"])
     if probe is not None:
-        run_id, name = probe_runs.ensure_probe_run(store, row["pk"], gs["id"], probe, model=spec.model, create=create)
+        run_id, name = probe_runs.ensure_probe_run(store, row["pk"], gs.id, probe, model=spec.model, create=create)
     elif runs and not new_run:  # the current run, as run_status and the Judges page name it
         run_id, name = runs[-1]["id"], runs[-1]["name"]
     elif create:
         name = f"run-{len(runs) + 1}"
-        run_id, _ = store.ensure_run(row["pk"], gs["id"], source="run", name=name, params={"model": spec.model})
+        run_id, _ = store.ensure_run(row["pk"], gs.id, source="run", name=name, params={"model": spec.model})
     else:
         run_id, name = 0, "(new run)"
-    index = {r["item_id"]: r for r in store.item_index(gs["id"])}
+    index = {r["item_id"]: r for r in store.item_index(gs.id)}
     sink = SqliteRunSink(store, run_id, row["config_hash"], index)
     items = load_items(store, golden_set)
     return Prepared(rv, spec, items if transform is None else transform(items), run_id, name, sink)
@@ -203,7 +203,7 @@ def run_holder(store: Store, golden_set: str, rubric: str, judge: str) -> dict[s
     rv = get_rubric(store, rubric)
     gs = store.golden_set(golden_set)
     row = store.judge_row(rv.id, judge)
-    runs = store.runs(gs["id"], row["pk"])
+    runs = store.runs(gs.id, row["pk"])
     if not runs:
         return None
     holder = leases.live_holder(store, _run_lease_key(runs[-1]["id"]))
@@ -258,13 +258,13 @@ def run_status(store: Store, golden_set: str, rubric: str, judge: str) -> dict[s
     rv = get_rubric(store, rubric)
     gs = store.golden_set(golden_set)
     row = store.judge_row(rv.id, judge)
-    runs = store.runs(gs["id"], row["pk"])
+    runs = store.runs(gs.id, row["pk"])
     spec = rv.rubric.judge(judge)
-    n_items = len(store.item_index(gs["id"]))
+    n_items = len(store.item_index(gs.id))
     out = {"runs": [{"name": r["name"], "source": r["source"], "status": r["status"], "judgments": r["n_judgments"]}
                     for r in runs], "planned": n_items * spec.repeats}
     if runs:
-        judgments = store.judgments(gs["id"], row["pk"], runs[-1]["id"])
+        judgments = store.judgments(gs.id, row["pk"], runs[-1]["id"])
         costs = [j["cost_usd"] for j in judgments if j["cost_usd"] is not None]
         out.update(current=runs[-1]["name"], current_source=runs[-1]["source"], current_status=runs[-1]["status"],
                    done=len(judgments), unscored=sum(j["score"] is None for j in judgments),

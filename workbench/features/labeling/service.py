@@ -25,7 +25,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable
 
 from workbench.core.errors import InputError, NotFound
-from workbench.core.models import Label
+from workbench.core.models import GoldenSetRecord, Label
 from workbench.core.scale import Scale
 from workbench.store import Store
 from workbench.store import active_queue as q
@@ -115,7 +115,7 @@ class BlindItem:
                        trajectory=[masking.mask_step(s) for s in self.trajectory])
 
 
-def _blind(store: Store, gs: dict, row: dict) -> BlindItem:
+def _blind(store: Store, gs: GoldenSetRecord, row: dict) -> BlindItem:
     """What a reviewer receives: the item's content only, masked by the golden set's blind-review setting (a lead's
     choice, never the reviewer's)."""
     item = BlindItem(row["item_id"], row["input"] or "", row["output"], row["trajectory"] or [], row["reference"])
@@ -142,21 +142,21 @@ def next_item(store: Store, golden_set: str, rubric: str, rater: str, *, at: dat
     queries = store.labeling
     with store.transaction():
         gs = store.golden_set(golden_set)
-        held = queries.live_reservation(gs["id"], rv.name, rater, at=at_s)
+        held = queries.live_reservation(gs.id, rv.name, rater, at=at_s)
         if held is None:
             queries.purge_expired_reservations(rv.name, at=at_s)
-            held = queries.first_candidate(gs["id"], rv.name, rater, overlap=gs["overlap"], at=at_s,
+            held = queries.first_candidate(gs.id, rv.name, rater, overlap=gs.overlap, at=at_s,
                                            order_key=order_key(store, gs) or queue_key)
             if held is None:
                 return None
         queries.reserve(held["pk"], rv.name, rater, expires_at=until)
-        return _blind(store, gs, queries.blind_item(gs["id"], held["item_id"]))
+        return _blind(store, gs, queries.blind_item(gs.id, held["item_id"]))
 
 
 def open_item(store: Store, golden_set: str, item_id: str) -> BlindItem:
     """An item by id, blind and masked (for changing an earlier label, and for adjudication)."""
     gs = store.golden_set(golden_set)
-    row = store.labeling.blind_item(gs["id"], item_id)
+    row = store.labeling.blind_item(gs.id, item_id)
     if row is None:
         raise NotFound(f"golden set '{golden_set}' has no item '{item_id}'")
     return _blind(store, gs, row)
@@ -171,7 +171,7 @@ def my_label(store: Store, golden_set: str, rubric: str, item_id: str, rater: st
 def recent_labels(store: Store, golden_set: str, rubric: str, rater: str, *, limit: int = 10) -> list[dict]:
     """This rater's latest labels, newest first: item_id, score, rationale, updated_at, n_changes."""
     gs = store.golden_set(golden_set)
-    return store.labeling.recent_labels(gs["id"], get_rubric(store, rubric).name, rater, limit=limit)
+    return store.labeling.recent_labels(gs.id, get_rubric(store, rubric).name, rater, limit=limit)
 
 
 @dataclass(frozen=True)
@@ -193,9 +193,9 @@ def labeling_progress(store: Store, golden_set: str, rubric: str, rater: str, *,
                       at: datetime | None = None) -> LabelingProgress:
     gs = store.golden_set(golden_set)
     name = get_rubric(store, rubric).name
-    p = store.labeling.progress(gs["id"], name, rater, overlap=gs["overlap"])
-    waiting = store.labeling.count_queue(gs["id"], name, rater, overlap=gs["overlap"], at=_iso(at))
-    return LabelingProgress(p["n_items"], p["n_complete"], p["n_labels"], gs["overlap"], p["mine"], p["set_aside"],
+    p = store.labeling.progress(gs.id, name, rater, overlap=gs.overlap)
+    waiting = store.labeling.count_queue(gs.id, name, rater, overlap=gs.overlap, at=_iso(at))
+    return LabelingProgress(p["n_items"], p["n_complete"], p["n_labels"], gs.overlap, p["mine"], p["set_aside"],
                             waiting)
 
 
@@ -225,11 +225,11 @@ def adjudication_status(store: Store, golden_set: str, rubric: str) -> Adjudicat
     c = consensus(store, golden_set, rv.name)
     open_ids = set(c.unresolved)
     by_item: dict[str, list[dict]] = {i: [] for i in c.unresolved}
-    for r in store.labels(gs["id"], rv.name):
+    for r in store.labels(gs.id, rv.name):
         if r["item_id"] in open_ids:
             by_item[r["item_id"]].append({k: r[k] for k in ("rater", "score", "rationale", "updated_at")})
     flags_by: dict[str, list[dict]] = {}
-    for f in store.labeling.flags(gs["id"], rv.name, kinds=FLAG_KINDS):
+    for f in store.labeling.flags(gs.id, rv.name, kinds=FLAG_KINDS):
         if f["item_id"] in open_ids:
             flags_by.setdefault(f["item_id"], []).append({k: f[k] for k in ("rater", "kind", "note")})
     return AdjudicationStatus(len(c.labels), len(c.resolved), len(c.adjudicated),
@@ -239,7 +239,7 @@ def adjudication_status(store: Store, golden_set: str, rubric: str) -> Adjudicat
 def flagged_items(store: Store, golden_set: str, rubric: str) -> list[dict]:
     """Flags ('broken item', 'unsure') raised by reviewers, oldest first."""
     gs = store.golden_set(golden_set)
-    return store.labeling.flags(gs["id"], get_rubric(store, rubric).name, kinds=FLAG_KINDS)
+    return store.labeling.flags(gs.id, get_rubric(store, rubric).name, kinds=FLAG_KINDS)
 
 
 # -- pickers ---------------------------------------------------------------------
@@ -255,7 +255,7 @@ def rubric_names(store: Store) -> list[str]:
 
 def default_rubric(store: Store, golden_set: str) -> str | None:
     """The rubric this golden set is already labeled under, else the only or first rubric."""
-    used = store.label_rubrics(store.golden_set(golden_set)["id"])
+    used = store.label_rubrics(store.golden_set(golden_set).id)
     names = rubric_names(store)
     for name in used:
         if name in names:
@@ -265,23 +265,23 @@ def default_rubric(store: Store, golden_set: str) -> str | None:
 
 # -- the active queue's order (set by the lead: ``features.planning.active_queue``), as reviewers are served --
 
-def order_key(store: Store, gs: dict) -> Callable[[str, str], bytes] | None:
+def order_key(store: Store, gs: GoldenSetRecord) -> Callable[[str, str], bytes] | None:
     """The queue order of an active golden set (None: random order), as the labeling queue's sort key.
 
     Every reviewer gets the same order, lowest ``u / pi`` first; items added after the design come last.
     """
-    if q.queue_order(store, gs["id"]) != "active":
+    if q.queue_order(store, gs.id) != "active":
         return None
-    priority = q.priorities(store, gs["id"])
+    priority = q.priorities(store, gs.id)
     inf = float("inf")
     return lambda rater, item_id: struct.pack(">d", priority.get(item_id, inf)) + item_id.encode()
 
 
-def record_served(store: Store, gs: dict, item_pk: int, rubric_name: str, rater: str) -> None:
+def record_served(store: Store, gs: GoldenSetRecord, item_pk: int, rubric_name: str, rater: str) -> None:
     """Record the item's inclusion probability on the label just saved, if the set's queue is active."""
-    if q.queue_order(store, gs["id"]) != "active":
+    if q.queue_order(store, gs.id) != "active":
         return
-    current = q.inclusion_probability(store, gs["id"], item_pk)
+    current = q.inclusion_probability(store, gs.id, item_pk)
     if current is not None:
         phase, p = current
         q.record_inclusion(store, [{"item_pk": item_pk, "rater": rater, "rubric_name": rubric_name,

@@ -51,8 +51,8 @@ def unit_number(golden_set: str, item_id: str, phase: int = 1) -> float:
 
 def queue_setting(store: Store, golden_set: str) -> QueueSetting:
     gs = store.golden_set(golden_set)
-    return QueueSetting(golden_set, q.queue_order(store, gs["id"]), q.design(store, gs["id"]),
-                        q.design_summary(store, gs["id"]))
+    return QueueSetting(golden_set, q.queue_order(store, gs.id), q.design(store, gs.id),
+                        q.design_summary(store, gs.id))
 
 
 def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | None = None,
@@ -64,7 +64,7 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
     gs = store.golden_set(golden_set)
     if order == "random":
         with store.transaction():
-            q.set_random(store, gs["id"])
+            q.set_random(store, gs.id)
         return queue_setting(store, golden_set)
     if not rubric or not judge:
         raise InputError("the active queue needs the rubric and the judge whose undecided checks it serves",
@@ -76,7 +76,7 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
 
     data = judge_data(store, golden_set, rubric, judge)
     rv = data.rubric
-    index = store.item_index(gs["id"])
+    index = store.item_index(gs.id)
     frame = data.judgments
     first = frame[(frame["run_id"] == data.run["id"]) & (frame["repeat"] == 0)].dropna(subset=["score"])
     scores = {i: int(s) for i, s in zip(first["item_id"], first["score"])}
@@ -106,17 +106,17 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
               for s, f, r in zip(judged, same, index)]
     expected = float(min(len(index), expected_labels or max(len(index) / 4, 1)))
     pi = sp.neyman_inclusion(strata, dev, expected_labels=expected, floor=FLOOR)
-    earlier = q.design(store, gs["id"])
+    earlier = q.design(store, gs.id)
     # the same rubric and judge again: a re-plan, a new phase; else a fresh design whose first phase is what
     # was labeled before it
     replan = bool(earlier and earlier["rubric_name"] == rv.name and earlier["judge_id"] == judge)
     phase = earlier["phase"] + 1 if replan else 1
-    pks = store.item_pks(gs["id"])
+    pks = store.item_pks(gs.id)
     rows = [{"item_pk": pks[r["item_id"]], "stratum": h, "probability": float(p),
              "priority": float(unit_number(golden_set, r["item_id"], phase) / p)}
             for r, h, p in zip(index, strata, pi)]
     with store.transaction():
-        q.save_design(store, gs["id"], phase=phase, rubric_name=rv.name, judge_id=judge, expected_labels=expected,
-                      labeled_before=earlier["labeled_before"] if replan else q.labeled_share(store, gs["id"], rv.name),
+        q.save_design(store, gs.id, phase=phase, rubric_name=rv.name, judge_id=judge, expected_labels=expected,
+                      labeled_before=earlier["labeled_before"] if replan else q.labeled_share(store, gs.id, rv.name),
                       checks=checks, created_by=lead, rows=rows)
     return queue_setting(store, golden_set)

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from workbench import stats
+from workbench.core.models import GoldenSetRecord
 from workbench.core.errors import InputError
 from workbench.calibration.gate import (FAILED, PASSED, UNDECIDED, Check, Policy, Verdict, evaluate, evidence_needs,
     metric_se)
@@ -149,9 +150,9 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     policy: Policy = policy_for(rv, workspace)
     report = report or calibrate(store, golden_set, rubric, judge, Options(), data=data, workspace=workspace)
     gs = store.golden_set(golden_set)
-    overlap = int(gs["overlap"])
+    overlap = int(gs.overlap)
     cons = consensus(store, golden_set, rv.name)
-    index = {r["item_id"]: r for r in store.item_index(gs["id"])}
+    index = {r["item_id"]: r for r in store.item_index(gs.id)}
     frame = data.judgments
     first = frame[(frame["run_id"] == data.run["id"]) & (frame["repeat"] == 0)].dropna(subset=["score"])
     scores = {i: int(s) for i, s in zip(first["item_id"], first["score"])}
@@ -405,17 +406,17 @@ def undecided_checks(p: Plan) -> list[str]:
     return out or list(sp.CHECK_TARGETS)
 
 
-def _queue_advice(store: Store, gs: dict, rubric: str, judge: str, p: Plan) -> str | None:
+def _queue_advice(store: Store, gs: GoldenSetRecord, rubric: str, judge: str, p: Plan) -> str | None:
     """A re-plan suggestion when the active queue of this rubric and judge serves checks that are now decided."""
     from workbench.store import active_queue as q
 
-    d = q.design(store, gs["id"])
-    if q.queue_order(store, gs["id"]) != "active" or not d or (d["rubric_name"], d["judge_id"]) != (rubric, judge):
+    d = q.design(store, gs.id)
+    if q.queue_order(store, gs.id) != "active" or not d or (d["rubric_name"], d["judge_id"]) != (rubric, judge):
         return None
     now = undecided_checks(p) if p.undecided else []
     if not now or set(now) == set(d["checks"]):
         return None
     return (f"The active queue serves {', '.join(d['checks'])}; the undecided checks are now {', '.join(now)}. "
-            f"Re-plan it to serve them: workbench golden-set queue {gs['name']} --order active --rubric {rubric} "
+            f"Re-plan it to serve them: workbench golden-set queue {gs.name} --order active --rubric {rubric} "
             f"--judge {judge}.")
 

@@ -137,8 +137,8 @@ def report(store: Store, golden_set: str, rubric: str, judge: str, *, options: O
     """Every probe run of the judge against its current run's verdicts; None when no probe has been run."""
     data = data or judge_data(store, golden_set, rubric, judge)
     gs = store.golden_set(golden_set)
-    index = pd.DataFrame(store.item_index(gs["id"])).set_index("item_id")
+    index = pd.DataFrame(store.item_index(gs.id)).set_index("item_id")
     resolved = consensus(store, golden_set, data.rubric.name).resolved
-    return probe_section(probe_frame(store, gs["id"], data.judge_row["pk"]), _baseline(data), resolved, index,
+    return probe_section(probe_frame(store, gs.id, data.judge_row["pk"]), _baseline(data), resolved, index,
                          scale=list(data.rubric.rubric.scale.values), baseline_run=data.run["name"],
                          resamples=options.resamples, seed=options.seed)

@@ -83,12 +83,12 @@ def _split_for(store: Store, golden_set: str, rubric: str, *, seed: int, held_ou
     """(split row or None when not written, item_id -> part) of the current golden-set version."""
     gs = store.golden_set(golden_set)
     version_hash = freeze(store, golden_set)["hash"] if write else current_snapshot(store, golden_set)[0]
-    version = store.golden_set_version_by_hash(gs["id"], version_hash)
+    version = store.golden_set_version_by_hash(gs.id, version_hash)
     row = None if version is None else db.find_split(store, version["id"], rubric, seed, held_out_fraction)
     if row is not None:
         return row, {r["item_id"]: r["part"] for r in db.split_items(store, row["id"])}
     cons = consensus(store, golden_set, rubric)
-    index = [r for r in store.item_index(gs["id"]) if r["item_id"] in cons.resolved]
+    index = [r for r in store.item_index(gs.id) if r["item_id"] in cons.resolved]
     if not index:
         raise NotFound(f"golden set '{golden_set}' has no item with a consensus label under rubric '{rubric}'; "
                        "label items (or adjudicate them) before refining")
@@ -101,7 +101,7 @@ def _split_for(store: Store, golden_set: str, rubric: str, *, seed: int, held_ou
     parts = {**{i: "development" for i in s.development}, **{i: "held_out" for i in s.held_out}}
     if not write:
         return None, parts
-    row = db.insert_split(store, golden_set_id=gs["id"], golden_set_version_id=version["id"], rubric_name=rubric,
+    row = db.insert_split(store, golden_set_id=gs.id, golden_set_version_id=version["id"], rubric_name=rubric,
                           seed=seed, held_out_fraction=held_out_fraction, strata=s.strata,
                           n_unresolved=len(cons.unresolved),
                           items=[(r["pk"], parts[r["item_id"]], cons.resolved[r["item_id"]]) for r in index])
@@ -210,10 +210,10 @@ def _scores(store: Store, golden_set: str, rv: RubricVersion, judge: str, part: 
     """Repeat-0 scores of a candidate's run on one part (None: unscored)."""
     gs = store.golden_set(golden_set)
     row = store.judge_row(rv.id, judge)
-    run = next((r for r in store.runs(gs["id"], row["pk"]) if r["name"] == RUN_OF_PART[part]), None)
+    run = next((r for r in store.runs(gs.id, row["pk"]) if r["name"] == RUN_OF_PART[part]), None)
     if run is None:
         return {}
-    return {j["item_id"]: j["score"] for j in store.judgments(gs["id"], row["pk"], run["id"]) if j["repeat"] == 0}
+    return {j["item_id"]: j["score"] for j in store.judgments(gs.id, row["pk"], run["id"]) if j["repeat"] == 0}
 
 
 def _evaluate(c: _Ctx, rv: RubricVersion) -> str | None:
@@ -221,7 +221,7 @@ def _evaluate(c: _Ctx, rv: RubricVersion) -> str | None:
     gs = c.store.golden_set(c.golden_set)
     for part in PARTS:
         wanted = c.ids(part)
-        runs = c.store.runs(gs["id"], c.store.judge_row(rv.id, c.judge)["pk"])
+        runs = c.store.runs(gs.id, c.store.judge_row(rv.id, c.judge)["pk"])
         names = [r["name"] for r in runs]
         # run-1 holds the development items, run-2 the held-out ones: a part's run is made once, then resumed
         # (judging.run resumes the newest run), and the held-out run starts only once the development run is done
@@ -263,9 +263,9 @@ def _disagreements(c: _Ctx, rv: RubricVersion) -> list[opt.Disagreement]:
     cons = consensus(c.store, c.golden_set, c.base.name)
     gs = c.store.golden_set(c.golden_set)
     row = c.store.judge_row(rv.id, c.judge)
-    run = next(r for r in c.store.runs(gs["id"], row["pk"]) if r["name"] == RUN_OF_PART["development"])
-    judgments = {j["item_id"]: j for j in c.store.judgments(gs["id"], row["pk"], run["id"]) if j["repeat"] == 0}
-    rationales = {(r["item_id"], r["rater"]): r.get("rationale") for r in c.store.labels(gs["id"], c.base.name)}
+    run = next(r for r in c.store.runs(gs.id, row["pk"]) if r["name"] == RUN_OF_PART["development"])
+    judgments = {j["item_id"]: j for j in c.store.judgments(gs.id, row["pk"], run["id"]) if j["repeat"] == 0}
+    rationales = {(r["item_id"], r["rater"]): r.get("rationale") for r in c.store.labels(gs.id, c.base.name)}
     out = []
     for item_id, score in scores.items():
         truth = cons.resolved.get(item_id)
@@ -451,7 +451,7 @@ def _session(store: Store, golden_set: str, base: RubricVersion, judge: str, *, 
              optimizer: str | None, max_examples: int, budget_usd: float | None, seed: int,
              held_out_fraction: float, new_session: bool) -> tuple[dict, dict[str, str]]:
     gs = store.golden_set(golden_set)
-    s = None if new_session else db.open_session(store, gs["id"], base.name, judge)
+    s = None if new_session else db.open_session(store, gs.id, base.name, judge)
     if s is not None and s["base_rubric_id"] != base.id:
         db.set_session_status(store, s["id"], "closed")  # the rubric has moved on: refine its newest version
         s = None
@@ -534,7 +534,7 @@ def _run_session(store: Store, golden_set: str, base: RubricVersion, judge: str,
         if progress is not None:
             progress(msg)
 
-    c = _Ctx(store, golden_set, store.golden_set(golden_set)["id"], base, judge, session, parts,
+    c = _Ctx(store, golden_set, store.golden_set(golden_set).id, base, judge, session, parts,
              {i.id: i for i in load_items(store, golden_set)}, Options(resamples=resamples, seed=seed), workspace,
              provider_options, optimizer_options, concurrency, say)
     r0 = register_rubric(store, rubric_from_dict(_content_for(base.rubric, candidate_name(base.name, session["id"], 0),
@@ -568,7 +568,7 @@ def estimate(store: Store, golden_set: str, rubric: str, judge: str, *, strategy
     base = get_rubric(store, rubric)
     spec = base.rubric.judge(judge)
     gs = store.golden_set(golden_set)
-    s = db.open_session(store, gs["id"], base.name, judge)
+    s = db.open_session(store, gs.id, base.name, judge)
     if s is not None and s["base_rubric_id"] == base.id:
         parts = {r["item_id"]: r["part"] for r in db.split_items(store, s["split_id"])}
         finished = len([r for r in db.rounds(store, s["id"]) if r["status"] not in ("proposing", "evaluating",
@@ -606,7 +606,7 @@ def rounds_of(store: Store, golden_set: str, rubric: str) -> list[dict]:
     """Every session of the rubric on the golden set with its split and rounds, newest first: for the page."""
     gs = store.golden_set(golden_set)
     out = []
-    for s in reversed(db.sessions(store, gs["id"], rubric)):
+    for s in reversed(db.sessions(store, gs.id, rubric)):
         rows = db.rounds(store, s["id"])
         for r in rows:
             r["diff"] = (db.lineage(store, r["child_rubric_id"]) or {}).get("diff") if r["child_rubric_id"] else None
