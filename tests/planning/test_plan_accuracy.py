@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from workbench.core.consensus import consensus_label
-from workbench.features.demo.generator import DATA_DIR, generate, with_effects
+from workbench.features.demo.generator import generate, with_effects
 from workbench.features.importing import service as importing
 from workbench.features.planning.plan import plan
 from workbench.calibration.rubric_versions import add_rubric
