@@ -166,3 +166,15 @@ def test_check_labels_refuses_exactly_what_pandas_calls_duplicated(rows):
             check_labels(frame, np.array([-1, 0, 1]))
     else:
         assert len(check_labels(frame, np.array([-1, 0, 1]))) == len(frame)
+
+
+def test_special_functions_are_scipy_specials_own_ufuncs_loaded_without_its_init():
+    import subprocess
+    import sys
+
+    probe = ("import sys; from workbench.stats._common import special_functions as f; s = f(); "
+             "print('scipy.special' in sys.modules, 'numpy.f2py' in sys.modules); import scipy.special as sp; "
+             "print(all(getattr(s, n) is getattr(sp, n) for n in ('ndtr', 'ndtri', 'stdtr', 'stdtrit')), "
+             "f() is sp, sp.ndtri(0.975) == s.ndtri(0.975))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False", "True", "True", "True"]

@@ -228,12 +228,31 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
                             "methods": INTERVAL_METHODS})
     if use_cache and (cached := store.report(quick_key)) is not None:
         return _current(store, CalibrationReport.from_json(cached), scope)
+    with _one_blas_thread():
+        return _computed(store, golden_set, rubric, judge, options, scope, policy, quick_key, use_cache=use_cache,
+                         data=data, workspace=workspace, labels_of=labels_of)
+
+
+def _one_blas_thread():
+    """A context in which numpy's BLAS runs on one thread: the report's matrices (resamples x clusters) are too
+    small for threads to pay, and on a busy 2-core machine a second thread costs more wall time than it saves."""
+    import numpy  # noqa: F401  (loads the BLAS the limit applies to)
+    from threadpoolctl import threadpool_limits  # scikit-learn's dependency
+
+    return threadpool_limits(1, user_api="blas")
+
+
+def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: Options, scope: Scope,
+              policy: Policy, quick_key: str, *, use_cache: bool, data: JudgeData | None, workspace: Workspace | None,
+              labels_of: str | None) -> CalibrationReport:
+    """The report computed from the data (or found under the key of the data itself), saved under both keys."""
     import numpy as np
     import pandas as pd
 
     from workbench import stats
     from workbench.calibration import design_weights
 
+    rv, gs = scope.rubric, scope.golden_set
     data = data or judge_data(store, golden_set, rubric, judge, options.run, scope=scope)
     spec = data.spec
     scale = list(rv.rubric.scale.values)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.stats._common import check_scale
+from workbench.stats._common import check_scale, special_functions
 from workbench.stats.humans import check_labels, judge_codes_for
 
 #: Suggested epsilon by kind of rater (Calderon et al. 2025, FAQ).
@@ -205,15 +205,13 @@ def ttest_less_pvalue(sample: np.ndarray, popmean: float) -> float:
     >>> round(ttest_less_pvalue(np.array([0.0, -1.0, 0.0, -1.0, 1.0, -1.0]), 0.2), 4)  # t = -1.6, 5 df
     0.0852
     """
-    from scipy.special import stdtr
-
     a = np.asarray(sample, dtype=np.float64)
     n = a.shape[0]
     centred = a - np.mean(a, keepdims=True)
     var = np.mean(centred**2) * (np.float64(n) / (np.float64(n) - 1))
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.divide(np.mean(a) - np.float64(popmean), np.sqrt(var / n))
-    return float(stdtr(np.float64(n - 1), t))
+    return float(special_functions().stdtr(np.float64(n - 1), t))
 
 
 def benjamini_yekutieli_rejections(p_values: Any, q: float) -> np.ndarray:

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from workbench.stats._common import check_level
+from workbench.stats._common import check_level, special_functions
 from workbench.stats.intervals.proportion import proportion_interval
 
 
@@ -41,9 +41,8 @@ def z_value(level: float = 0.95) -> float:
     1.96
     """
     check_level(level)
-    from scipy.special import ndtri  # scipy.stats' norm.ppf is this function; scipy.stats takes seconds to import
-
-    return float(ndtri(1 - (1 - level) / 2))
+    # scipy.stats' norm.ppf, without the seconds of importing scipy.stats
+    return float(special_functions().ndtri(1 - (1 - level) / 2))
 
 
 def items_for_proportion_halfwidth(p: float, halfwidth: float, *, level: float = 0.95) -> int:
@@ -118,12 +117,11 @@ def items_to_clear(value: float, se: float, n: int, threshold: float, *, level: 
 def undecided_median(distance: float, z_pass: float, z_fail: float) -> float:
     """The median z-score of an estimate whose truth lies ``distance`` standard errors from the bound (positive on
     the passing side), among estimates that leave the check undecided (between ``-z_fail`` and ``z_pass``)."""
-    from scipy.special import ndtr, ndtri  # the normal cdf and its inverse, without importing scipy.stats
-
     if distance < 0:  # mirrored, so that the probabilities below are of the lower tail (exact far out)
         return -undecided_median(-distance, z_fail, z_pass)
-    lower, upper = ndtr(-z_fail - distance), ndtr(z_pass - distance)
-    return distance + float(ndtri(lower + (upper - lower) / 2))
+    special = special_functions()  # the normal cdf and its inverse, without importing scipy.stats
+    lower, upper = special.ndtr(-z_fail - distance), special.ndtr(z_pass - distance)
+    return distance + float(special.ndtri(lower + (upper - lower) / 2))
 
 
 def distance_given_undecided(z_now: float, z_pass: float, z_fail: float) -> float:

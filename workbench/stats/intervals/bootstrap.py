@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from workbench.stats._common import (NO_ITEMS, ONE_ITEM, check_bootstrap_options, check_pass_threshold,
-    check_same_length, check_scale, cluster_codes, score_codes)
+    check_same_length, check_scale, cluster_codes, score_codes, special_functions)
 from workbench.stats.agreement import METRIC_NAMES, _metrics_of_matrix, stacked_metrics
 from workbench.stats.intervals.methods import BOOTSTRAP_INTERVAL
 from workbench.stats.intervals.proportion import METHOD as PROPORTION_METHOD
@@ -114,7 +114,7 @@ def bca_interval(samples: np.ndarray, point: float, jackknife: np.ndarray, jackk
     undefined (no spread in the jackknife, or every sample on one side).
     """
     # scipy.stats' norm.ppf and norm.cdf are these functions (same floats); scipy.stats takes seconds to import
-    from scipy.special import ndtr, ndtri
+    special = special_functions()
 
     finite = samples[np.isfinite(samples)]
     undefined = int(samples.size - finite.size)
@@ -126,14 +126,14 @@ def bca_interval(samples: np.ndarray, point: float, jackknife: np.ndarray, jackk
     if not 0 < below < 1 or w.sum() < 2:
         low, high, _ = percentile_interval(samples, level)
         return low, high, undefined
-    z0 = ndtri(below)
+    z0 = special.ndtri(below)
     jk = jackknife[ok]
     centred = np.average(jk, weights=w) - jk
     spread = float(np.sum(w * centred**2))
     accel = float(np.sum(w * centred**3)) / (6 * spread**1.5) if spread > 0 else 0.0
     tail = (1 - level) / 2
-    z = ndtri(np.array([tail, 1 - tail]))
-    adjusted = ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z)))
+    z = special.ndtri(np.array([tail, 1 - tail]))
+    adjusted = special.ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z)))
     low, high = np.quantile(finite, np.clip(adjusted, 0, 1))
     return float(low), float(high), undefined
 
@@ -151,11 +151,10 @@ def expanded_level(level: float, n: int) -> float:
     >>> round(expanded_level(0.95, 20), 4), round(expanded_level(0.95, 10_000), 4)
     (0.9682, 0.95)
     """
-    from scipy.special import ndtr, stdtrit  # scipy.stats' norm.cdf and t.ppf, without its import time
-
     if n < 2:
         return level
-    tail = ndtr(-np.sqrt(n / (n - 1)) * stdtrit(n - 1, 1 - (1 - level) / 2))
+    special = special_functions()  # scipy.stats' norm.cdf and t.ppf, without its import time
+    tail = special.ndtr(-np.sqrt(n / (n - 1)) * special.stdtrit(n - 1, 1 - (1 - level) / 2))
     return float(1 - 2 * tail)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from workbench.stats._common import special_functions
 from workbench.stats.intervals.methods import PROPORTION_METHOD
 
 #: Metrics that are a share of items of some denominator, and what that denominator is.
@@ -102,12 +103,11 @@ def wilson_interval(count: float, nobs: float, *, level: float = 0.95) -> tuple[
     >>> round(low, 4), round(high, 4)
     (0.2553, 0.3662)
     """
-    from scipy.special import ndtri  # scipy.stats' normal quantile is this function; scipy.stats loads for seconds
 
     # numpy scalars and 0-d arrays where statsmodels has them: ``**`` then rounds the same way
     count_a, nobs_a = np.asarray(count, dtype=np.float64), np.asarray(nobs, dtype=np.float64)
     q = count_a / nobs_a
-    crit = -ndtri((1 - level) / 2.0)
+    crit = -special_functions().ndtri((1 - level) / 2.0)  # scipy.stats' normal quantile, without its import
     crit2 = crit**2
     denom = 1 + crit2 / nobs_a
     center = (q + crit2 / (2 * nobs_a)) / denom
