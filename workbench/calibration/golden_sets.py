@@ -7,13 +7,135 @@ and its export to files are ``services/snapshots.py``.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from workbench.core.consensus import consensus_label
 from workbench.core.errors import NotFound
 from workbench.core.models import GoldenSetRecord, Item
 from workbench.store import Store
 from workbench.calibration.rubric_versions import get_rubric
+
+
+# -- rows of the store, typed where they are read -------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ItemIndexRow:
+    """An item without its content (``Store.item_index``): what statistics, snapshots and counts read."""
+
+    pk: int
+    item_id: str
+    task_id: str | None
+    category: str
+    producer_model: str | None
+    producer_family: str | None
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRow:
+    """A reviewer's label of an item (``Store.labels``)."""
+
+    item_id: str
+    item_pk: int
+    rater: str
+    score: int
+    rationale: str | None
+    created_at: str
+    updated_at: str | None
+
+    def to_json(self, inclusion_probability: float | None = None) -> dict[str, Any]:
+        """The labels.jsonl record (with the active queue's inclusion probability), without fields that are None."""
+        return {k: v for k, v in {"item_id": self.item_id, "rater": self.rater, "score": self.score,
+                                  "rationale": self.rationale, "created_at": self.created_at,
+                                  "inclusion_probability": inclusion_probability}.items() if v is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class AdjudicationRow:
+    """A lead's final label of an item (``Store.adjudications``)."""
+
+    item_id: str
+    item_pk: int
+    score: int
+    note: str | None
+    lead: str
+    created_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The adjudications.jsonl record: the fields that import back, without the ones that are None."""
+        return {k: v for k, v in {"item_id": self.item_id, "score": self.score, "note": self.note, "lead": self.lead,
+                                  "created_at": self.created_at}.items() if v is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """A judge's calibration run on a golden set (``Store.runs``), with its judge, rubric version and count."""
+
+    id: int
+    judge_pk: int
+    golden_set_id: int
+    source: str
+    name: str
+    status: str
+    params: dict[str, Any]
+    started_at: str
+    finished_at: str | None
+    probe: str | None
+    judge_id: str
+    config_hash: str
+    rubric_name: str
+    rubric_version: int
+    n_judgments: int
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenSetVersion:
+    """A frozen version of a golden set (``Store.golden_set_versions``)."""
+
+    id: int
+    version: int
+    hash: str
+    created_at: str
+
+    @classmethod
+    def from_row(cls, row: dict) -> GoldenSetVersion:
+        """From a version row, also the whole one ``Store.insert_golden_set_version`` returns (its snapshot and
+        golden set id are not kept)."""
+        return cls(**{k: v for k, v in row.items() if k not in ("golden_set_id", "snapshot")})
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenSetSummary:
+    """A golden set with its counts (``Store.golden_sets``), as ``golden-set list`` prints it."""
+
+    id: int
+    name: str
+    overlap: int
+    is_demo: int
+    created_at: str
+    n_items: int
+    n_labels: int
+    n_raters: int
+    n_judgments: int
+    latest_version: int | None
+
+
+def item_index(store: Store, golden_set_id: int) -> list[ItemIndexRow]:
+    return [ItemIndexRow(**r) for r in store.item_index(golden_set_id)]
+
+
+def runs_of(store: Store, golden_set_id: int, judge_pk: int | None = None) -> list[RunRow]:
+    """The judge's (without ``judge_pk``: every judge's) calibration runs on the golden set, oldest first."""
+    return [RunRow(**r) for r in store.runs(golden_set_id, judge_pk)]
+
+
+def label_rows(store: Store, golden_set_id: int, rubric: str) -> list[LabelRow]:
+    return [LabelRow(**r) for r in store.labels(golden_set_id, rubric)]
+
+
+def adjudications(store: Store, golden_set_id: int, rubric: str) -> list[AdjudicationRow]:
+    return [AdjudicationRow(**r) for r in store.adjudications(golden_set_id, rubric)]
 
 
 def load_items(store: Store, golden_set: str) -> list[Item]:
@@ -67,7 +189,7 @@ def consensus(store: Store, golden_set: str, rubric: str, *, gs: GoldenSetRecord
     human: dict[str, dict[str, int]] = defaultdict(dict)
     for item_id, rater, score in store.label_scores(gs.id, rubric):
         human[item_id][rater] = score
-    adjudicated = {r["item_id"]: r["score"] for r in store.adjudications(gs.id, rubric)}
+    adjudicated = {r.item_id: r.score for r in adjudications(store, gs.id, rubric)}
     ids = list(human) + [i for i in adjudicated if i not in human]
     labels = {i: consensus_label(human.get(i, {}).values(), adjudicated.get(i)) for i in ids}
     return Consensus(labels, dict(human), adjudicated)
@@ -77,26 +199,75 @@ def list_golden_sets(store: Store) -> list[dict]:
     return store.golden_sets()
 
 
-def show_golden_set(store: Store, golden_set: str) -> dict:
+def golden_set_summaries(store: Store) -> list[GoldenSetSummary]:
+    return [GoldenSetSummary(**r) for r in store.golden_sets()]
+
+
+@dataclass(frozen=True, slots=True)
+class RubricLabels:
+    """How far labeling of a golden set under a rubric has come."""
+
+    labeled_items: int
+    labels: int
+    raters: int
+    with_2_or_more: int
+    resolved: int
+    unresolved: int
+    adjudicated: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """A judge's run as ``golden-set show`` lists it."""
+
+    rubric: str
+    rubric_version: int
+    judge: str
+    run: str
+    source: str
+    judgments: int
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenSetOverview:
+    """``golden-set show``: a golden set's items by category and producer, its labels per rubric, runs, versions."""
+
+    name: str
+    synthetic_demo: bool
+    overlap: int
+    items: int
+    categories: dict[str, int]
+    producer_families: dict[str, int]
+    rubrics: dict[str, RubricLabels]
+    runs: list[RunSummary]
+    versions: list[GoldenSetVersion]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def golden_set_overview(store: Store, golden_set: str) -> GoldenSetOverview:
     gs = store.golden_set(golden_set)
-    items = store.item_index(gs.id)
+    items = item_index(store, gs.id)
     categories: dict[str, int] = defaultdict(int)
     families: dict[str, int] = defaultdict(int)
     for r in items:
-        categories[r["category"]] += 1
-        families[r["producer_family"] or "unknown"] += 1
+        categories[r.category] += 1
+        families[r.producer_family or "unknown"] += 1
     rubrics = {}
     for rubric in store.label_rubrics(gs.id):
         c = consensus(store, golden_set, rubric)
         per_item = [len(v) for v in c.human.values()]
-        rubrics[rubric] = {"labeled_items": len(c.human), "labels": sum(per_item),
-                           "raters": len({r for v in c.human.values() for r in v}),
-                           "with_2_or_more": sum(n >= 2 for n in per_item),
-                           "resolved": len(c.resolved), "unresolved": len(c.unresolved),
-                           "adjudicated": len(c.adjudicated)}
-    runs = [{"rubric": r["rubric_name"], "rubric_version": r["rubric_version"], "judge": r["judge_id"],
-             "run": r["name"], "source": r["source"], "judgments": r["n_judgments"], "status": r["status"]}
-            for r in store.runs(gs.id)]
-    return {"name": golden_set, "synthetic_demo": bool(gs.is_demo), "overlap": gs.overlap, "items": len(items),
-            "categories": dict(categories), "producer_families": dict(families), "rubrics": rubrics, "runs": runs,
-            "versions": store.golden_set_versions(gs.id)}
+        rubrics[rubric] = RubricLabels(len(c.human), sum(per_item), len({r for v in c.human.values() for r in v}),
+                                       sum(n >= 2 for n in per_item), len(c.resolved), len(c.unresolved),
+                                       len(c.adjudicated))
+    runs = [RunSummary(r.rubric_name, r.rubric_version, r.judge_id, r.name, r.source, r.n_judgments, r.status)
+            for r in runs_of(store, gs.id)]
+    return GoldenSetOverview(golden_set, bool(gs.is_demo), gs.overlap, len(items), dict(categories), dict(families),
+                             rubrics, runs, [GoldenSetVersion.from_row(v) for v in store.golden_set_versions(gs.id)])
+
+
+def show_golden_set(store: Store, golden_set: str) -> dict:
+    """:func:`golden_set_overview` as the JSON object ``golden-set show --json`` prints."""
+    return golden_set_overview(store, golden_set).to_json()

@@ -7,6 +7,7 @@ the same rows), so the numbers, denominators and words of the three front ends n
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
 from workbench.calibration.gate import FAILED, HEADLINE, PASSED, STATUS_MARK, UNDECIDED, fmt_p, leniency
@@ -22,17 +23,33 @@ INTERVAL_WORDS = {"wilson": "Wilson score", "bca": "BCa bootstrap", "percentile"
                   "studentized": "studentized bootstrap"}
 
 
-def metric_rows(report: CalibrationReport) -> list[dict[str, Any]]:
-    """One row per metric: name, value, interval, denominator (proportions only) and a note when undefined."""
+@dataclass(frozen=True, slots=True)
+class MetricRow:
+    """A metric with its 95% interval; ``n`` is a proportion's denominator, ``note`` why the value is undefined."""
+
+    metric: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None
+    note: str | None
+
+
+def metric_table(report: CalibrationReport) -> list[MetricRow]:
+    """One row per metric, in :data:`METRIC_ORDER` and then the report's own order."""
     metrics = report.metrics
     rows = []
     for name in METRIC_ORDER + tuple(k for k in metrics if k not in METRIC_ORDER):
         m = metrics.get(name)
         if m is None:
             continue
-        rows.append({"metric": name, "value": m.value, "ci_low": m.ci_low, "ci_high": m.ci_high, "n": m.n,
-                     "note": report.metric_reasons.get(name)})
+        rows.append(MetricRow(name, m.value, m.ci_low, m.ci_high, m.n, report.metric_reasons.get(name)))
     return rows
+
+
+def metric_rows(report: CalibrationReport) -> list[dict[str, Any]]:
+    """:func:`metric_table` as dicts (metric, value, ci_low, ci_high, n, note), for dataframes and charts."""
+    return [asdict(r) for r in metric_table(report)]
 
 
 def interval_method(report: CalibrationReport, metric: str) -> str | None:
@@ -56,28 +73,61 @@ def interval_sentence(report: CalibrationReport) -> str:
             "consensus fails for TNR.")
 
 
-def category_rows(report: CalibrationReport) -> list[dict[str, Any]]:
-    """Per category: n, exact agreement with its interval, alpha, mean signed error, and whether it is weak.
+@dataclass(frozen=True, slots=True)
+class CategoryRow:
+    """A category: n, exact agreement with its interval, alpha, mean signed error, and whether it is weak.
 
     ``reason`` is None, or the sentence saying why the category has no interval (fewer items than the policy's
     ``min_category_items``).
     """
+
+    category: str
+    n: int
+    exact_agreement: float | None
+    ci_low: float | None
+    ci_high: float | None
+    alpha: float | None
+    mean_signed_error: float | None
+    vs_rest: float | None
+    weaker: bool
+    reason: str | None
+
+
+def category_table(report: CalibrationReport) -> list[CategoryRow]:
+    """One row per category of the report."""
     rows = []
     for name, c in report.per_category.items():
         ea, w = c.exact_agreement, c.worse_than_rest
-        rows.append({"category": name, "n": c.n_items, "exact_agreement": ea.value if ea else None,
-                     "ci_low": ea.ci_low if ea else None, "ci_high": ea.ci_high if ea else None,
-                     "alpha": c.krippendorff_alpha_ordinal.value if c.krippendorff_alpha_ordinal else None,
-                     "mean_signed_error": c.mean_signed_error.value if c.mean_signed_error else None,
-                     "vs_rest": w.difference if w else None, "weaker": c.weaker,
-                     "reason": c.reason})
+        rows.append(CategoryRow(name, c.n_items, ea.value if ea else None, ea.ci_low if ea else None,
+                                ea.ci_high if ea else None,
+                                c.krippendorff_alpha_ordinal.value if c.krippendorff_alpha_ordinal else None,
+                                c.mean_signed_error.value if c.mean_signed_error else None,
+                                w.difference if w else None, c.weaker, c.reason))
     return rows
 
 
-def self_preference_rows(report: CalibrationReport) -> list[dict[str, Any]]:
-    return [{"effect": name, "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n,
-             "ols_p": fmt_p(e.p_value) if e.p_value is not None else None,
-             "note": None if e.value is not None else e.reason}
+def category_rows(report: CalibrationReport) -> list[dict[str, Any]]:
+    """:func:`category_table` as dicts keyed by the field names, for dataframes and charts."""
+    return [asdict(r) for r in category_table(report)]
+
+
+@dataclass(frozen=True, slots=True)
+class SelfPreferenceRow:
+    """A self-preference effect with its interval, items and OLS p-value; ``note`` says why it is not measurable."""
+
+    effect: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int | None
+    ols_p: str | None
+    note: str | None
+
+
+def self_preference_rows(report: CalibrationReport) -> list[SelfPreferenceRow]:
+    return [SelfPreferenceRow(name, e.value, e.ci_low, e.ci_high, e.n,
+                              fmt_p(e.p_value) if e.p_value is not None else None,
+                              None if e.value is not None else e.reason)
             for name, e in report.self_preference.effects().items()]
 
 
@@ -102,20 +152,39 @@ def drift_sentence(drift: Drift | None) -> str | None:
             f", model versions {', '.join(baseline or ['unknown'])} -> {', '.join(candidate or ['unknown'])}.")
 
 
-def drift_rows(drift: Drift) -> list[dict[str, Any]]:
-    """Each metric's change from the run before, with its interval."""
-    return [{"metric": k, "change": m.value, "ci_low": m.ci_low, "ci_high": m.ci_high} for k, m in drift.deltas.items()]
+@dataclass(frozen=True, slots=True)
+class DriftRow:
+    """A metric's change from the run before, with its interval."""
+
+    metric: str
+    change: float | None
+    ci_low: float | None
+    ci_high: float | None
 
 
-def alt_test_rows(report: CalibrationReport) -> list[dict[str, Any]]:
-    """Per rater of the alternative-annotator test: items, the one-sided p-value, and whether the judge is at least
+def drift_rows(drift: Drift) -> list[DriftRow]:
+    return [DriftRow(k, m.value, m.ci_low, m.ci_high) for k, m in drift.deltas.items()]
+
+
+@dataclass(frozen=True, slots=True)
+class AltTestRow:
+    """A rater of the alternative-annotator test: items, the one-sided p-value, and whether the judge is at least
     as good as this rater (the test's null hypothesis rejected after the Benjamini-Yekutieli correction).
 
     'rejected' reads as a failure to most people; the row says what it means for the judge instead.
     """
+
+    rater: str
+    n: int
+    p: str | None
+    judge_as_good: bool
+    advantage_probability: float | None
+
+
+def alt_test_rows(report: CalibrationReport) -> list[AltTestRow]:
     alt = report.alt_test
-    return [{"rater": r.rater, "n": r.n_items, "p": fmt_p(r.p_value) if r.p_value is not None else None,
-             "judge_as_good": bool(r.rejected), "advantage_probability": r.advantage_probability}
+    return [AltTestRow(r.rater, r.n_items, fmt_p(r.p_value) if r.p_value is not None else None, bool(r.rejected),
+                       r.advantage_probability)
             for r in (alt.raters if alt else ())]
 
 
@@ -172,18 +241,18 @@ def report_text(r: CalibrationReport) -> list[Line]:
            Line(f"{r.n_items} items with consensus and judge score; {r.n_unresolved} unresolved; "
                 f"{r.n_unscored} unscored"),
            Line("\nmetric                        value   95% interval        n")]
-    for m in metric_rows(r):
-        out.append(Line(f"  {m['metric']:28s}{fmt(m['value']):>7}   {fmt(m['ci_low'])} to {fmt(m['ci_high']):7s}"
-                        f"{m['n'] if m['n'] is not None else '':>6}"))
+    for m in metric_table(r):
+        out.append(Line(f"  {m.metric:28s}{fmt(m.value):>7}   {fmt(m.ci_low)} to {fmt(m.ci_high):7s}"
+                        f"{m.n if m.n is not None else '':>6}"))
     out.append(Line(interval_sentence(r)))
-    cats = category_rows(r)
+    cats = category_table(r)
     if cats:
         out.append(Line("\ncategory                          n   exact   95% interval"))
         for c in cats:
-            out.append(Line(f"  {c['category'][:28]:28s}{c['n']:>5}   {fmt(c['exact_agreement'])}   "
-                            + (f"{fmt(c['ci_low'])} to {fmt(c['ci_high'])}" if c["reason"] is None else
-                               f"no interval: {c['reason']}")
-                            + ("   weaker than the rest" if c["weaker"] else "")))
+            out.append(Line(f"  {c.category[:28]:28s}{c.n:>5}   {fmt(c.exact_agreement)}   "
+                            + (f"{fmt(c.ci_low)} to {fmt(c.ci_high)}" if c.reason is None else
+                               f"no interval: {c.reason}")
+                            + ("   weaker than the rest" if c.weaker else "")))
     hc = r.human_ceiling
     out.append(Line(f"\nhumans: alpha {fmt(hc.krippendorff_alpha_ordinal)}, human-human pairwise agreement "
                     f"{fmt(hc.human_pairwise_agreement)}, judge-human {fmt(hc.judge_human_pairwise_agreement)}"))
@@ -193,10 +262,10 @@ def report_text(r: CalibrationReport) -> list[Line]:
     if floor := noise_floor_sentence(r):
         out.append(Line(f"noise floor: {floor}"))
     for e in self_preference_rows(r):
-        name = e["effect"].replace("_", "-")
-        out.append(Line(f"{name} effect: {fmt(e['value'])} ({fmt(e['ci_low'])} to {fmt(e['ci_high'])}), "
-                        f"n = {e['n']}, OLS p = {e['ols_p'] or 'n/a'}" if e["value"] is not None else
-                        f"{name} effect: not measurable ({e['note']})"))
+        name = e.effect.replace("_", "-")
+        out.append(Line(f"{name} effect: {fmt(e.value)} ({fmt(e.ci_low)} to {fmt(e.ci_high)}), "
+                        f"n = {e.n}, OLS p = {e.ols_p or 'n/a'}" if e.value is not None else
+                        f"{name} effect: not measurable ({e.note})"))
     if drift := drift_sentence(r.drift):
         out.append(Line(drift.replace("`", "")))
     out.append(Line("\ngate:"))
@@ -217,23 +286,46 @@ def verdict_cell(report: CalibrationReport) -> str:
     return "calibrated"
 
 
-def compare_rows(result: Comparison) -> list[dict[str, Any]]:
-    """One row per judge of a comparison: verdict, agreement with its interval, cost and the other headline
-    numbers (the CLI's table and the Compare page's)."""
+@dataclass(frozen=True, slots=True)
+class CompareRow:
+    """A judge of a comparison: verdict, agreement with its interval, cost and the other headline numbers;
+    ``reasons`` are its blocking checks as 'check: reason'."""
+
+    judge: str
+    calibrated: bool
+    state: str | None
+    verdict: str
+    alpha: float | None
+    alpha_low: float | None
+    alpha_high: float | None
+    exact: float | None
+    mean_signed_error: float | None
+    tpr: float | None
+    tnr: float | None
+    same_family: float | None
+    flip_rate: float | None
+    cost_per_100_usd: float | None
+    reasons: list[str]
+
+
+def compare_table(result: Comparison) -> list[CompareRow]:
+    """One row per judge (the CLI's table and the Compare page's)."""
     rows = []
     for r in result.judges:
         a = r.metric("krippendorff_alpha_ordinal")
         family = r.self_preference.same_family
-        rows.append({"judge": r.judge.id, "calibrated": r.calibrated, "state": r.verdict.state if r.verdict else None,
-                     "verdict": verdict_cell(r), "alpha": a.value,
-                     "alpha_low": a.ci_low, "alpha_high": a.ci_high, "exact": r.metric("exact_agreement").value,
-                     "mean_signed_error": r.metric("mean_signed_error").value, "tpr": r.metric("tpr").value,
-                     "tnr": r.metric("tnr").value, "same_family": family.value if family else None,
-                     "flip_rate": r.noise.flip_rate if r.noise else None,
-                     "cost_per_100_usd": r.cost.per_100_items_usd,
-                     "reasons": [f"{c.name}: {c.reason}" for c in (r.verdict.checks if r.verdict else ())
-                                 if c.blocking]})
+        rows.append(CompareRow(
+            r.judge.id, r.calibrated, r.verdict.state if r.verdict else None, verdict_cell(r), a.value, a.ci_low,
+            a.ci_high, r.metric("exact_agreement").value, r.metric("mean_signed_error").value, r.metric("tpr").value,
+            r.metric("tnr").value, family.value if family else None, r.noise.flip_rate if r.noise else None,
+            r.cost.per_100_items_usd,
+            [f"{c.name}: {c.reason}" for c in (r.verdict.checks if r.verdict else ()) if c.blocking]))
     return rows
+
+
+def compare_rows(result: Comparison) -> list[dict[str, Any]]:
+    """:func:`compare_table` as dicts keyed by the field names, for the pages' charts."""
+    return [asdict(r) for r in compare_table(result)]
 
 
 def compare_text(result: Comparison) -> list[str]:
@@ -241,14 +333,15 @@ def compare_text(result: Comparison) -> list[str]:
     # "signed err" is the mean *signed* error (judge minus consensus; > 0 is lenient), not a squared error.
     lines = [f"{'judge':18s}{'alpha':>7}  {'interval':15s}{'exact':>7}{'signed err':>12}{'TPR':>6}{'TNR':>6}"
              f"{'family':>8}{'flips':>7}{'$/100':>9}  verdict"]
-    for r in compare_rows(result):
-        signed = r["mean_signed_error"]
-        lines.append(f"{r['judge']:18s}{fmt(r['alpha'], 2):>7}  {fmt(r['alpha_low'], 2)}-{fmt(r['alpha_high'], 2):10s}"
-                     f"{fmt(r['exact'], 2):>7}{'n/a' if signed is None else f'{signed:+.2f}':>12}"
-                     f"{fmt(r['tpr'], 2):>6}{fmt(r['tnr'], 2):>6}{fmt(r['same_family'], 2):>8}"
-                     f"{fmt(r['flip_rate'], 2):>7}{fmt_usd(r['cost_per_100_usd']):>9}  {r['verdict']}")
-    for r in compare_rows(result):  # the numbers behind each verdict that is not 'calibrated'
-        lines += [f"{r['judge']}, {reason}" for reason in r["reasons"]]
+    rows = compare_table(result)
+    for r in rows:
+        signed = r.mean_signed_error
+        lines.append(f"{r.judge:18s}{fmt(r.alpha, 2):>7}  {fmt(r.alpha_low, 2)}-{fmt(r.alpha_high, 2):10s}"
+                     f"{fmt(r.exact, 2):>7}{'n/a' if signed is None else f'{signed:+.2f}':>12}"
+                     f"{fmt(r.tpr, 2):>6}{fmt(r.tnr, 2):>6}{fmt(r.same_family, 2):>8}"
+                     f"{fmt(r.flip_rate, 2):>7}{fmt_usd(r.cost_per_100_usd):>9}  {r.verdict}")
+    for r in rows:  # the numbers behind each verdict that is not 'calibrated'
+        lines += [f"{r.judge}, {reason}" for reason in r.reasons]
     for d in result.differences:
         lines.append(f"{d.judge} vs {d.baseline}: alpha difference {fmt(d.value)} ({fmt(d.ci_low)} to "
                      f"{fmt(d.ci_high)}) {'significant' if d.significant else 'not significant'}")
@@ -289,15 +382,15 @@ def card_sections(r: CalibrationReport) -> list[tuple[str, list[str]]]:
     lines = [f"{r.n_items} items with a consensus label and a judge score ({r.n_unresolved} unresolved, "
              f"{r.n_unscored} unscored). {interval_sentence(r)}", "",
              "| metric | value | 95% interval | n |", "|---|---|---|---|"]
-    lines += [f"| {m['metric']} | {fmt(m['value'])} | {fmt(m['ci_low'])} to {fmt(m['ci_high'])} | {m['n'] or ''} |"
-              for m in metric_rows(r)]
+    lines += [f"| {m.metric} | {fmt(m.value)} | {fmt(m.ci_low)} to {fmt(m.ci_high)} | {m.n or ''} |"
+              for m in metric_table(r)]
     out.append(("Agreement with the consensus", lines))
     lines = ["| category | n | exact agreement | 95% interval | alpha | mean signed error | weaker than the rest |",
              "|---|---|---|---|---|---|---|"]
-    lines += [f"| {c['category']} | {c['n']} | {fmt(c['exact_agreement'])} | "
-              + (f"{fmt(c['ci_low'])} to {fmt(c['ci_high'])}" if c["reason"] is None else f"none: {c['reason']}")
-              + f" | {fmt(c['alpha'])} | {fmt(c['mean_signed_error'])} | "
-              f"{'yes' if c['weaker'] else 'no'} |" for c in category_rows(r)]
+    lines += [f"| {c.category} | {c.n} | {fmt(c.exact_agreement)} | "
+              + (f"{fmt(c.ci_low)} to {fmt(c.ci_high)}" if c.reason is None else f"none: {c.reason}")
+              + f" | {fmt(c.alpha)} | {fmt(c.mean_signed_error)} | "
+              f"{'yes' if c.weaker else 'no'} |" for c in category_table(r)]
     out.append(("Per category", lines))
     hc = r.human_ceiling
     lines = [f"Humans among themselves: Krippendorff's alpha {fmt(hc.krippendorff_alpha_ordinal)}, pairwise exact "
@@ -308,9 +401,9 @@ def card_sections(r: CalibrationReport) -> list[tuple[str, list[str]]]:
                  f"{fmt(a.advantage_probability)} (epsilon {a.epsilon}, {a.metric}, {len(a.raters)} raters)"
                  if a else f"Alternative-annotator test: not run ({r.alt_test_reason}).")
     out.append(("Against the humans", lines))
-    lines = [f"- {e['effect'].replace('_', ' ')}: " + (f"{fmt(e['value'])} ({fmt(e['ci_low'])} to {fmt(e['ci_high'])}), "
-                                                       f"n = {e['n']}, OLS p = {e['ols_p'] or 'n/a'}"
-                                                       if e["value"] is not None else f"not measurable ({e['note']})")
+    lines = [f"- {e.effect.replace('_', ' ')}: " + (f"{fmt(e.value)} ({fmt(e.ci_low)} to {fmt(e.ci_high)}), "
+                                                    f"n = {e.n}, OLS p = {e.ols_p or 'n/a'}"
+                                                    if e.value is not None else f"not measurable ({e.note})")
              for e in self_preference_rows(r)]
     out.append(("Self-preference", lines))
     lines = [noise_floor_sentence(r) or "The noise floor is undefined: the alpha interval could not be computed."]

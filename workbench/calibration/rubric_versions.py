@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from workbench.core.errors import InputError, NotFound
@@ -33,8 +33,30 @@ class RubricVersion:
             raise InputError(problem, fix="use one of the scale's values")
 
 
+@dataclass(frozen=True, slots=True)
+class RubricRow:
+    """A row of the rubrics table, its content parsed from JSON by the store."""
+
+    id: int
+    name: str
+    version: int
+    hash: str
+    content: dict
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class RubricSummary:
+    """A rubric's name, latest version and number of versions (``Store.rubric_names``)."""
+
+    name: str
+    latest_version: int
+    n_versions: int
+
+
 def _from_row(row: dict, created: bool = False) -> RubricVersion:
-    return RubricVersion(row["id"], row["name"], row["version"], row["hash"], rubric_from_dict(row["content"]), created)
+    r = RubricRow(**row)
+    return RubricVersion(r.id, r.name, r.version, r.hash, rubric_from_dict(r.content), created)
 
 
 def add_rubric(store: Store, path: str | Path) -> RubricVersion:
@@ -106,7 +128,7 @@ def get_rubric_ref(store: Store, ref: str) -> RubricVersion:
     try:
         return get_rubric(store, name, version)
     except NotFound:
-        versions = [r["version"] for r in store.rubric_versions(name)]
+        versions = [RubricRow(**r).version for r in store.rubric_versions(name)]
         if not versions:
             raise
         raise NotFound(f"rubric '{name}' has no version {version} (versions: "
@@ -127,10 +149,15 @@ def is_refine_candidate(name: str) -> bool:
     return CANDIDATE_NAME.search(name) is not None
 
 
-def list_rubrics(store: Store, *, candidates: bool = True) -> list[dict]:
+def rubric_summaries(store: Store, *, candidates: bool = True) -> list[RubricSummary]:
     """Each rubric's name, latest version and count; ``candidates=False`` leaves out refinement candidates."""
-    rows = store.rubric_names()
-    return rows if candidates else [r for r in rows if not is_refine_candidate(r["name"])]
+    rows = [RubricSummary(**r) for r in store.rubric_names()]
+    return rows if candidates else [r for r in rows if not is_refine_candidate(r.name)]
+
+
+def list_rubrics(store: Store, *, candidates: bool = True) -> list[dict]:
+    """:func:`rubric_summaries` as dicts (name, latest_version, n_versions), for the pages."""
+    return [asdict(r) for r in rubric_summaries(store, candidates=candidates)]
 
 
 def rubric_versions(store: Store, name: str) -> list[RubricVersion]:

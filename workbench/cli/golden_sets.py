@@ -25,15 +25,15 @@ def golden_set_list(ctx: Ctx) -> None:
     Example:
       workbench golden-set list
     """
-    from workbench.calibration.golden_sets import list_golden_sets
+    from workbench.calibration.golden_sets import golden_set_summaries
 
-    rows = list_golden_sets(ctx.store)
+    rows = golden_set_summaries(ctx.store)
     if not rows:
         click.echo("No golden sets yet; run 'workbench demo --no-ui' or 'workbench import items FILE --golden-set G'.")
     for r in rows:
-        demo = "  [synthetic demo]" if r["is_demo"] else ""
-        click.echo(f"{r['name']}\t{r['n_items']} items\t{r['n_labels']} labels by {r['n_raters']} raters\t"
-                   f"{r['n_judgments']} judgments\tversion {r['latest_version'] or '-'}{demo}")
+        demo = "  [synthetic demo]" if r.is_demo else ""
+        click.echo(f"{r.name}\t{r.n_items} items\t{r.n_labels} labels by {r.n_raters} raters\t"
+                   f"{r.n_judgments} judgments\tversion {r.latest_version or '-'}{demo}")
 
 
 @golden_set.command("show")
@@ -48,25 +48,25 @@ def golden_set_show(ctx: Ctx, name: str, as_json: bool) -> None:
     Example:
       workbench golden-set show demo
     """
-    from workbench.calibration.golden_sets import show_golden_set
+    from workbench.calibration.golden_sets import golden_set_overview
 
-    info = show_golden_set(ctx.store, name)
+    info = golden_set_overview(ctx.store, name)
     if as_json:
-        _echo_json(info)
+        _echo_json(info.to_json())
         return
-    click.echo(f"Golden set '{info['name']}': {info['items']} items" +
-               (" (SYNTHETIC demo data)" if info["synthetic_demo"] else ""))
-    click.echo("  categories: " + ", ".join(f"{k} {v}" for k, v in sorted(info["categories"].items())))
-    click.echo("  producer families: " + ", ".join(f"{k} {v}" for k, v in sorted(info["producer_families"].items())))
-    for rubric, r in info["rubrics"].items():
-        click.echo(f"  rubric {rubric}: {r['labels']} labels by {r['raters']} raters on {r['labeled_items']} items, "
-                   f"{r['with_2_or_more']} with 2+ labels; {r['resolved']} with consensus, {r['unresolved']} "
-                   f"unresolved, {r['adjudicated']} adjudicated")
-    for run in info["runs"]:
-        click.echo(f"  judge {run['judge']} (rubric {run['rubric']} v{run['rubric_version']}), run {run['run']}: "
-                   f"{run['judgments']} judgments [{run['source']}, {run['status']}]")
-    for v in info["versions"]:
-        click.echo(f"  frozen version {v['version']}: {v['hash'][:16]} at {v['created_at']}")
+    click.echo(f"Golden set '{info.name}': {info.items} items" +
+               (" (SYNTHETIC demo data)" if info.synthetic_demo else ""))
+    click.echo("  categories: " + ", ".join(f"{k} {v}" for k, v in sorted(info.categories.items())))
+    click.echo("  producer families: " + ", ".join(f"{k} {v}" for k, v in sorted(info.producer_families.items())))
+    for rubric, r in info.rubrics.items():
+        click.echo(f"  rubric {rubric}: {r.labels} labels by {r.raters} raters on {r.labeled_items} items, "
+                   f"{r.with_2_or_more} with 2+ labels; {r.resolved} with consensus, {r.unresolved} "
+                   f"unresolved, {r.adjudicated} adjudicated")
+    for run in info.runs:
+        click.echo(f"  judge {run.judge} (rubric {run.rubric} v{run.rubric_version}), run {run.run}: "
+                   f"{run.judgments} judgments [{run.source}, {run.status}]")
+    for v in info.versions:
+        click.echo(f"  frozen version {v.version}: {v.hash[:16]} at {v.created_at}")
 
 
 @golden_set.command("freeze")
@@ -80,10 +80,10 @@ def golden_set_freeze(ctx: Ctx, name: str) -> None:
     Example:
       workbench golden-set freeze demo
     """
-    from workbench.calibration.snapshots import freeze
+    from workbench.calibration.snapshots import FrozenVersion, freeze
 
-    v = freeze(ctx.store, name)
-    click.echo(f"Golden set '{name}' version {v['version']}: {v['hash']} ({v['n_items']} items).")
+    v = FrozenVersion.from_json(freeze(ctx.store, name))
+    click.echo(f"Golden set '{name}' version {v.version}: {v.hash} ({v.n_items} items).")
 
 
 @golden_set.command("queue")

@@ -41,15 +41,15 @@ def rubric_list(ctx: Ctx) -> None:
     Example:
       workbench rubric list
     """
-    from workbench.calibration.rubric_versions import is_refine_candidate, list_rubrics
+    from workbench.calibration.rubric_versions import is_refine_candidate, rubric_summaries
 
-    rows = list_rubrics(ctx.store)
+    rows = rubric_summaries(ctx.store)
     if not rows:
         click.echo("No rubrics yet; add one with 'workbench rubric add rubrics/NAME.yaml'.")
     for r in rows:
         mark = "\t(refinement candidate: accept or reject it with 'workbench refine-decide')" \
-            if is_refine_candidate(r["name"]) else ""
-        click.echo(f"{r['name']}\tv{r['latest_version']}\t({r['n_versions']} version(s)){mark}")
+            if is_refine_candidate(r.name) else ""
+        click.echo(f"{r.name}\tv{r.latest_version}\t({r.n_versions} version(s)){mark}")
 
 
 @rubric.command("show")

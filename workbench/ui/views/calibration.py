@@ -12,8 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from workbench.core.errors import WorkbenchError
-from workbench.calibration.presentation import (alt_test_rows, category_rows, drift_rows, drift_sentence,
-    interval_method, interval_sentence, leniency_sentence, metric_rows, noise_floor_sentence, self_preference_rows)
+from workbench.calibration.presentation import (alt_test_rows, category_table, drift_rows, drift_sentence,
+    interval_method, interval_sentence, leniency_sentence, metric_table, noise_floor_sentence, self_preference_rows)
 from workbench.calibration.report import CalibrationReport
 from workbench.core.scale import fmt as _fmt
 from workbench.calibration.insights import item_evidence
@@ -62,12 +62,12 @@ def _agreement(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
     if d := rep.denominators:
         st.markdown(f"**{d.n_items}** items with a consensus label and a judge score: **{d.n_pos}** consensus "
                     f"passes (the denominator of TPR) and **{d.n_neg}** consensus fails (the denominator of TNR).")
-    rows = metric_rows(rep)
-    show_table(pd.DataFrame([{"metric": r["metric"], "value": r["value"], "95% low": r["ci_low"],
-                              "95% high": r["ci_high"], "n": r["n"], "interval": interval_method(rep, r["metric"])}
+    rows = metric_table(rep)
+    show_table(pd.DataFrame([{"metric": r.metric, "value": r.value, "95% low": r.ci_low,
+                              "95% high": r.ci_high, "n": r.n, "interval": interval_method(rep, r.metric)}
                              for r in rows]),
                {"value": NUMBER, "95% low": NUMBER, "95% high": NUMBER, "n": "%d"}, key="cal-metrics")
-    _notes({r["metric"]: r["note"] for r in rows})
+    _notes({r.metric: r.note for r in rows})
     st.caption(interval_sentence(rep))
     mse = rep.metric("mean_signed_error")
     lean = leniency_sentence(rep)
@@ -75,16 +75,16 @@ def _agreement(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
                                         f"{_fmt(mse.value, 2)} (interval {_fmt(mse.ci_low, 2)} to "
                                         f"{_fmt(mse.ci_high, 2)}): the interval includes 0, no systematic lean."))
     st.subheader("Per category")
-    cats = category_rows(rep)
+    cats = category_table(rep)
     report_chart("per_category", *picked)
-    show_table(pd.DataFrame([{"category": c["category"], "n": c["n"], "exact agreement": c["exact_agreement"],
-                              "95% low": c["ci_low"], "95% high": c["ci_high"], "alpha": c["alpha"],
-                              "mean signed error": c["mean_signed_error"], "vs the rest": c["vs_rest"],
-                              "weaker than the rest": "⚠️ yes" if c["weaker"] else "no"} for c in cats]),
+    show_table(pd.DataFrame([{"category": c.category, "n": c.n, "exact agreement": c.exact_agreement,
+                              "95% low": c.ci_low, "95% high": c.ci_high, "alpha": c.alpha,
+                              "mean signed error": c.mean_signed_error, "vs the rest": c.vs_rest,
+                              "weaker than the rest": "⚠️ yes" if c.weaker else "no"} for c in cats]),
                {"n": "%d", "exact agreement": NUMBER, "95% low": NUMBER, "95% high": NUMBER, "alpha": NUMBER,
                 "mean signed error": SIGNED, "vs the rest": SIGNED}, key="cal-categories")
-    _notes({c["category"]: c["reason"] for c in cats})  # a category too small for an interval says why
-    weak = [c["category"] for c in cats if c["weaker"]]
+    _notes({c.category: c.reason for c in cats})  # a category too small for an interval says why
+    weak = [c.category for c in cats if c.weaker]
     if weak:
         st.warning("The judge is significantly worse than on the rest in " + ", ".join(code_span(c) for c in weak)
                    + ": look at its disagreements there before trusting it on such items.", icon="⚠️")
@@ -117,20 +117,20 @@ def _humans(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
                 f"Benjamini-Yekutieli q = {alt.q}): winning rate **{_fmt(alt.winning_rate, 2)}** (the share of "
                 f"raters the judge is at least as good as; it passes at 0.5), advantage probability "
                 f"**{_fmt(alt.advantage_probability, 2)}**: " + ("passed." if alt.passed else "not passed."))
-    show_table(pd.DataFrame([{"rater": r["rater"], "items": r["n"], "p (one-sided)": r["p"],
-                              "judge at least as good as this rater": "yes" if r["judge_as_good"] else "no",
-                              "advantage probability": r["advantage_probability"]} for r in alt_test_rows(rep)]),
+    show_table(pd.DataFrame([{"rater": r.rater, "items": r.n, "p (one-sided)": r.p,
+                              "judge at least as good as this rater": "yes" if r.judge_as_good else "no",
+                              "advantage probability": r.advantage_probability} for r in alt_test_rows(rep)]),
                {"items": "%d", "p (one-sided)": RIGHT, "advantage probability": NUMBER}, key="cal-alt")
 
 
 def _self_preference(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
     report_chart("self_preference_forest", *picked, threshold=rep.policy.max_self_preference)
     rows = self_preference_rows(rep)
-    show_table(pd.DataFrame([{"effect": r["effect"].replace("_", " "), "value": r["value"], "95% low": r["ci_low"],
-                              "95% high": r["ci_high"], "items": r["n"], "OLS p": r["ols_p"]} for r in rows]),
+    show_table(pd.DataFrame([{"effect": r.effect.replace("_", " "), "value": r.value, "95% low": r.ci_low,
+                              "95% high": r.ci_high, "items": r.n, "OLS p": r.ols_p} for r in rows]),
                {"value": SIGNED, "95% low": SIGNED, "95% high": SIGNED, "items": "%d", "OLS p": RIGHT},
                key="cal-self")
-    _notes({r["effect"].replace("_", " "): r["note"] for r in rows})
+    _notes({r.effect.replace("_", " "): r.note for r in rows})
 
 
 def _noise_and_drift(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
@@ -149,8 +149,8 @@ def _noise_and_drift(rep: CalibrationReport, picked: tuple[str, str, str]) -> No
         return
     # the sentence the CLI and the card print; run names and model versions come from imports and providers
     st.markdown(prose(drift_sentence(d)))
-    show_table(pd.DataFrame([{"metric": r["metric"], "change": r["change"], "95% low": r["ci_low"],
-                              "95% high": r["ci_high"]} for r in drift_rows(d)]),
+    show_table(pd.DataFrame([{"metric": r.metric, "change": r.change, "95% low": r.ci_low,
+                              "95% high": r.ci_high} for r in drift_rows(d)]),
                {"change": SIGNED, "95% low": SIGNED, "95% high": SIGNED}, key="cal-drift")
 
 

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from workbench.core.errors import WorkbenchError
-from workbench.calibration.presentation import compare_rows
+from workbench.calibration.presentation import compare_table
 from workbench.calibration.report import Comparison
 from workbench.core.scale import fmt_usd
 from workbench.ui import auth
@@ -20,15 +20,15 @@ def table(result: Comparison) -> pd.DataFrame:
     """One row per judge, narrow enough for the page at 1400 px; the columns a lead decides on (verdict,
     agreement, cost) come first. Models and failed checks are listed under it (:func:`judge_lines`)."""
     return pd.DataFrame([{
-        "judge": r["judge"],
-        "verdict": {"passed": "calibrated", "undecided": "not decided yet"}.get(r["state"], "not calibrated"),
-        "alpha": r["alpha"],
-        "alpha 95%": (f"{r['alpha_low']:.2f} – {r['alpha_high']:.2f}"
-                      if r["alpha_low"] is not None and r["alpha_high"] is not None else None),
-        "cost / 100 items": fmt_usd(r["cost_per_100_usd"]),
-        "exact": r["exact"], "mean signed error": r["mean_signed_error"], "TPR": r["tpr"], "TNR": r["tnr"],
-        "same-family effect": r["same_family"], "flip rate": r["flip_rate"],
-    } for r in compare_rows(result)])
+        "judge": r.judge,
+        "verdict": {"passed": "calibrated", "undecided": "not decided yet"}.get(r.state, "not calibrated"),
+        "alpha": r.alpha,
+        "alpha 95%": (f"{r.alpha_low:.2f} – {r.alpha_high:.2f}"
+                      if r.alpha_low is not None and r.alpha_high is not None else None),
+        "cost / 100 items": fmt_usd(r.cost_per_100_usd),
+        "exact": r.exact, "mean signed error": r.mean_signed_error, "TPR": r.tpr, "TNR": r.tnr,
+        "same-family effect": r.same_family, "flip rate": r.flip_rate,
+    } for r in compare_table(result)])
 
 
 def judge_lines(result: Comparison) -> str:
