@@ -40,14 +40,14 @@ def run(store, judge, optimizer, **kw):
 
 
 def held_out_ids(summary) -> set[str]:
-    return set(summary.split["items"]["held_out"])
+    return set(summary.split.items.held_out)
 
 
 def test_split_is_stratified_seeded_and_recorded_with_the_golden_set_version(demo_store):
     row, parts = svc._split_for(demo_store, GS, RUBRIC, seed=3, held_out_fraction=0.5)
     again, same = svc._split_for(demo_store, GS, RUBRIC, seed=3, held_out_fraction=0.5)
-    assert again["id"] == row["id"] and same == parts
-    assert row["golden_set_version_hash"] and row["strata"].startswith("consensus label x category")
+    assert again.id == row.id and same == parts
+    assert row.golden_set_version_hash and row.strata.startswith("consensus label x category")
     cons = consensus(demo_store, GS, RUBRIC)
     assert set(parts) == set(cons.resolved)  # unresolved items are in neither part
     cats = {r["item_id"]: r["category"] for r in demo_store.item_index(demo_store.golden_set(GS).id)}
@@ -71,17 +71,17 @@ def test_memorising_optimizer_gains_on_development_and_is_rejected_on_held_out(d
     judge, optimizer = endpoints(demo_store, memorise(8))
     summary = run(demo_store, judge, optimizer, max_examples=8)
     (rnd,) = summary.rounds
-    dev, held = rnd["results"]["development"], rnd["results"]["held_out"]
-    assert len(rnd["edit"]["examples"]) == 8
-    assert dev["delta"]["value"] > 0.05  # development agreement rises
-    assert rnd["status"] == "rejected"
-    assert not held["gain"] and held["delta"]["ci_low"] <= 0
-    assert "Held-out" in rnd["reason"] and "does not lie above 0" in rnd["reason"]
-    examples = {e["item_id"] for e in rnd["edit"]["examples"]}
+    dev, held = rnd.results.development, rnd.results.held_out
+    assert len(rnd.edit.examples) == 8
+    assert dev.delta.value > 0.05  # development agreement rises
+    assert rnd.status == "rejected"
+    assert not held.gain and held.delta.ci_low <= 0
+    assert "Held-out" in rnd.reason and "does not lie above 0" in rnd.reason
+    examples = {e.item_id for e in rnd.edit.examples}
     assert examples and not examples & held_out_ids(summary)
     assert_no_held_out_item_reached(demo_store, optimizer, summary)
     with pytest.raises(Conflict):
-        svc.accept_round(demo_store, rnd["id"], lead="lead")
+        svc.accept_round(demo_store, rnd.id, lead="lead")
 
 
 def assert_no_held_out_item_reached(store, optimizer, summary) -> None:
@@ -89,7 +89,7 @@ def assert_no_held_out_item_reached(store, optimizer, summary) -> None:
     development item does not share word for word)."""
     held = held_out_ids(summary)
     items = {i.id: i for i in load_items(store, GS)}
-    dev_excerpts = {svc.example_excerpt(items[i]) for i in summary.split["items"]["development"]}
+    dev_excerpts = {svc.example_excerpt(items[i]) for i in summary.split.items.development}
     assert optimizer.bodies
     for body in optimizer.bodies:
         text = "\n".join(m["content"] for m in body["messages"])
@@ -97,7 +97,7 @@ def assert_no_held_out_item_reached(store, optimizer, summary) -> None:
         assert not [i for i in held if svc.example_excerpt(items[i]) not in dev_excerpts
                     and svc.example_excerpt(items[i]) in text]
     n_resolved = len(consensus(store, GS, RUBRIC).resolved)
-    assert len(held) + len(summary.split["items"]["development"]) == n_resolved
+    assert len(held) + len(summary.split.items.development) == n_resolved
 
 
 def test_few_shot_strategy_needs_no_optimizer_and_uses_development_items_only(demo_store):
@@ -105,10 +105,10 @@ def test_few_shot_strategy_needs_no_optimizer_and_uses_development_items_only(de
     summary = svc.refine(demo_store, GS, RUBRIC, JUDGE, strategy="few-shot", rounds=1, max_examples=4,
                          provider_options=judge.options(), **FAST)
     (rnd,) = summary.rounds
-    chosen = [e["item_id"] for e in rnd["edit"]["examples"]]
+    chosen = [e.item_id for e in rnd.edit.examples]
     assert len(chosen) == 4 and not set(chosen) & held_out_ids(summary)
-    assert rnd["status"] in ("proposed", "rejected") and rnd["results"]["held_out"]["sentence"]
-    assert rnd["optimizer_cost_usd"] == 0
+    assert rnd.status in ("proposed", "rejected") and rnd.results.held_out.sentence
+    assert rnd.optimizer_cost_usd == 0
 
 
 def test_budget_stops_the_session_and_is_never_exceeded(demo_store):
@@ -119,7 +119,7 @@ def test_budget_stops_the_session_and_is_never_exceeded(demo_store):
     paid = judge.spent_usd + optimizer.spent_usd  # priced from what the endpoints answered
     assert 0 < paid <= budget and summary.spent_usd == pytest.approx(paid)
     resumed = run(demo_store, judge, optimizer, budget_usd=1.0, rounds=2)
-    assert resumed.stopped is None and [r["status"] for r in resumed.rounds] == ["proposed", "rejected"]
+    assert resumed.stopped is None and [r.status for r in resumed.rounds] == ["proposed", "rejected"]
     assert judge.spent_usd + optimizer.spent_usd <= 1.0
     assert len(judge.keys) == len(set(judge.keys)), "the resumed session sent a finished request again"
     assert len(optimizer.bodies) == 2
@@ -132,9 +132,9 @@ def test_dry_run_estimates_without_writing(demo_store):
     est = svc.estimate(demo_store, GS, RUBRIC, JUDGE, optimizer="openai/gpt-4o", rounds=2)
     assert demo_store.table_counts() == before
     n_split = len(consensus(demo_store, GS, RUBRIC).resolved)
-    assert est["items"]["development"] + est["items"]["held_out"] == n_split
-    assert est["judge_requests"] == 3 * n_split and est["optimizer_requests"] == 2  # the parent's copy, 2 children
-    assert est["max_cost_usd"] > est["judge_cost_usd"] > 0
+    assert est.n_development + est.n_held_out == n_split
+    assert est.judge_requests == 3 * n_split and est.optimizer_requests == 2  # the parent's copy, 2 children
+    assert est.max_cost_usd > est.judge_cost_usd > 0
 
 
 def test_bad_options_are_refused_with_the_fix(demo_store):
@@ -148,9 +148,9 @@ def test_an_edit_that_changes_nothing_is_not_judged(demo_store):
     judge, optimizer = endpoints(demo_store, fix_leniency)  # proposes the same fix again in round 2
     summary = run(demo_store, judge, optimizer, rounds=2)
     first, second = summary.rounds[:2]
-    assert first["status"] == "proposed" and second["status"] == "failed"
-    assert second["reason"] == "No edit: it leaves the rubric as it is." and second["child_rubric_id"] is None
-    n = len(summary.split["items"]["development"]) + len(summary.split["items"]["held_out"])
+    assert first.status == "proposed" and second.status == "failed"
+    assert second.reason == "No edit: it leaves the rubric as it is." and second.child_rubric_id is None
+    n = len(summary.split.items.development) + len(summary.split.items.held_out)
     assert judge.answered == 2 * n
 
 
@@ -173,29 +173,29 @@ def test_fix_for_the_lenient_judge_is_confirmed_accepted_and_exported_through_th
     judge, optimizer = endpoints(demo_store, fix_leniency)
     summary = run(demo_store, judge, optimizer, budget_usd=0.5, workspace=ws)
     (rnd,) = summary.rounds
-    held = rnd["results"]["held_out"]
-    assert rnd["status"] == "proposed", rnd["reason"]
-    assert held["delta"]["ci_low"] > 0
-    before, after = (held[w]["metrics"]["krippendorff_alpha_ordinal"]["value"] for w in ("parent", "child"))
+    held = rnd.results.held_out
+    assert rnd.status == "proposed", rnd.reason
+    assert held.delta.ci_low > 0
+    before, after = (w.metrics["krippendorff_alpha_ordinal"].value for w in (held.parent, held.child))
     assert after > before + 0.1
-    assert held["child"]["metrics"]["mean_signed_error"]["value"] < held["parent"]["metrics"]["mean_signed_error"]["value"]
-    assert not any(ch["worse"] for ch in held["checks"])
-    changed = held["changed"]  # the items that changed verdict: mostly to the consensus
-    assert sum(ch["child"] == ch["consensus"] for ch in changed) > 2 * sum(ch["parent"] == ch["consensus"] for ch in changed)
-    lineage = db.lineage(demo_store, rnd["child_rubric_id"])
-    assert FIX_PHRASE in lineage["diff"] and lineage["diff"].startswith("--- parent")
+    assert held.child.metrics["mean_signed_error"].value < held.parent.metrics["mean_signed_error"].value
+    assert not any(ch.worse for ch in held.checks)
+    changed = held.changed  # the items that changed verdict: mostly to the consensus
+    assert sum(ch.child == ch.consensus for ch in changed) > 2 * sum(ch.parent == ch.consensus for ch in changed)
+    lineage = db.lineage(demo_store, rnd.child_rubric_id)
+    assert FIX_PHRASE in lineage.diff and lineage.diff.startswith("--- parent")
 
     with pytest.raises(Exception, match="not a lead"):
-        svc.accept_round(demo_store, rnd["id"], lead="somebody")
+        svc.accept_round(demo_store, rnd.id, lead="somebody")
     before_version = get_rubric(demo_store, RUBRIC).version
-    rv = svc.accept_round(demo_store, rnd["id"], lead="lead")
+    rv = svc.accept_round(demo_store, rnd.id, lead="lead")
     assert rv.name == RUBRIC and rv.version == before_version + 1
     assert FIX_PHRASE in rv.rubric.scale.levels[0].description
     assert [j.id for j in rv.rubric.judges] == [j.id for j in get_rubric(demo_store, RUBRIC, before_version).rubric.judges]
     assert svc.card_note(demo_store, RUBRIC, rv.version).startswith("This rubric version was refined")
     assert svc.card_note(demo_store, RUBRIC, before_version) is None
     with pytest.raises(Conflict):
-        svc.accept_round(demo_store, rnd["id"], lead="lead")
+        svc.accept_round(demo_store, rnd.id, lead="lead")
 
     judging.run(demo_store, GS, RUBRIC, JUDGE, provider_options=judge.options())  # the whole golden set
     report = calibrate(demo_store, GS, RUBRIC, JUDGE, workspace=ws)
@@ -211,8 +211,8 @@ def test_a_session_runs_in_one_process_at_a_time(demo_store):
     session, _ = svc._session(demo_store, GS, get_rubric(demo_store, RUBRIC), JUDGE, strategy="few-shot",
                               optimizer=None, max_examples=2, budget_usd=None, seed=0, held_out_fraction=0.5,
                               new_session=False)
-    holder, ours = leases.acquire(demo_store, f"refine:{session['id']}")  # another process, as far as refine knows
+    holder, ours = leases.acquire(demo_store, f"refine:{session.id}")  # another process, as far as refine knows
     assert ours
-    with pytest.raises(Conflict, match=f"session {session['id']} is already running"):
+    with pytest.raises(Conflict, match=f"session {session.id} is already running"):
         svc.refine(demo_store, GS, RUBRIC, JUDGE, strategy="few-shot", max_examples=2, provider_options=judge.options())
     assert judge.answered == 0

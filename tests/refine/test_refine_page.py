@@ -38,13 +38,13 @@ def refine_page(at):
 
 def test_page_lists_rounds_and_a_lead_accepts_the_proposed_one(demo_store, monkeypatch):
     summary = refined(demo_store)
-    assert [r["status"] for r in summary.rounds] == ["proposed", "rejected"]
+    assert [r.status for r in summary.rounds] == ["proposed", "rejected"]
     monkeypatch.setenv("WORKBENCH_DB", demo_store.path)
     at = refine_page(open_app("lead"))
     labels = [e.label for e in at.expander]
     assert labels == ["Round 1: ✅ proposed for acceptance", "Round 2: ❌ rejected by the held-out check"]
     text = markdown(at)
-    assert f"{len(summary.split['items']['held_out'])} held-out** items, which decide" in text
+    assert f"{len(summary.split.items.held_out)} held-out** items, which decide" in text
     assert "**Held-out**" in text and "the held-out part decides" in text
     assert any(FIX_PHRASE in c.value for c in at.code)  # the diff of round 1
     metrics = at.dataframe[0].value

@@ -43,6 +43,6 @@ def test_killed_session_resumes_without_resending_finished_requests(demo_store, 
     assert len(keys) == len(set(keys)), "a finished request was sent again"
     assert len(keys) == 2 * n + 1  # the parent's copy and the child on every split item, one optimizer call
     (rnd,) = summary.rounds
-    assert rnd["status"] == "proposed"
+    assert rnd.status == "proposed"
     costs = [json.loads(line)["cost"] for line in log.open()]
     assert summary.spent_usd == pytest.approx(sum(costs))

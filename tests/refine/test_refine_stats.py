@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.features.refine.optimizer import UnusableEdit, parse_edit
+from workbench.features.refine.records import PairedDelta
 from workbench.stats import paired_bootstrap_delta
 from workbench.features.refine.stats import paired_gain, stratified_split
 
@@ -100,7 +101,7 @@ def test_the_rule_finds_a_planted_fix_and_rarely_accepts_a_redraw():
         for k in range(runs):
             c, p, ch = _simulate(rng, n, fix)
             d = paired_bootstrap_delta(c, p, ch, None, scale=SCALE, pass_threshold=0, resamples=500, seed=k)
-            hits += paired_gain(d, "krippendorff_alpha_ordinal")[0]
+            hits += paired_gain(PairedDelta.of(d), "krippendorff_alpha_ordinal")[0]
         return hits / runs
 
     assert accepted(140, True) >= 0.9
@@ -111,10 +112,10 @@ def test_the_rule_finds_a_planted_fix_and_rarely_accepts_a_redraw():
 def test_paired_gain_sentence_gives_the_numbers():
     c = np.array([-1, 0, 1, 0, -1, 0, 1, -1] * 5)
     d = paired_bootstrap_delta(c, np.zeros_like(c), c, None, scale=SCALE, pass_threshold=0, resamples=300, seed=0)
-    ok, said = paired_gain(d, "exact_agreement")
+    ok, said = paired_gain(PairedDelta.of(d), "exact_agreement")
     assert ok and said.startswith("exact_agreement changes by +0.625 (95% interval") and said.endswith("above 0")
     same = paired_bootstrap_delta(c, c, c, None, scale=SCALE, pass_threshold=0, resamples=300, seed=0)
-    assert paired_gain(same, "exact_agreement") == (False, "exact_agreement changes by +0.000 (95% interval +0.000 "
+    assert paired_gain(PairedDelta.of(same), "exact_agreement") == (False, "exact_agreement changes by +0.000 (95% interval +0.000 "
                                                            "to +0.000, 40 items): the interval does not lie above 0")
 
 

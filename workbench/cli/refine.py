@@ -52,11 +52,11 @@ def refine(ctx: Ctx, golden_set: str, rubric: str, judge_id: str, optimizer: str
                 max_examples=examples)
     if dry_run:
         e = svc.estimate(ctx.store, golden_set, rubric, judge_id, **args)
-        worst = "unknown (a model is not in the price table)" if e["max_cost_usd"] is None \
-            else f"${e['max_cost_usd']:.2f}"
-        click.echo(f"{e['rounds']} rounds to run on {e['items']['development']} development and "
-                   f"{e['items']['held_out']} held-out items: {e['judge_requests']} judge requests and "
-                   f"{e['optimizer_requests']} optimizer requests; at most {worst}.")
+        worst = "unknown (a model is not in the price table)" if e.max_cost_usd is None \
+            else f"${e.max_cost_usd:.2f}"
+        click.echo(f"{e.rounds} rounds to run on {e.n_development} development and "
+                   f"{e.n_held_out} held-out items: {e.judge_requests} judge requests and "
+                   f"{e.optimizer_requests} optimizer requests; at most {worst}.")
         return
     say = (lambda m: None) if as_json else (lambda m: click.echo(m, err=True))
     summary = svc.refine(ctx.store, golden_set, rubric, judge_id, budget_usd=budget, new_session=new_session,
@@ -65,15 +65,15 @@ def refine(ctx: Ctx, golden_set: str, rubric: str, judge_id: str, optimizer: str
         _echo_json(svc.jsonable_summary(summary))
         return
     s = summary.split
-    click.echo(f"Session {summary.session_id}: split of golden set version {s['golden_set_version']} (seed "
-               f"{s['seed']}, stratified by {s['strata']}): {len(s['items']['development'])} development, "
-               f"{len(s['items']['held_out'])} held-out items. Spent ${summary.spent_usd:.4f}"
+    click.echo(f"Session {summary.session_id}: split of golden set version {s.golden_set_version} (seed "
+               f"{s.seed}, stratified by {s.strata}): {len(s.items.development)} development, "
+               f"{len(s.items.held_out)} held-out items. Spent ${summary.spent_usd:.4f}"
                + (f" of ${summary.budget_usd:.2f}." if summary.budget_usd else "."))
     for r in summary.rounds:
-        click.echo(f"Round {r['number']} (id {r['id']}): {r['status']}. {r['reason'] or ''}")
-    proposed = [r for r in summary.rounds if r["status"] == "proposed"]
+        click.echo(f"Round {r.number} (id {r.id}): {r.status}. {r.reason or ''}")
+    proposed = [r for r in summary.rounds if r.status == "proposed"]
     if proposed:
-        click.echo(f"A lead accepts on the Refine page, or: workbench refine-decide {proposed[-1]['id']} --accept "
+        click.echo(f"A lead accepts on the Refine page, or: workbench refine-decide {proposed[-1].id} --accept "
                    "--lead NAME")
     if summary.stopped:
         sys.exit(1)

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 from workbench.core.errors import ConfigError, WorkbenchError
 from workbench.core.models import parse_model
+from workbench.features.refine.records import CriterionText, ExampleText, LevelText, StoredEdit
 from workbench.judges.base import ChatProvider, scrub_record
 from workbench.judges.pricing import PRICE_TABLE_VERSION, cost_usd, estimate_cost
 from workbench.judges.prompting import data_block, estimate_input_tokens, new_tag, verdict_payload
@@ -63,6 +64,13 @@ class RubricEdit:
     criteria: tuple[tuple[str, str], ...] = ()  # (id, description): changed or added
     instructions: str | None = None
     examples: tuple[ExampleRef, ...] = ()
+
+    @classmethod
+    def of(cls, stored: StoredEdit) -> RubricEdit:
+        """The edit a round stored (``to_dict``), read back."""
+        return cls(stored.summary, {lv.value: lv.description for lv in stored.levels},
+                   tuple((c.id, c.description) for c in stored.criteria), stored.instructions,
+                   tuple(ExampleRef(e.item_id, e.score, e.rationale) for e in stored.examples))
 
     def to_dict(self) -> dict[str, Any]:
         return {"summary": self.summary, "levels": [{"value": v, "description": d} for v, d in self.levels.items()],
@@ -148,22 +156,25 @@ def parse_edit(payload: dict | str | None, *, scale: Sequence[int], allowed_item
         raise UnusableEdit("the optimizer sent no edit")
     allowed = set(allowed_items)
     levels: dict[int, str] = {}
-    for lv in payload.get("levels") or []:
-        if not isinstance(lv, dict) or lv.get("value") not in scale or not isinstance(lv.get("description"), str):
-            raise UnusableEdit(f"level {lv!r} is not a value of the scale {list(scale)} with a description")
-        levels[lv["value"]] = lv["description"]
+    for raw in payload.get("levels") or []:
+        lv = LevelText.from_json(raw) if isinstance(raw, dict) else LevelText()
+        if not isinstance(raw, dict) or lv.value not in scale or not isinstance(lv.description, str):
+            raise UnusableEdit(f"level {raw!r} is not a value of the scale {list(scale)} with a description")
+        levels[lv.value] = lv.description
     criteria = []
-    for c in payload.get("criteria") or []:
-        if not isinstance(c, dict) or not isinstance(c.get("id"), str) or not isinstance(c.get("description"), str):
-            raise UnusableEdit(f"criterion {c!r} needs a string id and description")
-        criteria.append((c["id"], c["description"]))
+    for raw in payload.get("criteria") or []:
+        c = CriterionText.from_json(raw) if isinstance(raw, dict) else CriterionText()
+        if not isinstance(c.id, str) or not isinstance(c.description, str):
+            raise UnusableEdit(f"criterion {raw!r} needs a string id and description")
+        criteria.append((c.id, c.description))
     examples = []
-    for e in payload.get("examples") or []:
-        if not isinstance(e, dict) or e.get("item_id") not in allowed:
-            raise UnusableEdit(f"example {(e or {}).get('item_id')!r} is not one of the development items shown")
-        if e.get("score") not in scale:
-            raise UnusableEdit(f"example {e['item_id']!r} has score {e.get('score')!r}, not on the scale {list(scale)}")
-        examples.append(ExampleRef(e["item_id"], e["score"], str(e.get("rationale") or "")))
+    for raw in payload.get("examples") or []:
+        e = ExampleText.from_json(raw) if isinstance(raw, dict) else ExampleText()
+        if e.item_id not in allowed:
+            raise UnusableEdit(f"example {e.item_id!r} is not one of the development items shown")
+        if e.score not in scale:
+            raise UnusableEdit(f"example {e.item_id!r} has score {e.score!r}, not on the scale {list(scale)}")
+        examples.append(ExampleRef(e.item_id, e.score, str(e.rationale or "")))
     if len(examples) > max_examples:
         raise UnusableEdit(f"the edit adds {len(examples)} examples, more than the {max_examples} allowed")
     instructions = payload.get("instructions")

@@ -1,6 +1,6 @@
 """SQL of the refinement loop: splits, sessions, rounds and the lineage of refined rubric versions.
 
-Rows come back as dicts with their JSON columns decoded; every write is one
+Rows come back as the records of records.py, JSON columns read into records; every write is one
 ``BEGIN IMMEDIATE`` transaction (``store.transaction``), joining the caller's
 when there is one.
 """
@@ -10,37 +10,38 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from workbench.core.errors import NotFound
+from workbench.features.refine.records import (IndexedItem, LabelRow, Lineage, RefineRound, RefineSession,
+    RefineSplit, SplitItem, SplitParts, from_row)
 from workbench.store.db import as_sqlite_utils, now, query, query_one
-from workbench.store.mapping import from_json, to_json
+from workbench.store.mapping import to_json
 from workbench.store.store import Store
-
-ROUND_JSON = ("edit", "results")
 
 
 def _dumps(obj: Any) -> str | None:
     return to_json(obj, sort_keys=False, default=str)  # as given: a round's edit and results keep their key order
 
 
-def _round(row: dict | None) -> dict | None:
-    if row is None:
-        return None
-    for key in ROUND_JSON:
-        row[key] = from_json(row[key])
-    return row
+def _round(row: dict | None) -> RefineRound | None:
+    return None if row is None else RefineRound.from_row(row)
+
+
+def _session(row: dict | None) -> RefineSession | None:
+    return None if row is None else from_row(RefineSession, row)
 
 
 # -- splits -------------------------------------------------------------------
 
 def find_split(store: Store, golden_set_version_id: int, rubric_name: str, seed: int,
-               held_out_fraction: float) -> dict | None:
-    return query_one(store.conn, """SELECT * FROM refine_splits WHERE golden_set_version_id = ? AND rubric_name = ?
+               held_out_fraction: float) -> RefineSplit | None:
+    row = query_one(store.conn, """SELECT id FROM refine_splits WHERE golden_set_version_id = ? AND rubric_name = ?
                          AND seed = ? AND held_out_fraction = ?""",
-                     (golden_set_version_id, rubric_name, seed, held_out_fraction))
+                    (golden_set_version_id, rubric_name, seed, held_out_fraction))
+    return None if row is None else split(store, row["id"])
 
 
 def insert_split(store: Store, *, golden_set_id: int, golden_set_version_id: int, rubric_name: str, seed: int,
                  held_out_fraction: float, strata: str, n_unresolved: int,
-                 items: Iterable[tuple[int, str, int]]) -> dict:
+                 items: Iterable[tuple[int, str, int]]) -> RefineSplit:
     """A new split with its (item_pk, part, consensus) rows; an identical split drawn meanwhile is returned."""
     with store.transaction():
         existing = find_split(store, golden_set_version_id, rubric_name, seed, held_out_fraction)
@@ -56,34 +57,40 @@ def insert_split(store: Store, *, golden_set_id: int, golden_set_version_id: int
         return split(store, sid)
 
 
-def split(store: Store, split_id: int) -> dict:
+def split(store: Store, split_id: int) -> RefineSplit:
+    """The split with the golden-set version it was drawn from and its item ids per part."""
     row = query_one(store.conn, """
         SELECT s.*, v.hash AS golden_set_version_hash, v.version AS golden_set_version, g.name AS golden_set
                         FROM refine_splits s JOIN golden_set_versions v ON v.id = s.golden_set_version_id
                         JOIN golden_sets g ON g.id = s.golden_set_id WHERE s.id = ?""", (split_id,))
     if row is None:
         raise NotFound(f"no refinement split {split_id}")
-    return row
+    return RefineSplit(**row, items=SplitParts.of(split_items(store, split_id)))
 
 
-def split_items(store: Store, split_id: int) -> list[dict]:
-    """(item_id, item_pk, task_id, category, part, consensus) in golden-set order."""
-    return query(store.conn, """SELECT i.item_id, i.pk AS item_pk, i.task_id, i.category, s.part, s.consensus
+def split_items(store: Store, split_id: int) -> list[SplitItem]:
+    """The split's items in golden-set order."""
+    return [from_row(SplitItem, r) for r in query(store.conn, """SELECT i.item_id, i.pk AS item_pk, i.task_id, i.category, s.part, s.consensus
                          FROM refine_split_items s JOIN items i ON i.pk = s.item_pk
-                         WHERE s.split_id = ? ORDER BY i.position""", (split_id,))
+                         WHERE s.split_id = ? ORDER BY i.position""", (split_id,))]
+
+
+def parts(store: Store, split_id: int) -> dict[str, str]:
+    """item_id -> part of the split's items."""
+    return {i.item_id: i.part for i in split_items(store, split_id)}
 
 
 # -- sessions -----------------------------------------------------------------
 
-def open_session(store: Store, golden_set_id: int, rubric_name: str, judge_id: str) -> dict | None:
+def open_session(store: Store, golden_set_id: int, rubric_name: str, judge_id: str) -> RefineSession | None:
     """The newest open session refining this rubric's judge on this golden set."""
-    return query_one(store.conn, """SELECT se.* FROM refine_sessions se JOIN refine_splits sp ON sp.id = se.split_id
+    return _session(query_one(store.conn, """SELECT se.* FROM refine_sessions se JOIN refine_splits sp ON sp.id = se.split_id
                          WHERE sp.golden_set_id = ? AND sp.rubric_name = ? AND se.judge_id = ? AND se.status = 'open'
-                         ORDER BY se.id DESC LIMIT 1""", (golden_set_id, rubric_name, judge_id))
+                         ORDER BY se.id DESC LIMIT 1""", (golden_set_id, rubric_name, judge_id)))
 
 
 def insert_session(store: Store, *, split_id: int, base_rubric_id: int, judge_id: str, strategy: str,
-                   optimizer: str | None, max_examples: int, budget_usd: float | None) -> dict:
+                   optimizer: str | None, max_examples: int, budget_usd: float | None) -> RefineSession:
     with store.transaction():
         sid = store.conn.execute(
             """INSERT INTO refine_sessions (split_id, base_rubric_id, judge_id, strategy, optimizer, max_examples,
@@ -92,17 +99,17 @@ def insert_session(store: Store, *, split_id: int, base_rubric_id: int, judge_id
         return session(store, sid)
 
 
-def session(store: Store, session_id: int) -> dict:
-    row = query_one(store.conn, "SELECT * FROM refine_sessions WHERE id = ?", (session_id,))
+def session(store: Store, session_id: int) -> RefineSession:
+    row = _session(query_one(store.conn, "SELECT * FROM refine_sessions WHERE id = ?", (session_id,)))
     if row is None:
         raise NotFound(f"no refinement session {session_id}; 'workbench refine ...' starts one")
     return row
 
 
-def sessions(store: Store, golden_set_id: int, rubric_name: str) -> list[dict]:
-    return query(store.conn, """SELECT se.* FROM refine_sessions se JOIN refine_splits sp ON sp.id = se.split_id
+def sessions(store: Store, golden_set_id: int, rubric_name: str) -> list[RefineSession]:
+    return [from_row(RefineSession, r) for r in query(store.conn, """SELECT se.* FROM refine_sessions se JOIN refine_splits sp ON sp.id = se.split_id
                          WHERE sp.golden_set_id = ? AND sp.rubric_name = ? ORDER BY se.id""",
-                 (golden_set_id, rubric_name))
+                 (golden_set_id, rubric_name))]
 
 
 def set_session_budget(store: Store, session_id: int, budget_usd: float | None) -> None:
@@ -130,19 +137,19 @@ def session_spend(store: Store, session_id: int, judge_pks: Sequence[int], golde
 
 # -- rounds -------------------------------------------------------------------
 
-def rounds(store: Store, session_id: int) -> list[dict]:
+def rounds(store: Store, session_id: int) -> list[RefineRound]:
     return [_round(r) for r in query(store.conn, "SELECT * FROM refine_rounds WHERE session_id = ? ORDER BY number",
                                            (session_id,))]
 
 
-def round_(store: Store, round_id: int) -> dict:
+def round_(store: Store, round_id: int) -> RefineRound:
     row = _round(query_one(store.conn, "SELECT * FROM refine_rounds WHERE id = ?", (round_id,)))
     if row is None:
         raise NotFound(f"no refinement round {round_id}; the Refine page and 'workbench refine' list the rounds")
     return row
 
 
-def insert_round(store: Store, session_id: int, number: int, parent_rubric_id: int) -> dict:
+def insert_round(store: Store, session_id: int, number: int, parent_rubric_id: int) -> RefineRound:
     with store.transaction():
         rid = store.conn.execute(
             """INSERT INTO refine_rounds (session_id, number, parent_rubric_id, created_at) VALUES (?, ?, ?, ?)
@@ -177,11 +184,12 @@ def record_lineage(store: Store, rubric_id: int, parent_rubric_id: int, diff: st
                            (rubric_id, parent_rubric_id, diff, round_id, now()))
 
 
-def lineage(store: Store, rubric_id: int) -> dict | None:
+def lineage(store: Store, rubric_id: int) -> Lineage | None:
     """The parent, diff and refinement round of a rubric version made by the loop (None for any other)."""
-    return query_one(store.conn, """SELECT l.*, r.session_id, r.number AS round_number, se.split_id
+    row = query_one(store.conn, """SELECT l.*, r.session_id, r.number AS round_number, se.split_id
                          FROM rubric_lineage l LEFT JOIN refine_rounds r ON r.id = l.round_id
                          LEFT JOIN refine_sessions se ON se.id = r.session_id WHERE l.rubric_id = ?""", (rubric_id,))
+    return None if row is None else from_row(Lineage, row)
 
 
 def finish_round(store: Store, round_id: int, status: str, results: dict[str, Any] | None, reason: str) -> None:
@@ -196,3 +204,38 @@ def decide_round(store: Store, round_id: int, status: str, lead: str, *,
         store.conn.execute("""UPDATE refine_rounds SET status = ?, decided_by = ?, decided_at = ?,
                               accepted_rubric_id = ? WHERE id = ?""",
                            (status, lead, now(), accepted_rubric_id, round_id))
+
+
+# -- rows of other tables, typed where the loop reads them ---------------------------------------------------------
+
+def item_index(store: Store, golden_set_id: int) -> list[IndexedItem]:
+    """The golden set's items in order (no content): ids, task and category."""
+    return [from_row(IndexedItem, r) for r in store.item_index(golden_set_id)]
+
+
+def label_rationales(store: Store, golden_set_id: int, rubric_name: str) -> dict[tuple[str, str], str | None]:
+    """(item_id, rater) -> the rater's rationale."""
+    labels = [from_row(LabelRow, r) for r in store.labels(golden_set_id, rubric_name)]
+    return {(lb.item_id, lb.rater): lb.rationale for lb in labels}
+
+
+def judge_pk(store: Store, rubric_id: int, judge_id: str) -> int:
+    return store.judge_row(rubric_id, judge_id)["pk"]
+
+
+def run_names(store: Store, golden_set_id: int, judge_pk: int) -> list[str]:
+    return [r["name"] for r in store.runs(golden_set_id, judge_pk)]
+
+
+def rubric_names(store: Store) -> list[str]:
+    return [r["name"] for r in store.rubric_names()]
+
+
+def rater_role(store: Store, name: str) -> str | None:
+    row = store.rater(name)
+    return None if row is None else row["role"]
+
+
+def golden_set_version_id(store: Store, golden_set_id: int, version_hash: str) -> int | None:
+    row = store.golden_set_version_by_hash(golden_set_id, version_hash)
+    return None if row is None else row["id"]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import yaml
@@ -41,10 +41,14 @@ from workbench.judges.pricing import estimate_cost
 from workbench.judges.prompting import estimate_input_tokens
 from workbench.judges.runner import estimate_run
 from workbench.judges.types import BudgetExceeded
-from workbench.core.models import Item, JudgeSpec, Rubric, parse_model
+from workbench.core.models import Criterion, Item, JudgeSpec, Judgment, Rubric, parse_model
+from workbench.core.scale import Scale
 from workbench.calibration.report import CalibrationReport
 from workbench.judges.rubrics import rubric_from_dict
-from workbench.stats import jsonable, paired_bootstrap_delta
+from workbench.stats import paired_bootstrap_delta
+from workbench.features.refine.records import (PARTS, ChangedItem, CheckChange, CheckStatus, PairedDelta, PartResult,
+    IndexedItem, Lineage, RefineEstimate, RefineRound, RefineSession, RefineSplit, ReportSummary, RoundResults,
+    SessionHistory)
 from workbench.features.refine.stats import paired_gain, stratified_split
 from workbench.store import Store
 from workbench.store import leases
@@ -57,7 +61,6 @@ from workbench.calibration.snapshots import current_snapshot, freeze
 from workbench.calibration.rubric_versions import (RubricVersion, candidate_name, get_rubric, get_rubric_by_id,
     register_rubric)
 
-PARTS = ("development", "held_out")
 RUN_OF_PART = {"development": "run-1", "held_out": "run-2"}
 MAX_DISAGREEMENTS = 40  # shown to the optimizer per round, the largest first
 EXCERPT_PART = 500  # characters of each part of an item excerpt
@@ -68,8 +71,8 @@ SHOWN_METRICS = ("krippendorff_alpha_ordinal", "exact_agreement", "mean_signed_e
 @dataclass
 class SessionSummary:
     session_id: int
-    split: dict
-    rounds: list[dict]
+    split: RefineSplit
+    rounds: list[RefineRound]
     spent_usd: float
     budget_usd: float | None
     stopped: str | None = None  # "budget" when the budget stopped the session
@@ -79,50 +82,40 @@ class SessionSummary:
 # --------------------------------------------------------------------------- the split
 
 def _split_for(store: Store, golden_set: str, rubric: str, *, seed: int, held_out_fraction: float,
-               write: bool = True) -> tuple[dict | None, dict[str, str]]:
-    """(split row or None when not written, item_id -> part) of the current golden-set version."""
+               write: bool = True) -> tuple[RefineSplit | None, dict[str, str]]:
+    """(split or None when not written, item_id -> part) of the current golden-set version."""
     gs = store.golden_set(golden_set)
     version_hash = freeze(store, golden_set)["hash"] if write else current_snapshot(store, golden_set)[0]
-    version = store.golden_set_version_by_hash(gs.id, version_hash)
-    row = None if version is None else db.find_split(store, version["id"], rubric, seed, held_out_fraction)
-    if row is not None:
-        return row, {r["item_id"]: r["part"] for r in db.split_items(store, row["id"])}
+    version_id = db.golden_set_version_id(store, gs.id, version_hash)
+    found = None if version_id is None else db.find_split(store, version_id, rubric, seed, held_out_fraction)
+    if found is not None:
+        return found, db.parts(store, found.id)
     cons = consensus(store, golden_set, rubric)
-    index = [r for r in store.item_index(gs.id) if r["item_id"] in cons.resolved]
+    index = [r for r in db.item_index(store, gs.id) if r.item_id in cons.resolved]
     if not index:
         raise NotFound(f"golden set '{golden_set}' has no item with a consensus label under rubric '{rubric}'; "
                        "label items (or adjudicate them) before refining")
     try:
-        s = stratified_split([r["item_id"] for r in index], [cons.resolved[r["item_id"]] for r in index],
-                             [r["category"] for r in index], held_out_fraction=held_out_fraction, seed=seed,
-                             groups=[r["task_id"] for r in index])
+        s = stratified_split([r.item_id for r in index], [cons.resolved[r.item_id] for r in index],
+                             [r.category for r in index], held_out_fraction=held_out_fraction, seed=seed,
+                             groups=[r.task_id for r in index])
     except ValueError as exc:
         raise InputError(f"golden set '{golden_set}' cannot be split: {exc}", fix="label more items") from None
     parts = {**{i: "development" for i in s.development}, **{i: "held_out" for i in s.held_out}}
     if not write:
         return None, parts
-    row = db.insert_split(store, golden_set_id=gs.id, golden_set_version_id=version["id"], rubric_name=rubric,
-                          seed=seed, held_out_fraction=held_out_fraction, strata=s.strata,
-                          n_unresolved=len(cons.unresolved),
-                          items=[(r["pk"], parts[r["item_id"]], cons.resolved[r["item_id"]]) for r in index])
-    return row, parts
-
-
-def split_of(store: Store, split_id: int) -> dict:
-    """The split with its item ids per part: for the page and the card."""
-    row = db.split(store, split_id)
-    items = db.split_items(store, split_id)
-    row["items"] = {p: [r["item_id"] for r in items if r["part"] == p] for p in PARTS}
-    return row
+    drawn = db.insert_split(store, golden_set_id=gs.id, golden_set_version_id=version_id, rubric_name=rubric,
+                            seed=seed, held_out_fraction=held_out_fraction, strata=s.strata,
+                            n_unresolved=len(cons.unresolved),
+                            items=[(r.pk, parts[r.item_id], cons.resolved[r.item_id]) for r in index])
+    return drawn, parts
 
 
 # --------------------------------------------------------------------------- candidates
 
-def _content_for(rubric: Rubric, name: str, judges: Sequence[Any]) -> dict[str, Any]:
-    content = rubric.content()
-    content["name"] = name
-    content["judges"] = [{k: v for k, v in asdict(j).items() if v is not None} for j in judges]
-    return content
+def _renamed(rubric: Rubric, name: str, judges: Sequence[JudgeSpec]) -> Rubric:
+    """The rubric under another name with these judges, read back from its content as a rubric file would be."""
+    return rubric_from_dict(replace(rubric, name=name, judges=tuple(judges)).content())
 
 
 def rubric_diff(parent: Rubric, child: Rubric) -> str:
@@ -148,22 +141,18 @@ def example_excerpt(item: Item) -> str:
 
 def apply_edit(parent: Rubric, edit: opt.RubricEdit, items: dict[str, Item], name: str) -> Rubric:
     """The child rubric: the parent with the edit's levels, criteria, instructions and examples."""
-    content = parent.content()
-    content["name"] = name
-    for level in content["scale"]:
-        if level["value"] in edit.levels:
-            level["description"] = edit.levels[level["value"]]
-    criteria = {c["id"]: c for c in content["criteria"]}
+    levels = tuple(replace(lv, description=edit.levels[lv.value]) if lv.value in edit.levels else lv
+                   for lv in parent.scale.levels)
+    criteria = {c.id: c for c in parent.criteria}
     for cid, desc in edit.criteria:
-        criteria[cid] = {"id": cid, "description": desc}
-    content["criteria"] = list(criteria.values())
-    if edit.instructions:
-        content["instructions"] = edit.instructions
-    used = {e.get("item_id") for e in content["examples"]}
-    content["examples"] = list(content["examples"]) + [
+        criteria[cid] = Criterion(cid, desc)
+    used = {e.get("item_id") for e in parent.examples}
+    examples = parent.examples + tuple(
         {"item_id": e.item_id, "excerpt": example_excerpt(items[e.item_id]), "score": e.score,
-         "rationale": e.rationale} for e in edit.examples if e.item_id not in used]
-    return rubric_from_dict(content)
+         "rationale": e.rationale} for e in edit.examples if e.item_id not in used)
+    child = replace(parent, name=name, scale=Scale(levels), criteria=tuple(criteria.values()),
+                    instructions=edit.instructions or parent.instructions, examples=examples)
+    return rubric_from_dict(child.content())
 
 
 # --------------------------------------------------------------------------- what a round needs
@@ -177,7 +166,7 @@ class _Ctx:
     gs_id: int
     base: RubricVersion
     judge: str
-    session: dict
+    session: RefineSession
     parts: dict[str, str]  # item_id -> part
     items: dict[str, Item]
     options: Options
@@ -191,29 +180,28 @@ class _Ctx:
         return {i for i, p in self.parts.items() if p == part}
 
     def judge_pks(self) -> list[int]:
-        pks = []
-        for row in self.store.rubric_names():
-            if row["name"].startswith(candidate_name(self.base.name, self.session["id"], 0)[:-1]):
-                rv = get_rubric(self.store, row["name"])
-                pks.append(self.store.judge_row(rv.id, self.judge)["pk"])
-        return pks
+        prefix = candidate_name(self.base.name, self.session.id, 0)[:-1]
+        return [db.judge_pk(self.store, get_rubric(self.store, name).id, self.judge)
+                for name in db.rubric_names(self.store) if name.startswith(prefix)]
 
     def spent(self) -> float:
-        return db.session_spend(self.store, self.session["id"], self.judge_pks(), self.gs_id)
+        return db.session_spend(self.store, self.session.id, self.judge_pks(), self.gs_id)
 
     def left(self) -> float | None:
-        budget = self.session["budget_usd"]
+        budget = self.session.budget_usd
         return None if budget is None else max(0.0, budget - self.spent())
+
+
+def _judgments(store: Store, golden_set: str, rv: RubricVersion, judge: str, part: str) -> dict[str, Judgment]:
+    """Repeat-0 judgments of a candidate's run on one part, by item id (none when the run is not made yet)."""
+    gs = store.golden_set(golden_set)
+    return {j.item_id: j for run, j in store.run_judgments(gs.id, db.judge_pk(store, rv.id, judge))
+            if run == RUN_OF_PART[part] and j.repeat == 0}
 
 
 def _scores(store: Store, golden_set: str, rv: RubricVersion, judge: str, part: str) -> dict[str, int | None]:
     """Repeat-0 scores of a candidate's run on one part (None: unscored)."""
-    gs = store.golden_set(golden_set)
-    row = store.judge_row(rv.id, judge)
-    run = next((r for r in store.runs(gs.id, row["pk"]) if r["name"] == RUN_OF_PART[part]), None)
-    if run is None:
-        return {}
-    return {j["item_id"]: j["score"] for j in store.judgments(gs.id, row["pk"], run["id"]) if j["repeat"] == 0}
+    return {i: j.score for i, j in _judgments(store, golden_set, rv, judge, part).items()}
 
 
 def _evaluate(c: _Ctx, rv: RubricVersion) -> str | None:
@@ -221,8 +209,7 @@ def _evaluate(c: _Ctx, rv: RubricVersion) -> str | None:
     gs = c.store.golden_set(c.golden_set)
     for part in PARTS:
         wanted = c.ids(part)
-        runs = c.store.runs(gs.id, c.store.judge_row(rv.id, c.judge)["pk"])
-        names = [r["name"] for r in runs]
+        names = db.run_names(c.store, gs.id, db.judge_pk(c.store, rv.id, c.judge))
         # run-1 holds the development items, run-2 the held-out ones: a part's run is made once, then resumed
         # (judging.run resumes the newest run), and the held-out run starts only once the development run is done
         if any(RUN_OF_PART[later] in names for later in PARTS[PARTS.index(part) + 1:]):
@@ -248,39 +235,32 @@ def _report(c: _Ctx, rv: RubricVersion, part: str) -> CalibrationReport:
     return calibrate(c.store, c.golden_set, rv.name, c.judge, opts, workspace=c.workspace, labels_of=c.base.name)
 
 
-def _summary(report: CalibrationReport) -> dict[str, Any]:
+def _summary(report: CalibrationReport) -> ReportSummary:
     """What a round records of a report (stored as JSON with the round)."""
-    return {"n_items": report.n_items, "n_unscored": report.n_unscored,
-            "metrics": {m: report.metrics[m].to_json() for m in SHOWN_METRICS if m in report.metrics},
-            "calibrated": report.calibrated,
-            "checks": [{"id": ch.id, "name": ch.name, "status": ch.status, "message": ch.message}
-                       for ch in report.verdict.checks]}
+    return ReportSummary(report.n_items, report.n_unscored,
+                         {m: report.metrics[m] for m in SHOWN_METRICS if m in report.metrics}, report.calibrated,
+                         tuple(CheckStatus(ch.id, ch.name, ch.status, ch.message) for ch in report.verdict.checks))
 
 
 def _disagreements(c: _Ctx, rv: RubricVersion) -> list[opt.Disagreement]:
     """The parent's development disagreements, largest first; never a held-out item (checked, not assumed)."""
-    scores = _scores(c.store, c.golden_set, rv, c.judge, "development")
+    judgments = _judgments(c.store, c.golden_set, rv, c.judge, "development")
     cons = consensus(c.store, c.golden_set, c.base.name)
-    gs = c.store.golden_set(c.golden_set)
-    row = c.store.judge_row(rv.id, c.judge)
-    run = next(r for r in c.store.runs(gs.id, row["pk"]) if r["name"] == RUN_OF_PART["development"])
-    judgments = {j["item_id"]: j for j in c.store.judgments(gs.id, row["pk"], run["id"]) if j["repeat"] == 0}
-    rationales = {(r["item_id"], r["rater"]): r.get("rationale") for r in c.store.labels(gs.id, c.base.name)}
+    rationales = db.label_rationales(c.store, c.gs_id, c.base.name)
     out = []
-    for item_id, score in scores.items():
+    for item_id, j in judgments.items():
         truth = cons.resolved.get(item_id)
-        if truth is None or score == truth:
+        if truth is None or j.score == truth:
             continue
         if c.parts.get(item_id) != "development":  # the parent was judged on this part only: a bug, never data
             raise RuntimeError(f"held-out item {item_id} reached the optimizer's input; nothing was sent")
-        j = judgments[item_id]
         steps = c.items[item_id].trajectory or []
-        cited = tuple((n, str(steps[n].get("content") or "")[:EXCERPT_PART]) for n in j["evidence_steps"]
+        cited = tuple((n, str(steps[n].get("content") or "")[:EXCERPT_PART]) for n in j.evidence_steps
                       if isinstance(n, int) and 0 <= n < len(steps))
         out.append(opt.Disagreement(
             item_id, example_excerpt(c.items[item_id]), truth,
             tuple((r, s, rationales.get((item_id, r))) for r, s in sorted(cons.human.get(item_id, {}).items())),
-            score, j["rationale"], cited))
+            j.score, j.rationale, cited))
     out.sort(key=lambda d: -abs((d.judge_score if d.judge_score is not None else d.consensus + 2) - d.consensus))
     return out[:MAX_DISAGREEMENTS]
 
@@ -298,8 +278,7 @@ def _few_shot_edit(c: _Ctx, parent: RubricVersion, k: int) -> opt.RubricEdit | N
     """
     used = {e.get("item_id") for e in parent.rubric.examples}
     cons = consensus(c.store, c.golden_set, c.base.name)
-    rationales = {(r["item_id"], r["rater"]): r.get("rationale")
-                  for r in c.store.labels(c.gs_id, c.base.name)}
+    rationales = db.label_rationales(c.store, c.gs_id, c.base.name)
     threshold = parent.rubric.pass_threshold
     by_label: dict[int, list[str]] = {}
     for d in _disagreements(c, parent):
@@ -332,29 +311,24 @@ def _few_shot_edit(c: _Ctx, parent: RubricVersion, k: int) -> opt.RubricEdit | N
 
 # --------------------------------------------------------------------------- a round
 
-def _parent_of(c: _Ctx, rounds: list[dict], r0: RubricVersion) -> RubricVersion:
+def _parent_of(c: _Ctx, rounds: list[RefineRound], r0: RubricVersion) -> RubricVersion:
     """The newest child a held-out check proposed (or a lead accepted), else round 0's copy of the base."""
     for r in reversed(rounds):
-        if r["status"] in ("proposed", "accepted") and r["child_rubric_id"]:
-            return get_rubric_by_id(c.store, r["child_rubric_id"])
+        if r.status in ("proposed", "accepted") and r.child_rubric_id:
+            return get_rubric_by_id(c.store, r.child_rubric_id)
     return r0
 
 
-def _propose(c: _Ctx, rnd: dict, parent: RubricVersion) -> opt.RubricEdit | str | None:
+def _propose(c: _Ctx, rnd: RefineRound, parent: RubricVersion) -> opt.RubricEdit | str | None:
     """The round's edit (asked once, then read back), or the reason it has none, or None when the budget stops."""
     s = c.session
-    if rnd["edit"] is not None:
-        e = rnd["edit"]
-        if e.get("problem"):
-            return e["problem"]
-        return opt.RubricEdit(e["summary"], {lv["value"]: lv["description"] for lv in e["levels"]},
-                              tuple((x["id"], x["description"]) for x in e["criteria"]), e["instructions"],
-                              tuple(opt.ExampleRef(x["item_id"], x["score"], x["rationale"]) for x in e["examples"]))
-    if s["strategy"] == "few-shot":
-        edit = _few_shot_edit(c, parent, s["max_examples"])
+    if rnd.edit is not None:
+        return rnd.edit.problem or opt.RubricEdit.of(rnd.edit)
+    if s.strategy == "few-shot":
+        edit = _few_shot_edit(c, parent, s.max_examples)
         if edit is None:
             return "no development item is left to use as an example"
-        db.save_edit(c.store, rnd["id"], edit.to_dict(), cost_usd=0.0, tokens_in=0, tokens_out=0)
+        db.save_edit(c.store, rnd.id, edit.to_dict(), cost_usd=0.0, tokens_in=0, tokens_out=0)
         return edit
     disagreements = _disagreements(c, parent)
     if not disagreements:
@@ -362,86 +336,89 @@ def _propose(c: _Ctx, rnd: dict, parent: RubricVersion) -> opt.RubricEdit | str 
     if c.ids("held_out") & {d.item_id for d in disagreements}:  # checked again here, right before sending
         raise RuntimeError("a held-out item reached the optimizer's input; nothing was sent")
     request = opt.edit_request(parent.rubric.content(), _findings(_report(c, parent, "development")), disagreements,
-                               max_examples=s["max_examples"])
-    c.progress(f"asking {s['optimizer']} for an edit from {len(disagreements)} development disagreements")
+                               max_examples=s.max_examples)
+    c.progress(f"asking {s.optimizer} for an edit from {len(disagreements)} development disagreements")
     try:
         reply = asyncio.run(opt.propose_edit(
-            s["optimizer"], request, scale=list(parent.rubric.scale.values), max_examples=s["max_examples"],
+            s.optimizer, request, scale=list(parent.rubric.scale.values), max_examples=s.max_examples,
             allowed_items=[d.item_id for d in disagreements], budget_left_usd=c.left(),
             provider_options=c.optimizer_options))
     except BudgetExceeded:
         return None
     saved = reply.edit.to_dict() if reply.edit is not None else {"problem": reply.problem}
-    db.save_edit(c.store, rnd["id"], saved, cost_usd=reply.cost_usd, tokens_in=reply.usage.input_tokens,
+    db.save_edit(c.store, rnd.id, saved, cost_usd=reply.cost_usd, tokens_in=reply.usage.input_tokens,
                  tokens_out=reply.usage.output_tokens)
     return reply.edit if reply.edit is not None else reply.problem
 
 
 def _changed(cons: dict[str, int], parent: dict[str, int | None], child: dict[str, int | None],
-             index: dict[str, dict]) -> list[dict]:
-    return [{"item_id": i, "category": index[i]["category"], "consensus": cons.get(i), "parent": parent.get(i),
-             "child": child.get(i)} for i in sorted(set(parent) & set(child)) if parent[i] != child[i]]
+             index: dict[str, IndexedItem]) -> tuple[ChangedItem, ...]:
+    return tuple(ChangedItem(i, index[i].category, cons.get(i), parent.get(i), child.get(i))
+                 for i in sorted(set(parent) & set(child)) if parent[i] != child[i])
 
 
-def _decide(c: _Ctx, parent: RubricVersion, child: RubricVersion) -> tuple[str, dict[str, Any], str]:
+def _compare_checks(parent: ReportSummary, child: ReportSummary) -> tuple[CheckChange, ...]:
+    """Each gate check on parent and child; worse when the child's status ranks lower (not-applicable never)."""
+    return tuple(CheckChange(pc.id, pc.name, pc.status, cc.status,
+                             NOT_APPLICABLE not in (pc.status, cc.status)
+                             and STATUS_RANK[cc.status] < STATUS_RANK[pc.status], cc.message)
+                 for pc, cc in zip(parent.checks, child.checks))
+
+
+def _compare(c: _Ctx, parent: RubricVersion, child: RubricVersion, part: str, metric: str, cons: dict[str, int],
+             index: dict[str, IndexedItem]) -> PartResult:
+    """Parent against child on one part: the paired-bootstrap change of ``metric``, the gate checks, the items."""
+    p_scores, c_scores = (_scores(c.store, c.golden_set, rv, c.judge, part) for rv in (parent, child))
+    ids = [i for i in index if i in cons and p_scores.get(i) is not None and c_scores.get(i) is not None]
+    delta = PairedDelta.of(paired_bootstrap_delta(
+        [cons[i] for i in ids], [p_scores[i] for i in ids], [c_scores[i] for i in ids],
+        [index[i].task_id for i in ids], scale=list(c.base.rubric.scale.values),
+        pass_threshold=c.base.rubric.pass_threshold, resamples=c.options.resamples, seed=c.options.seed))
+    gain, sentence = paired_gain(delta, metric)
+    p_rep, c_rep = _summary(_report(c, parent, part)), _summary(_report(c, child, part))
+    return PartResult(p_rep, c_rep, delta.metrics[metric], delta.n_items, gain, sentence,
+                      _compare_checks(p_rep, c_rep), _changed(cons, p_scores, c_scores, index))
+
+
+def _decide(c: _Ctx, parent: RubricVersion, child: RubricVersion) -> tuple[str, RoundResults, str]:
     """('proposed' | 'rejected', results, reason): the held-out part decides; development is shown beside it."""
-    policy = policy_for(c.base, c.workspace)
-    metric = policy.agreement_metric
+    metric = policy_for(c.base, c.workspace).agreement_metric
     cons = consensus(c.store, c.golden_set, c.base.name).resolved
-    index = {r["item_id"]: r for r in c.store.item_index(c.gs_id)}
-    scale = list(c.base.rubric.scale.values)
-    results: dict[str, Any] = {"metric": metric}
-    for part in PARTS:
-        p_scores, c_scores = (_scores(c.store, c.golden_set, rv, c.judge, part) for rv in (parent, child))
-        ids = [i for i in index if i in cons and p_scores.get(i) is not None and c_scores.get(i) is not None]
-        delta = paired_bootstrap_delta([cons[i] for i in ids], [p_scores[i] for i in ids], [c_scores[i] for i in ids],
-                                       [index[i]["task_id"] for i in ids], scale=scale,
-                                       pass_threshold=c.base.rubric.pass_threshold,
-                                       resamples=c.options.resamples, seed=c.options.seed)
-        gain, sentence = paired_gain(delta, metric)
-        p_rep, c_rep = _summary(_report(c, parent, part)), _summary(_report(c, child, part))
-        checks = []
-        for pc, cc in zip(p_rep["checks"], c_rep["checks"]):
-            worse = (NOT_APPLICABLE not in (pc["status"], cc["status"])
-                     and STATUS_RANK[cc["status"]] < STATUS_RANK[pc["status"]])
-            checks.append({"id": pc["id"], "name": pc["name"], "parent": pc["status"], "child": cc["status"],
-                           "worse": worse, "message": cc["message"]})
-        results[part] = {"parent": p_rep, "child": c_rep, "delta": jsonable(delta["metrics"][metric]),
-                         "n_paired": delta["n_items"], "gain": gain, "sentence": sentence, "checks": checks,
-                         "changed": _changed(cons, p_scores, c_scores, index)}
-    held = results["held_out"]
-    worse = [ch["name"] for ch in held["checks"] if ch["worse"]]
-    if held["gain"] and not worse:
-        return "proposed", results, f"Held-out: {held['sentence']}, and no gate check gets worse."
-    why = [held["sentence"]] + ([f"these gate checks get worse: {', '.join(worse)}"] if worse else [])
+    index = {r.item_id: r for r in db.item_index(c.store, c.gs_id)}
+    results = RoundResults(metric, *(_compare(c, parent, child, part, metric, cons, index) for part in PARTS))
+    held = results.held_out
+    worse = [ch.name for ch in held.checks if ch.worse]
+    if held.gain and not worse:
+        return "proposed", results, f"Held-out: {held.sentence}, and no gate check gets worse."
+    why = [held.sentence] + ([f"these gate checks get worse: {', '.join(worse)}"] if worse else [])
     return "rejected", results, "Held-out: " + "; ".join(why) + "."
 
 
-def _run_round(c: _Ctx, rnd: dict) -> str | None:
+def _run_round(c: _Ctx, rnd: RefineRound) -> str | None:
     """Take a round as far as it goes; 'budget' when the budget stopped it (it resumes next time)."""
     store = c.store
-    parent = get_rubric_by_id(store, rnd["parent_rubric_id"])
-    if rnd["child_rubric_id"] is None:
+    parent = get_rubric_by_id(store, rnd.parent_rubric_id)
+    if rnd.child_rubric_id is None:
         edit = _propose(c, rnd, parent)
         if edit is None:
             return "budget"
         if isinstance(edit, str):
-            db.finish_round(store, rnd["id"], "failed", None, f"No edit: {edit}.")
+            db.finish_round(store, rnd.id, "failed", None, f"No edit: {edit}.")
             return None
-        name = candidate_name(c.base.name, c.session["id"], rnd["number"])
+        name = candidate_name(c.base.name, c.session.id, rnd.number)
         child_rubric = apply_edit(parent.rubric, edit, c.items, name)
         diff = rubric_diff(parent.rubric, child_rubric)
         if not diff:  # judging an unchanged rubric again would only pay for the same answers
-            db.finish_round(store, rnd["id"], "failed", None, "No edit: it leaves the rubric as it is.")
+            db.finish_round(store, rnd.id, "failed", None, "No edit: it leaves the rubric as it is.")
             return None
         child = register_rubric(store, child_rubric)
-        db.set_child(store, rnd["id"], child.id, parent.id, diff)
-    child = get_rubric_by_id(store, db.round_(store, rnd["id"])["child_rubric_id"])
+        db.set_child(store, rnd.id, child.id, parent.id, diff)
+    child = get_rubric_by_id(store, db.round_(store, rnd.id).child_rubric_id)
     if _evaluate(c, child) == "budget":
         return "budget"
     status, results, reason = _decide(c, parent, child)
-    db.finish_round(store, rnd["id"], status, results, reason)
-    c.progress(f"round {rnd['number']}: {status}. {reason}")
+    db.finish_round(store, rnd.id, status, results.to_json(), reason)
+    c.progress(f"round {rnd.number}: {status}. {reason}")
     return None
 
 
@@ -449,23 +426,23 @@ def _run_round(c: _Ctx, rnd: dict) -> str | None:
 
 def _session(store: Store, golden_set: str, base: RubricVersion, judge: str, *, strategy: str,
              optimizer: str | None, max_examples: int, budget_usd: float | None, seed: int,
-             held_out_fraction: float, new_session: bool) -> tuple[dict, dict[str, str]]:
+             held_out_fraction: float, new_session: bool) -> tuple[RefineSession, dict[str, str]]:
     gs = store.golden_set(golden_set)
     s = None if new_session else db.open_session(store, gs.id, base.name, judge)
-    if s is not None and s["base_rubric_id"] != base.id:
-        db.set_session_status(store, s["id"], "closed")  # the rubric has moved on: refine its newest version
+    if s is not None and s.base_rubric_id != base.id:
+        db.set_session_status(store, s.id, "closed")  # the rubric has moved on: refine its newest version
         s = None
     if s is not None:
-        if (s["strategy"], s["optimizer"]) != (strategy, optimizer):
-            raise ConfigError(f"refinement session {s['id']} of judge '{judge}' uses "
-                              f"{s['optimizer'] or 'the few-shot strategy'}; run it with the same settings to resume "
+        if (s.strategy, s.optimizer) != (strategy, optimizer):
+            raise ConfigError(f"refinement session {s.id} of judge '{judge}' uses "
+                              f"{s.optimizer or 'the few-shot strategy'}; run it with the same settings to resume "
                               "it, or pass --new-session to start another")
-        if budget_usd is not None and budget_usd != s["budget_usd"]:
-            db.set_session_budget(store, s["id"], budget_usd)
-            s = db.session(store, s["id"])
-        return s, {r["item_id"]: r["part"] for r in db.split_items(store, s["split_id"])}
+        if budget_usd is not None and budget_usd != s.budget_usd:
+            db.set_session_budget(store, s.id, budget_usd)
+            s = db.session(store, s.id)
+        return s, db.parts(store, s.split_id)
     split, parts = _split_for(store, golden_set, base.name, seed=seed, held_out_fraction=held_out_fraction)
-    s = db.insert_session(store, split_id=split["id"], base_rubric_id=base.id, judge_id=judge, strategy=strategy,
+    s = db.insert_session(store, split_id=split.id, base_rubric_id=base.id, judge_id=judge, strategy=strategy,
                           optimizer=optimizer, max_examples=max_examples, budget_usd=budget_usd)
     return s, parts
 
@@ -509,9 +486,9 @@ def refine(store: Store, golden_set: str, rubric: str, judge: str, *, strategy: 
     session, parts = _session(store, golden_set, base, judge, strategy=strategy, optimizer=optimizer,
                               max_examples=max_examples, budget_usd=budget_usd, seed=seed,
                               held_out_fraction=held_out_fraction, new_session=new_session)
-    holder, ours = leases.acquire(store, f"refine:{session['id']}")
+    holder, ours = leases.acquire(store, f"refine:{session.id}")
     if not ours:
-        raise Conflict(f"refinement session {session['id']} is already running ({holder.describe()}); wait for it, "
+        raise Conflict(f"refinement session {session.id} is already running ({holder.describe()}); wait for it, "
                        f"since a session whose heartbeat stops for {leases.LEASE_STALE_S:.0f} s is taken over")
     with leases.LeaseKeeper(store.path, holder):
         try:
@@ -523,7 +500,8 @@ def refine(store: Store, golden_set: str, rubric: str, judge: str, *, strategy: 
             leases.release(store, holder)
 
 
-def _run_session(store: Store, golden_set: str, base: RubricVersion, judge: str, spec: JudgeSpec, session: dict,
+def _run_session(store: Store, golden_set: str, base: RubricVersion, judge: str, spec: JudgeSpec,
+                 session: RefineSession,
                  parts: dict[str, str], *, rounds: int, resamples: int, seed: int, workspace: Workspace | None,
                  provider_options: dict[str, Any] | None, optimizer_options: dict[str, Any] | None,
                  concurrency: int, progress: Callable[[str], None] | None) -> SessionSummary:
@@ -537,28 +515,27 @@ def _run_session(store: Store, golden_set: str, base: RubricVersion, judge: str,
     c = _Ctx(store, golden_set, store.golden_set(golden_set).id, base, judge, session, parts,
              {i.id: i for i in load_items(store, golden_set)}, Options(resamples=resamples, seed=seed), workspace,
              provider_options, optimizer_options, concurrency, say)
-    r0 = register_rubric(store, rubric_from_dict(_content_for(base.rubric, candidate_name(base.name, session["id"], 0),
-                                                               [spec])))
+    r0 = register_rubric(store, _renamed(base.rubric, candidate_name(base.name, session.id, 0), [spec]))
     db.record_lineage(store, r0.id, base.id, "")
     stopped = _evaluate(c, r0)
     while stopped is None:
-        done = db.rounds(store, session["id"])
-        pending = next((r for r in done if r["status"] in ("proposing", "evaluating")), None)
+        done = db.rounds(store, session.id)
+        pending = next((r for r in done if r.status in ("proposing", "evaluating")), None)
         if pending is None:
-            if len([r for r in done if r["status"] != "failed"]) >= rounds or len(done) >= 2 * rounds:
+            if len([r for r in done if r.status != "failed"]) >= rounds or len(done) >= 2 * rounds:
                 break
-            pending = db.insert_round(store, session["id"], len(done) + 1, _parent_of(c, done, r0).id)
+            pending = db.insert_round(store, session.id, len(done) + 1, _parent_of(c, done, r0).id)
         stopped = _run_round(c, pending)
     if stopped:
-        say(f"Stopped: the budget of ${session['budget_usd']:.2f} would be passed by the next request; run again "
+        say(f"Stopped: the budget of ${session.budget_usd:.2f} would be passed by the next request; run again "
             "with a larger --budget to resume.")
-    return SessionSummary(session["id"], split_of(store, session["split_id"]), db.rounds(store, session["id"]),
-                          c.spent(), session["budget_usd"], stopped, messages)
+    return SessionSummary(session.id, db.split(store, session.split_id), db.rounds(store, session.id),
+                          c.spent(), session.budget_usd, stopped, messages)
 
 
 def estimate(store: Store, golden_set: str, rubric: str, judge: str, *, strategy: str = "optimizer",
              optimizer: str | None = None, rounds: int = 3, held_out_fraction: float = 0.5, seed: int = 0,
-             max_examples: int = 4) -> dict[str, Any]:
+             max_examples: int = 4) -> RefineEstimate:
     """The --dry-run: requests, tokens and cost of the rounds still to run. Writes nothing.
 
     Each round judges every split item with its child (the parent's copy once, at the start) and, with the
@@ -569,9 +546,9 @@ def estimate(store: Store, golden_set: str, rubric: str, judge: str, *, strategy
     spec = base.rubric.judge(judge)
     gs = store.golden_set(golden_set)
     s = db.open_session(store, gs.id, base.name, judge)
-    if s is not None and s["base_rubric_id"] == base.id:
-        parts = {r["item_id"]: r["part"] for r in db.split_items(store, s["split_id"])}
-        finished = len([r for r in db.rounds(store, s["id"]) if r["status"] not in ("proposing", "evaluating",
+    if s is not None and s.base_rubric_id == base.id:
+        parts = db.parts(store, s.split_id)
+        finished = len([r for r in db.rounds(store, s.id) if r.status not in ("proposing", "evaluating",
                                                                                        "failed")])
     else:
         _, parts = _split_for(store, golden_set, base.name, seed=seed, held_out_fraction=held_out_fraction,
@@ -580,19 +557,15 @@ def estimate(store: Store, golden_set: str, rubric: str, judge: str, *, strategy
     items = [i for i in load_items(store, golden_set) if i.id in parts]
     todo = max(0, rounds - finished)
     judge_est = estimate_run(items, base.rubric, spec)
-    runs = todo + (1 if s is None or s["base_rubric_id"] != base.id else 0)
-    out = {"rounds": todo, "items": {p: sum(v == p for v in parts.values()) for p in PARTS},
-           "judge_requests": runs * judge_est.n_to_run, "judge_cost_usd": _times(judge_est.cost_usd, runs),
-           "judge_max_cost_usd": _times(judge_est.max_cost_usd, runs), "optimizer_requests": 0,
-           "optimizer_max_cost_usd": 0.0}
+    runs = todo + (1 if s is None or s.base_rubric_id != base.id else 0)
+    out = RefineEstimate(todo, *(sum(v == p for v in parts.values()) for p in PARTS), runs * judge_est.n_to_run,
+                         _times(judge_est.cost_usd, runs), _times(judge_est.max_cost_usd, runs))
     if strategy == "optimizer" and todo:
         dev = [i for i in items if parts[i.id] == "development"][:MAX_DISAGREEMENTS]
         fake = [opt.Disagreement(i.id, example_excerpt(i), 0, (), 0, "") for i in dev]
         request = opt.edit_request(base.rubric.content(), "", fake, max_examples=max_examples)
         one = estimate_cost(parse_model(optimizer).model, estimate_input_tokens(request), request.max_tokens)
-        out.update(optimizer_requests=todo, optimizer_max_cost_usd=_times(one, todo))
-    parts_known = [out["judge_max_cost_usd"], out["optimizer_max_cost_usd"]]
-    out["max_cost_usd"] = None if None in parts_known else sum(parts_known)
+        out = replace(out, optimizer_requests=todo, optimizer_max_cost_usd=_times(one, todo))
     return out
 
 
@@ -602,22 +575,21 @@ def _times(cost: float | None, n: int) -> float | None:
 
 # --------------------------------------------------------------------------- what leads see and decide
 
-def rounds_of(store: Store, golden_set: str, rubric: str) -> list[dict]:
+def rounds_of(store: Store, golden_set: str, rubric: str) -> list[SessionHistory]:
     """Every session of the rubric on the golden set with its split and rounds, newest first: for the page."""
     gs = store.golden_set(golden_set)
-    out = []
-    for s in reversed(db.sessions(store, gs.id, rubric)):
-        rows = db.rounds(store, s["id"])
-        for r in rows:
-            r["diff"] = (db.lineage(store, r["child_rubric_id"]) or {}).get("diff") if r["child_rubric_id"] else None
-        out.append({**s, "split": split_of(store, s["split_id"]), "rounds": rows,
-                    "base_version": get_rubric_by_id(store, s["base_rubric_id"]).version})
-    return out
+    return [SessionHistory(s, db.split(store, s.split_id), rows, {r.id: _diff(store, r) for r in rows},
+                           get_rubric_by_id(store, s.base_rubric_id).version)
+            for s in reversed(db.sessions(store, gs.id, rubric)) for rows in [db.rounds(store, s.id)]]
+
+
+def _diff(store: Store, rnd: RefineRound) -> str | None:
+    lin = db.lineage(store, rnd.child_rubric_id) if rnd.child_rubric_id else None
+    return None if lin is None else lin.diff
 
 
 def _lead(store: Store, lead: str) -> None:
-    row = store.rater(lead)
-    if row is None or row["role"] not in ("lead", "admin"):
+    if db.rater_role(store, lead) not in ("lead", "admin"):
         raise ConfigError(f"'{lead}' is not a lead; only a lead accepts or discards a refined rubric "
                           f"(workbench rater set {lead} --role lead)")
 
@@ -626,27 +598,27 @@ def accept_round(store: Store, round_id: int, *, lead: str) -> RubricVersion:
     """Add the round's child as the base rubric's next version (all the base's judges kept); nothing is exported."""
     _lead(store, lead)
     rnd = db.round_(store, round_id)
-    if rnd["status"] != "proposed":
-        raise Conflict(f"round {round_id} is {rnd['status']}; only a round its held-out check proposed can be "
+    if rnd.status != "proposed":
+        raise Conflict(f"round {round_id} is {rnd.status}; only a round its held-out check proposed can be "
                        "accepted")
-    session = db.session(store, rnd["session_id"])
-    base = get_rubric_by_id(store, session["base_rubric_id"])
+    session = db.session(store, rnd.session_id)
+    base = get_rubric_by_id(store, session.base_rubric_id)
     latest = get_rubric(store, base.name)
-    child = get_rubric_by_id(store, rnd["child_rubric_id"])
-    accepted = rubric_from_dict(_content_for(child.rubric, base.name, latest.rubric.judges))
+    child = get_rubric_by_id(store, rnd.child_rubric_id)
+    accepted = _renamed(child.rubric, base.name, latest.rubric.judges)
     rv = register_rubric(store, accepted)
     with store.transaction():
         db.record_lineage(store, rv.id, base.id, rubric_diff(base.rubric, accepted), round_id=round_id)
         db.decide_round(store, round_id, "accepted", lead, accepted_rubric_id=rv.id)
-        db.set_session_status(store, session["id"], "accepted")
+        db.set_session_status(store, session.id, "accepted")
     return rv
 
 
 def discard_round(store: Store, round_id: int, *, lead: str) -> None:
     _lead(store, lead)
     rnd = db.round_(store, round_id)
-    if rnd["status"] not in ("proposed", "rejected", "failed"):
-        raise Conflict(f"round {round_id} is {rnd['status']}; only a finished round that is not accepted can be "
+    if rnd.status not in ("proposed", "rejected", "failed"):
+        raise Conflict(f"round {round_id} is {rnd.status}; only a finished round that is not accepted can be "
                        "discarded")
     db.decide_round(store, round_id, "discarded", lead)
 
@@ -655,25 +627,25 @@ def card_note(store: Store, rubric_name: str, version: int) -> str | None:
     """The calibration card's sentence on a rubric version a lead accepted from the refinement loop (else None)."""
     rv = get_rubric(store, rubric_name, version)
     lin = db.lineage(store, rv.id)
-    if lin is None or lin["round_id"] is None or lin["split_id"] is None or rubric_name != _base_name(store, lin):
+    if lin is None or lin.round_id is None or lin.split_id is None or rubric_name != _base_name(store, lin):
         return None
-    s = split_of(store, lin["split_id"])
-    rnd = db.round_(store, lin["round_id"])
-    held = (rnd["results"] or {}).get("held_out") or {}
-    return (f"This rubric version was refined (session {lin['session_id']}, round {lin['round_number']}) on "
-            f"{len(s['items']['development'])} development items of a split of golden set version "
-            f"{s['golden_set_version']} (`{s['golden_set_version_hash'][:16]}`, seed {s['seed']}, stratified by "
-            f"{s['strata']}); {len(s['items']['held_out'])} held-out items decided its acceptance "
-            f"({held.get('sentence', 'no numbers recorded')}). This calibration uses the whole golden set, "
+    s = db.split(store, lin.split_id)
+    results = db.round_(store, lin.round_id).results
+    return (f"This rubric version was refined (session {lin.session_id}, round {lin.round_number}) on "
+            f"{len(s.items.development)} development items of a split of golden set version "
+            f"{s.golden_set_version} (`{s.golden_set_version_hash[:16]}`, seed {s.seed}, stratified by "
+            f"{s.strata}); {len(s.items.held_out)} held-out items decided its acceptance "
+            f"({results.held_out.sentence if results else 'no numbers recorded'}). This calibration uses the whole golden set, "
             "including the development items the rubric was tuned on, so its agreement may be optimistic there.")
 
 
-def _base_name(store: Store, lin: dict) -> str:
-    return get_rubric_by_id(store, lin["parent_rubric_id"]).name
+def _base_name(store: Store, lin: Lineage) -> str:
+    return get_rubric_by_id(store, lin.parent_rubric_id).name
 
 
 def jsonable_summary(summary: SessionSummary) -> dict[str, Any]:
     """The CLI's --json: the session, its split and rounds."""
-    return json.loads(json.dumps({"session": summary.session_id, "split": summary.split, "rounds": summary.rounds,
+    return json.loads(json.dumps({"session": summary.session_id, "split": summary.split.to_json(),
+                                  "rounds": [r.to_json() for r in summary.rounds],
                                   "spent_usd": summary.spent_usd, "budget_usd": summary.budget_usd,
                                   "stopped": summary.stopped}, default=str))

@@ -14,9 +14,11 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
+
+from workbench.features.refine.records import PairedDelta
 
 
 @dataclass(frozen=True)
@@ -109,15 +111,15 @@ def _grouped_split(ids: list[str], strata: list[str], groups: list[str], fractio
     return Split(sorted(dev, key=order.get), sorted(out, key=order.get), detail)
 
 
-def paired_gain(delta: dict[str, Any], metric: str) -> tuple[bool, str]:
+def paired_gain(delta: PairedDelta, metric: str) -> tuple[bool, str]:
     """Whether a paired-bootstrap difference (candidate - baseline) of ``metric`` is above 0 with its interval.
 
-    ``delta`` is what ``paired_bootstrap_delta`` returns; the sentence gives the numbers either way.
+    ``delta`` is what ``paired_bootstrap_delta`` returns, read by ``PairedDelta.of``; the sentence gives the
+    numbers either way.
     """
-    m = delta["metrics"][metric]
-    value, low, high = (None if m.get(k) is None or np.isnan(m.get(k)) else float(m[k])
-                        for k in ("value", "ci_low", "ci_high"))
+    m = delta.metrics[metric]
+    value, low, high = (None if v is None or np.isnan(v) else float(v) for v in (m.value, m.ci_low, m.ci_high))
     if value is None or low is None or high is None:
-        return False, f"the change in {metric} has no interval ({delta.get('n_items', 0)} paired items)"
-    said = f"{metric} changes by {value:+.3f} (95% interval {low:+.3f} to {high:+.3f}, {delta['n_items']} items)"
+        return False, f"the change in {metric} has no interval ({delta.n_items} paired items)"
+    said = f"{metric} changes by {value:+.3f} (95% interval {low:+.3f} to {high:+.3f}, {delta.n_items} items)"
     return low > 0, said + (": above 0" if low > 0 else ": the interval does not lie above 0")
