@@ -13,7 +13,9 @@ printed beside this checkout's. CPU time (user + system) is printed as well: it 
 
 For scale, the naive way to get the same intervals: one library call per bootstrap resample (krippendorff.alpha
 and cohen_kappa_score, two of the ten metrics, on a 10,000-item set: ``bench_stats.library_loop``), timed on
-``--loop-resamples`` resamples and extrapolated to 2,000; the ratio is that loop's time over the whole command's.
+``--loop-resamples`` resamples after each computed run of this checkout (so under the same load) and extrapolated
+to 2,000; the ratio is that loop's median time over the whole command's, in wall and in CPU time. It moves with
+the load: a busy machine slows the command's start (imports) more than the loop's arithmetic.
 
 Usage: python benchmarks/bench_cli.py [--runs 5] [--loop-resamples 20] [--baseline DIR]
 """
@@ -55,10 +57,14 @@ def command(tree: Path | None) -> tuple[list[str], dict[str, str]]:
 
 
 def timed(variants: dict[str, tuple[list[str], dict[str, str]]], args: list[str], runs: int, cwd: Path,
-          before=None) -> dict[str, tuple[float, float]]:
-    """{variant: (median wall seconds, median CPU seconds)} of ``runs`` fresh processes, variants alternating."""
-    wall: dict[str, list[float]] = {v: [] for v in variants}
-    cpu: dict[str, list[float]] = {v: [] for v in variants}
+          before=None, alongside=None) -> dict[str, tuple[float, float]]:
+    """{variant: (median wall seconds, median CPU seconds)} of ``runs`` fresh processes, variants alternating.
+
+    ``alongside`` (a function of no arguments) runs in this process after each round and is timed as the
+    variant "alongside", so that it sees the load the commands saw.
+    """
+    wall: dict[str, list[float]] = {v: [] for v in [*variants, *(["alongside"] if alongside else [])]}
+    cpu: dict[str, list[float]] = {v: [] for v in wall}
     for _ in range(runs):
         for name, (cmd, env) in variants.items():
             if before:
@@ -69,7 +75,12 @@ def timed(variants: dict[str, tuple[list[str], dict[str, str]]], args: list[str]
             wall[name].append(time.perf_counter() - start)
             now = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu[name].append(now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime)
-    return {v: (statistics.median(wall[v]), statistics.median(cpu[v])) for v in variants}
+        if alongside:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            alongside()
+            wall["alongside"].append(time.perf_counter() - start)
+            cpu["alongside"].append(time.process_time() - start_cpu)
+    return {v: (statistics.median(wall[v]), statistics.median(cpu[v])) for v in wall}
 
 
 def main() -> int:
@@ -81,8 +92,10 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="another checkout to time alternately with this one")
     args = parser.parse_args()
     variants = {"this": command(None)}
+    # each checkout's modules compiled once, as an installed package's are (PYTHONDONTWRITEBYTECODE may be set, and
+    # an edited module's stale bytecode would be compiled again in every timed process)
+    compileall.compile_dir(ROOT / "workbench", quiet=1)
     if args.baseline:
-        # the baseline's modules compiled once, as an installed package's are (PYTHONDONTWRITEBYTECODE may be set)
         compileall.compile_dir(args.baseline / "workbench", quiet=1)
         variants["baseline"] = command(args.baseline.resolve())
     load_before = os.getloadavg()[0]
@@ -98,10 +111,12 @@ def main() -> int:
             with sqlite3.connect(db) as c:
                 c.execute("DELETE FROM reports")
 
-        first = timed(variants, cal, args.runs, cwd, before=drop_cache)
+        golden = synthetic_golden_set(N_ITEMS)
+        first = timed(variants, cal, args.runs, cwd, before=drop_cache,
+                      alongside=lambda: library_loop(golden, args.loop_resamples))
         cached = timed(variants, cal, 5, cwd)
     load = f"load {load_before:.1f} -> {os.getloadavg()[0]:.1f}"
-    loop = library_loop(synthetic_golden_set(N_ITEMS), args.loop_resamples) * RESAMPLES / args.loop_resamples
+    loop, loop_cpu = (t * RESAMPLES / args.loop_resamples for t in first.pop("alongside"))
 
     def cell(result: dict[str, tuple[float, float]]) -> str:
         out = f"{result['this'][0]:.2f} s (CPU {result['this'][1]:.2f} s)"
@@ -115,8 +130,9 @@ def main() -> int:
           f"{args.runs}) | {cell(first)} | <= 1.2 s |")
     print(f"| the same, read back from the report cache (median of 5) | {cell(cached)} | <= 0.5 s |")
     print(f"| naive loop, one krippendorff.alpha + cohen_kappa_score call per resample, 2,000 resamples "
-          f"(extrapolated from {args.loop_resamples}) against the whole computed command | {loop:.1f} s: "
-          f"{loop / first['this'][0]:.0f}x the command's time | |")
+          f"(extrapolated from {args.loop_resamples}, timed after each computed run) against the whole computed "
+          f"command | {loop:.1f} s (CPU {loop_cpu:.1f} s): {loop / first['this'][0]:.1f}x the command's time "
+          f"(CPU: {loop_cpu / first['this'][1]:.1f}x) | >= 20x |")
     return 0
 
 

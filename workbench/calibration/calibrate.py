@@ -184,17 +184,28 @@ def _family_in_pool(index: pd.DataFrame, judged: set, family: str | None) -> boo
     even where none of them is labeled yet."""
     if not family:
         return False
-    fams = {str(f or "").casefold() == family.casefold() for f in index.loc[[i for i in index.index if i in judged],
-                                                                              "producer_family"]}
+    own = family.casefold()
+    fams = {str(f or "").casefold() == own
+            for i, f in zip(index.index.tolist(), index["producer_family"].tolist()) if i in judged}
     return fams == {True, False}
 
 
+LABEL_COLUMNS = ["item_id", "rater", "score"]
+
+
 def _labels_frame(cons: Consensus) -> pd.DataFrame:
-    """The human labels as a long frame (item_id, rater, score), from the consensus already read."""
+    """The human labels as a long frame (item_id, rater, score), from the consensus already read; built column by
+    column, which pandas converts at once rather than row by row."""
     import pandas as pd
 
-    rows = [(item, rater, score) for item, by_rater in cons.human.items() for rater, score in by_rater.items()]
-    return pd.DataFrame(rows, columns=["item_id", "rater", "score"])
+    items, raters, scores = [], [], []
+    for item, by_rater in cons.human.items():
+        items.extend([item] * len(by_rater))
+        raters.extend(by_rater)
+        scores.extend(by_rater.values())
+    if not items:  # columns of no rows are objects, as pandas makes them from no rows
+        return pd.DataFrame([], columns=LABEL_COLUMNS)
+    return pd.DataFrame(dict(zip(LABEL_COLUMNS, (items, raters, scores))))
 
 
 def _scores(frame: pd.DataFrame, run_id: int, repeat: int | None = 0) -> pd.Series:
