@@ -28,8 +28,8 @@ GOLDEN_JUDGE = [True] * 57 + [False] * 3 + [True] * 4 + [False] * 36
 def board_stats(s) -> None:
     outs, cats = {}, {}
     for tier in ("mechanical", "judged"):
-        outs[tier] = sb.cell_outliers(s.tier(tier))["cells"]
-        cats[tier] = sb.category_outliers(s.tier(tier))["cells"]
+        outs[tier] = sb.cell_outliers(s.tier(tier)).cells
+        cats[tier] = sb.category_outliers(s.tier(tier)).cells
         sb.corrected_rates(s.tier(tier).assign(**{"pass": lambda d: d["score"] >= 0}),
                            golden_human_pass=GOLDEN_HUMAN, golden_judge_pass=GOLDEN_JUDGE)
     it = s.items.assign(item_id=s.items["task_id"] + s.items["model"] + s.items["repeat"].astype(str),

@@ -10,6 +10,7 @@ import pytest
 from tests.board.conftest import run_item, write_runs
 from workbench.core.errors import InputError
 from workbench.features.board import service as svc
+from workbench.features.board.records import SavedVerdict
 from workbench.store import Store
 
 MODELS = [("claude-a", "anthropic"), ("gpt-b", "openai"), ("gemini-c", "google")]
@@ -32,16 +33,16 @@ def test_grades_once_then_reads_the_board(workspace, loopback, tmp_path):
     files = write_runs(tmp_path / "runs", small_runs())
     with Store(workspace["db"]) as s:
         first = svc.grade_board(s, "b1", files, [workspace["mech"], workspace["loop"]], env=loopback.env())
-        assert first["items_added"] == 48
-        assert [(t["tier"], t["n_recorded"], t["n_skipped"]) for t in first["tiers"]] == [
+        assert first.items_added == 48
+        assert [(t.tier, t.n_recorded, t.n_skipped) for t in first.tiers] == [
             ("mechanical", 48, 0), ("judged", 48, 0)]
         again = svc.grade_board(s, "b1", files, [workspace["mech"], workspace["loop"]], env=loopback.env())
-        assert again["items_added"] == 0
-        assert [(t["n_recorded"], t["n_skipped"], t["n_requests"]) for t in again["tiers"]] == [(0, 48, 0), (0, 48, 0)]
+        assert again.items_added == 0
+        assert [(t.n_recorded, t.n_skipped, t.n_requests) for t in again.tiers] == [(0, 48, 0), (0, 48, 0)]
         # another board with the same runs and bundle: nothing is graded twice
         other = svc.grade_board(s, "b2", files[:1], [workspace["loop"]], env=loopback.env())
         assert sum(loopback.answered.values()) == 48 and set(loopback.answered.values()) == {1}
-        assert other["tiers"][0]["n_recorded"] == 0 and other["tiers"][0]["n_skipped"] == 16
+        assert other.tiers[0].n_recorded == 0 and other.tiers[0].n_skipped == 16
 
         report = svc.board_report(s, "b1", resamples=300).to_dict()
     assert report["schema"] == "workbench.board/1"
@@ -71,9 +72,9 @@ def test_a_reviewer_verdict_lands_in_the_golden_set(workspace, loopback, tmp_pat
     with Store(workspace["db"]) as s:
         svc.grade_board(s, "b1", files, [workspace["mech"], workspace["loop"]], env=loopback.env())
         [first, second] = svc.cell_items(s, "b1", "t1", "gpt-b")
-        assert first.grades["mechanical"][0]["score"] == -1 and first.grades["judged"][0]["rationale"] is not None
+        assert first.grades["mechanical"][0].score == -1 and first.grades["judged"][0].rationale is not None
         saved = svc.save_verdict(s, "b1", first.item.id, "rita", -1, "The tests fail at step 3.")
-        assert saved == {"golden_set": "gold", "rubric": "board-rubric", "item_id": first.item.id, "changed": True}
+        assert saved == SavedVerdict(golden_set="gold", rubric="board-rubric", item_id=first.item.id, changed=True)
         gs = s.golden_set("gold")
         [label] = [l for l in s.labels(gs.id, "board-rubric") if l["item_id"] == first.item.id]
         assert label["rater"] == "rita" and label["score"] == -1
@@ -103,12 +104,12 @@ def test_two_boards_compared_per_category(workspace, loopback, tmp_path):
         svc.grade_board(s, "wk49", after, [workspace["mech"], workspace["loop"]], env=loopback.env())
         assert sum(loopback.answered.values()) == 48 + 6  # only gpt-b's changed sql runs were graded again
         result = svc.compare_boards(s, "wk48", "wk49")
-    mech = next(t for t in result["tiers"] if t["tier"] == "mechanical" and t["value"] == "pass")
-    rows = {(r["model"], r["category"]): r for r in mech["rows"]}
-    assert rows[("gpt-b", "sql")]["change"] == 1 and rows[("gpt-b", "sql")]["p_value"] == 0.25
-    assert rows[("gpt-b", "sql")]["verdict"] == "no clear change"  # three tasks cannot show it, however they moved
-    assert {r["verdict"] for k, r in rows.items() if k[0] != "gpt-b"} == {"no clear change"}
-    assert {m["task_id"] for m in mech["moved"]} == {"t1", "t4", "t7"}
+    mech = next(t for t in result.tiers if t.tier == "mechanical" and t.value == "pass")
+    rows = {(r.model, r.category): r for r in mech.rows}
+    assert rows[("gpt-b", "sql")].change == 1 and rows[("gpt-b", "sql")].p_value == 0.25
+    assert rows[("gpt-b", "sql")].verdict == "no clear change"  # three tasks cannot show it, however they moved
+    assert {r.verdict for k, r in rows.items() if k[0] != "gpt-b"} == {"no clear change"}
+    assert {m.task_id for m in mech.moved} == {"t1", "t4", "t7"}
 
 
 def test_unscored_and_conflicting_items_are_on_where_to_look(workspace, loopback, tmp_path):

@@ -14,6 +14,7 @@ import pytest
 
 from tests.board.synthetic import synthetic_board
 from workbench.features.board import stats as sb
+from workbench.features.board.records import FamilyEffect
 
 SETS = 60
 
@@ -36,11 +37,11 @@ def test_the_contrast_and_its_variance_match_a_two_way_anova():
     scores = s.tier("mechanical")
     out = sb.cell_outliers(scores)
     fit = ols("score ~ C(task_id) * C(model)", data=scores).fit()
-    assert out["sd"] ** 2 == pytest.approx(fit.mse_resid) and out["df"] == fit.df_resid
+    assert out.test.sd ** 2 == pytest.approx(fit.mse_resid) and out.test.df == fit.df_resid
     table = scores.groupby(["task_id", "model"])["score"].mean().unstack()
     contrast = table.sub(table.mean(axis=1), axis=0).sub(table.mean(axis=0), axis=1) + table.to_numpy().mean()
-    got = out["cells"].set_index(["task_id", "model"])["effect"]
-    assert not out["cells"]["flagged"].any()
+    got = out.cells.set_index(["task_id", "model"])["effect"]
+    assert not out.cells["flagged"].any()
     assert np.allclose(got.to_numpy(), contrast.stack().reindex(got.index).to_numpy())
 
 
@@ -48,9 +49,9 @@ def test_outlier_flags_need_variation_and_say_why():
     df = pd.DataFrame({"task_id": list("aaabbbccc"), "category": "c", "model": list("mnomnomno"),
                        "repeat": 0, "score": [0, -1, 0, 0, 0, 0, 0, 0, 0]})
     out = sb.cell_outliers(df)
-    assert not out["cells"]["flagged"].any() and "no cell has two repeats that differ" in out["reason"]
+    assert not out.cells["flagged"].any() and "no cell has two repeats that differ" in out.test.reason
     two = sb.category_outliers(df.assign(category=["x"] * 3 + ["y"] * 3 + ["x"] * 3))
-    assert not two["cells"]["flagged"].any() and "at least three categories" in two["reason"]
+    assert not two.cells["flagged"].any() and "at least three categories" in two.test.reason
 
 
 def test_mover_interval_reduces_to_the_difference_when_the_effect_is_exact():
@@ -68,8 +69,8 @@ def test_planted_cells_are_found_and_lead_where_to_look():
         category = dict(zip(s.items["task_id"], s.items["category"]))
         outs, cats, flags, cat_flags = {}, {}, {}, set()
         for tier in ("mechanical", "judged"):
-            outs[tier] = sb.cell_outliers(s.tier(tier))["cells"]
-            cats[tier] = sb.category_outliers(s.tier(tier))["cells"]
+            outs[tier] = sb.cell_outliers(s.tier(tier)).cells
+            cats[tier] = sb.category_outliers(s.tier(tier)).cells
             for r in outs[tier][outs[tier]["flagged"]].itertuples():
                 flags.setdefault((r.task_id, r.model), set()).add(r.direction)
             cat_flags |= {(r.category, r.model, r.direction) for r in cats[tier][cats[tier]["flagged"]].itertuples()}
@@ -82,8 +83,8 @@ def test_planted_cells_are_found_and_lead_where_to_look():
         false_category.append(sum((c, m) != ("c2", "m1") for c, m, _ in cat_flags) / 15)
         look = sb.where_to_look(_look_items(s), outs, cats)
         k = len(s.planted)
-        precision.append(len(set(zip(look["task_id"][:k], look["model"][:k])) & s.planted) / k)
-        first.append((look["task_id"][0], look["model"][0]) in s.planted)
+        precision.append(len({(w.task_id, w.model) for w in look[:k]} & s.planted) / k)
+        first.append((look[0].task_id, look[0].model) in s.planted)
     rates = {"worse found": np.mean(found["worse"]), "exceptional found": np.mean(found["exceptional"]),
              "sets with every planted cell found": np.mean(all_found),
              "unplanted task cells flagged": np.mean(false_task), "worst set": np.max(false_task),
@@ -103,7 +104,7 @@ def test_without_plants_few_cells_are_flagged():
         s = synthetic_board(1000 + seed, plant=False)
         flagged = set()
         for tier in ("mechanical", "judged"):
-            c = sb.cell_outliers(s.tier(tier))["cells"]
+            c = sb.cell_outliers(s.tier(tier)).cells
             flagged |= set(zip(c.loc[c["flagged"], "task_id"], c.loc[c["flagged"], "model"]))
         rates.append(len(flagged) / 120)
     print({"null cells flagged": round(float(np.mean(rates)), 4)})
@@ -116,7 +117,7 @@ def test_the_family_mark_and_the_adjusted_comparison_remove_the_planted_favour()
     biased, fair = synthetic_board(7), synthetic_board(7, bias=0.0)
     shift = (biased.tier("judged").query("model == 'm0'")["score"].mean()
              - fair.tier("judged").query("model == 'm0'")["score"].mean())
-    effect = {"value": shift, "ci_low": shift - 0.1, "ci_high": shift + 0.1}
+    effect = FamilyEffect(value=shift, ci_low=shift - 0.1, ci_high=shift + 0.1)
     rows = sb.family_adjusted_comparison(biased.tier("judged"), marked_models=["m0"], effect=effect)
     assert set(rows["other"]) == {"m1", "m2", "m3"} and set(rows["category"]) == {"c0", "c1", "c2", "c3", "(all)"}
     unbiased = sb.family_adjusted_comparison(fair.tier("judged"), marked_models=["m0"], effect=effect)
@@ -125,7 +126,7 @@ def test_the_family_mark_and_the_adjusted_comparison_remove_the_planted_favour()
             assert abs(r["adjusted"] - u["difference"]) < 0.02 < abs(r["difference"] - u["difference"])
             assert r["adjusted_low"] < u["difference"] < r["adjusted_high"]
             assert r["adjusted_high"] - r["adjusted_low"] > r["ci_high"] - r["ci_low"]
-    none = sb.family_adjusted_comparison(biased.tier("judged"), marked_models=["m0"], effect={"value": None})
+    none = sb.family_adjusted_comparison(biased.tier("judged"), marked_models=["m0"], effect=FamilyEffect(value=None))
     assert none["adjusted"].isna().all() and none["reason"].str.contains("not measurable").all()
 
 
@@ -135,14 +136,14 @@ def test_paired_comparison_finds_the_category_that_moved():
     hit = (after["model"] == "m1") & (after["category"] == "c3")
     after.loc[hit, "score"] = -1  # m1 now fails every task of c3
     r = sb.paired_comparison(before, after, value="pass", pass_threshold=0)
-    rows = r["rows"].set_index(["model", "category"])
+    rows = r.rows.set_index(["model", "category"])
     assert rows.loc[("m1", "c3"), "verdict"] == "dropped" and rows.loc[("m1", "c3"), "ci_high"] < 0
     assert rows.loc[("m1", "c3"), "p_value"] < 0.05
     assert (rows.drop(index=[("m1", "c3"), ("m1", "(all)")])["verdict"] == "no clear change").all()
-    assert set(r["moved"]["model"]) == {"m1"} and set(r["moved"]["category"]) == {"c3"}
+    assert set(r.moved["model"]) == {"m1"} and set(r.moved["category"]) == {"c3"}
     renamed = after.assign(model=after["model"].replace({"m1": "m1-v2"}))
     r2 = sb.paired_comparison(before, renamed, value="pass", pass_threshold=0, pairs={"m1": "m1-v2"})
-    assert r2["rows"]["after_model"].unique().tolist() == ["m1-v2"]
+    assert r2.rows["after_model"].unique().tolist() == ["m1-v2"]
     with pytest.raises(ValueError, match="model 'm9' is not on its board"):
         sb.paired_comparison(before, after, value="pass", pass_threshold=0, pairs={"m9": "m1"})
 

@@ -80,15 +80,15 @@ def board_grade(ctx: Ctx, run_files: tuple[str, ...], bundles: tuple[str, ...], 
         for key, bar in bars.items():
             if not key.endswith(":at"):
                 bar.__exit__(None, None, None)
-    click.echo(f"Board {name}: {summary['items_added']} runs added, {summary['n_items']} on the board.")
+    click.echo(f"Board {name}: {summary.items_added} runs added, {summary.n_items} on the board.")
     stopped = False
-    for t in summary["tiers"]:
-        cost = "unknown" if t["cost_unknown"] and not t["cost_usd"] else f"${t['cost_usd']:.4f}"
-        click.echo(f"  {t['tier']} ({t['judge']}): {t['n_recorded']} graded ({t['n_unscored']} unscored), "
-                   f"{t['n_skipped']} already graded, {t['n_failed']} failed; {t['n_requests']} requests; cost {cost}.")
-        for f in t["failures"]:
+    for t in summary.tiers:
+        cost = "unknown" if t.cost_unknown and not t.cost_usd else f"${t.cost_usd:.4f}"
+        click.echo(f"  {t.tier} ({t.judge}): {t.n_recorded} graded ({t.n_unscored} unscored), "
+                   f"{t.n_skipped} already graded, {t.n_failed} failed; {t.n_requests} requests; cost {cost}.")
+        for f in t.failures:
             click.echo(f"    failure: {f}", err=True)
-        stopped = stopped or bool(t["stopped"]) or t["n_failed"] > 0
+        stopped = stopped or bool(t.stopped) or t.n_failed > 0
     if stopped:
         click.echo("Not everything was graded; run the same command again to resume.", err=True)
     click.echo(f"Show it with: workbench board show {name}")
@@ -121,7 +121,7 @@ def board_show(ctx: Ctx, name: str, fmt: str, out: str | None, q_value: float, h
              f"a whole number from 100 to {MAX_RESAMPLES:,}", "2000")
     _require(0 <= seed <= MAX_SEED, "--seed", seed, "a whole number from 0 to 2**63 - 1", "0")
     report = svc.board_report(ctx.store, name, q_value=q_value, adjustment="holm" if holm else "fdr_bh",
-                              resamples=resamples, seed=seed).to_dict()
+                              resamples=resamples, seed=seed)
     text = render(report, fmt)
     if out is None:
         click.echo(text, nl=False)
@@ -157,7 +157,7 @@ def board_compare(ctx: Ctx, before: str, after: str, pairs: tuple[str, ...], as_
         mapping[old] = new
     result = svc.compare_boards(ctx.store, before, after, pairs=mapping or None)
     if as_json:
-        _echo_json(result)
+        _echo_json(result.to_json())
     else:
         click.echo(render_compare_md(result), nl=False)
 
@@ -178,5 +178,4 @@ def board_list(ctx: Ctx) -> None:
     if not rows:
         click.echo("No board yet; grade runs onto one with 'workbench board grade RUN_FILES... --bundle B --name N'.")
     for r in rows:
-        click.echo(f"{r['name']}: {r['n_models']} models, {r['n_tasks']} tasks, {r['n_items']} runs, "
-                   f"{r['n_bundles']} bundles")
+        click.echo(f"{r.name}: {r.n_models} models, {r.n_tasks} tasks, {r.n_items} runs, {r.n_bundles} bundles")

@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from workbench.core.errors import NotFound
+from workbench.core.hashing import canonical_json
 from workbench.core.models import Judgment
 from workbench.store.db import now, query
 from workbench.store.mapping import decode_verdict, from_json, to_json, verdict_columns
 from workbench.store.store import Store
+from workbench.features.board.records import ApprovedBundle, Board, BoardGrade, BoardItem, BoardSummary, StoredBundle
 
 CHUNK = 500  # ids per IN (...) list: under SQLite's bound-parameter limit
 
@@ -30,23 +32,23 @@ def ensure_board(store: Store, name: str) -> int:
     return store.conn.execute("INSERT INTO boards (name, created_at) VALUES (?, ?)", (name, now())).lastrowid
 
 
-def board(store: Store, name: str) -> dict:
+def board(store: Store, name: str) -> Board:
     row = store.conn.execute("SELECT id, name, created_at FROM boards WHERE name = ?", (name,)).fetchone()
     if row is None:
-        known = ", ".join(r["name"] for r in boards(store)) or "none yet"
+        known = ", ".join(b.name for b in boards(store)) or "none yet"
         raise NotFound(f"no board '{name}' (known: {known}); grade runs onto it with "
                        f"'workbench board grade RUN_FILES... --bundle FILE --name {name}'")
-    return dict(row)
+    return Board(*row)
 
 
-def boards(store: Store) -> list[dict]:
-    return query(store.conn, """
+def boards(store: Store) -> list[BoardSummary]:
+    return [BoardSummary(**r) for r in query(store.conn, """
         SELECT b.id, b.name, b.created_at,
                (SELECT count(*) FROM board_items i WHERE i.board_id = b.id) AS n_items,
                (SELECT count(DISTINCT model) FROM board_items i WHERE i.board_id = b.id) AS n_models,
                (SELECT count(DISTINCT task_id) FROM board_items i WHERE i.board_id = b.id) AS n_tasks,
                (SELECT count(*) FROM board_bundles u WHERE u.board_id = b.id) AS n_bundles
-        FROM boards b ORDER BY b.name""")
+        FROM boards b ORDER BY b.name""")]
 
 
 def item_keys(store: Store, board_id: int) -> dict[tuple[str, str, int], tuple[str, str]]:
@@ -55,7 +57,7 @@ def item_keys(store: Store, board_id: int) -> dict[tuple[str, str, int], tuple[s
         "SELECT task_id, model, repeat, item_id, content_hash FROM board_items WHERE board_id = ?", (board_id,))}
 
 
-def insert_items(store: Store, board_id: int, rows: Iterable[dict]) -> int:
+def insert_items(store: Store, board_id: int, rows: Iterable[BoardItem]) -> int:
     """Add items (the caller has checked them against the board); returns how many were new."""
     start = store.conn.execute("SELECT coalesce(max(position), -1) + 1 FROM board_items WHERE board_id = ?",
                                (board_id,)).fetchone()[0]
@@ -64,43 +66,41 @@ def insert_items(store: Store, board_id: int, rows: Iterable[dict]) -> int:
         """INSERT INTO board_items (board_id, item_id, task_id, category, model, family, repeat, content,
                                     content_hash, source, position)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING""",
-        [(board_id, r["item_id"], r["task_id"], r["category"], r["model"], r["family"], r["repeat"], r["content"],
-          r["content_hash"], r["source"], start + i) for i, r in enumerate(rows)])
+        [(board_id, r.item_id, r.task_id, r.category, r.model, r.family, r.repeat, canonical_json(r.content),
+          r.content_hash, r.source, start + i) for i, r in enumerate(rows)])
     return store.conn.total_changes - before
 
 
-def items(store: Store, board_id: int, item_ids: Sequence[str] | None = None) -> list[dict]:
+def items(store: Store, board_id: int, item_ids: Sequence[str] | None = None) -> list[BoardItem]:
     sql = ("SELECT item_id, task_id, category, model, family, repeat, content, content_hash, source FROM board_items "
            "WHERE board_id = ?")
     if item_ids is None:
-        rows = query(store.conn, sql + " ORDER BY position", (board_id,))
+        rows = store.conn.execute(sql + " ORDER BY position", (board_id,)).fetchall()
     else:
         rows = []
         for chunk in _chunks(list(item_ids)):
-            rows += query(store.conn, sql + f" AND item_id IN ({','.join('?' * len(chunk))}) ORDER BY position",
-                          (board_id, *chunk))
-    for r in rows:
-        r["content"] = from_json(r["content"])
-    return rows
+            rows += store.conn.execute(sql + f" AND item_id IN ({','.join('?' * len(chunk))}) ORDER BY position",
+                                       (board_id, *chunk)).fetchall()
+    return [BoardItem(*head, from_json(content), content_hash, source) for *head, content, content_hash, source in rows]
 
 
-def add_bundle(store: Store, board_id: int, *, sha256: str, tier: str, config_hash: str, path: str,
-               bundle: dict) -> bool:
+def add_bundle(store: Store, board_id: int, *, tier: str, config_hash: str, path: str,
+               bundle: ApprovedBundle) -> bool:
     """Attach a bundle to the board (once); returns True when it is new."""
     position = store.conn.execute("SELECT count(*) FROM board_bundles WHERE board_id = ?", (board_id,)).fetchone()[0]
     cur = store.conn.execute(
         """INSERT INTO board_bundles (board_id, sha256, tier, config_hash, path, bundle, position)
            VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING""",
-        (board_id, sha256, tier, config_hash, path, to_json(bundle), position))
+        (board_id, bundle.sha256, tier, config_hash, path, to_json(bundle.document), position))
     return cur.rowcount > 0
 
 
-def bundles(store: Store, board_id: int) -> list[dict]:
-    rows = query(store.conn, "SELECT sha256, tier, config_hash, path, bundle FROM board_bundles WHERE board_id = ? "
-                        "ORDER BY position", (board_id,))
-    for r in rows:
-        r["bundle"] = from_json(r["bundle"])
-    return rows
+def bundles(store: Store, board_id: int) -> list[StoredBundle]:
+    """The board's bundles, each read back from the JSON document stored when it was attached."""
+    rows = store.conn.execute("SELECT sha256, tier, config_hash, path, bundle FROM board_bundles WHERE board_id = ? "
+                              "ORDER BY position", (board_id,))
+    return [StoredBundle(sha256, tier, config_hash, path, ApprovedBundle.from_json(from_json(doc)))
+            for sha256, tier, config_hash, path, doc in rows]
 
 
 def done_keys(store: Store, config_hash: str) -> set[tuple[str, int]]:
@@ -124,7 +124,7 @@ def insert_grade(store: Store, config_hash: str, item_content_hash: str, judgmen
 
 
 def grades(store: Store, board_id: int, *, with_trace: bool = False,
-           item_ids: Sequence[str] | None = None) -> list[dict]:
+           item_ids: Sequence[str] | None = None) -> list[BoardGrade]:
     """Every grade of the board's items under the board's bundles: item id, bundle sha256 and the verdict."""
     trace = ", g.trace" if with_trace else ""
     sql = f"""SELECT i.item_id, u.sha256, g.repeat AS judge_repeat, g.score, g.unscored_reason, g.rationale,
@@ -139,7 +139,7 @@ def grades(store: Store, board_id: int, *, with_trace: bool = False,
         for chunk in _chunks(list(item_ids)):
             rows += query(store.conn, sql + f" AND i.item_id IN ({','.join('?' * len(chunk))})"
                                        " ORDER BY i.position, u.position, g.repeat", (board_id, *chunk))
-    return [decode_verdict(r) for r in rows]
+    return [BoardGrade(**decode_verdict(r)) for r in rows]
 
 
 def fingerprint(store: Store, board_id: int) -> tuple:

@@ -14,14 +14,15 @@ import json
 from typing import Any
 
 from workbench.core.scale import fmt
+from workbench.features.board.records import BoardComparison, BoardReport, Cell, FamilyCheck, RateRow, TierInfo
 
 ARROW = {"above": "▲", "below": "▼"}
 FAMILY_MARK = "†"
 
 
-def render(report: dict[str, Any], fmt_name: str) -> str:
+def render(report: BoardReport, fmt_name: str) -> str:
     if fmt_name == "json":
-        return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if fmt_name == "md":
         return render_md(report)
     if fmt_name == "html":
@@ -52,152 +53,157 @@ def _pct(x: Any) -> str:
     return "–" if x is None else f"{100 * x:.0f}%"
 
 
-def cell_text(cell: dict[str, Any], tier: dict[str, Any]) -> str:
+def cell_text(cell: Cell, tier: TierInfo) -> str:
     """One tier of a cell in words: '2/3 pass' (mechanical) or '+0.33 · 1×+1' (judged), with its outlier mark."""
-    t = cell["tiers"].get(tier["name"])
-    if t is None or not t.get("n"):
-        return "–" if t is None else f"{t.get('n_unscored', 0)} unscored"
-    if tier["kind"] == "mechanical":
-        text = f"{int(t['n_pass'])}/{int(t['n'])} pass"
+    t = cell.tiers.get(tier.name)
+    if t is None or not t.n:
+        return "–" if t is None else f"{t.n_unscored} unscored"
+    if tier.kind == "mechanical":
+        text = f"{int(t.n_pass)}/{int(t.n)} pass"
     else:
-        text = _signed(t["mean_score"])
-        if t.get("n_top"):
-            text += f" · {int(t['n_top'])}×{tier['scale'][-1]:+d}"
-    if t.get("n_unscored"):
-        text += f" · {int(t['n_unscored'])} unscored"
-    if t.get("flagged"):
-        text = f"{ARROW[t['direction']]} {text}"
+        text = _signed(t.mean_score)
+        if t.n_top:
+            text += f" · {int(t.n_top)}×{tier.scale[-1]:+d}"
+    if t.n_unscored:
+        text += f" · {int(t.n_unscored)} unscored"
+    if t.flagged:
+        text = f"{ARROW[t.direction]} {text}"
     return text
 
 
-def _marked(report: dict[str, Any]) -> dict[str, bool]:
-    return {m["model"]: bool(m["marked_by"]) for m in report["models"]}
+def _marked(report: BoardReport) -> dict[str, bool]:
+    return {m.model: bool(m.marked_by) for m in report.models}
 
 
-def _grid_rows(report: dict[str, Any], category: str) -> list[tuple[str, dict[str, dict]]]:
-    by_task: dict[str, dict[str, dict]] = {}
-    for c in report["cells"]:
-        if c["category"] == category:
-            by_task.setdefault(c["task_id"], {})[c["model"]] = c
+def _grid_rows(report: BoardReport, category: str) -> list[tuple[str, dict[str, Cell]]]:
+    by_task: dict[str, dict[str, Cell]] = {}
+    for c in report.cells:
+        if c.category == category:
+            by_task.setdefault(c.task_id, {})[c.model] = c
     return sorted(by_task.items())
 
 
-def category_flags(report: dict[str, Any], category: str) -> list[str]:
+def category_flags(report: BoardReport, category: str) -> list[str]:
     """Sentences for the models a tier's test flags on the whole category."""
-    return [f"{ARROW[r['direction']]} {r['model']} is {r['direction']} the category's other models ({r['tier']}, "
-            f"{_signed(r['effect'])}, {_signed(r['ci_low'])} to {_signed(r['ci_high'])}, adjusted p "
-            f"{r['p_adjusted']:.2g})" for r in report["category_outliers"] if r["category"] == category and r["flagged"]]
+    return [f"{ARROW[r.test.direction]} {r.model} is {r.test.direction} the category's other models ({r.tier}, "
+            f"{_signed(r.test.effect)}, {_signed(r.test.ci_low)} to {_signed(r.test.ci_high)}, adjusted p "
+            f"{r.test.p_adjusted:.2g})" for r in report.category_outliers if r.category == category and r.test.flagged]
 
 
-def column_rows(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def column_rows(report: BoardReport) -> tuple[list[str], list[list[str]]]:
     """Per model, each tier's mean@k and pass^k over its tasks: what reading down a column gives."""
-    head = ["model"] + [f"{t['name']} {what}" for t in report["tiers"] for what in ("mean@k", "pass^k")]
+    head = ["model"] + [f"{t.name} {what}" for t in report.tiers for what in ("mean@k", "pass^k")]
     rows = []
-    for m in report["models"]:
-        row = [m["model"]]
-        for t in report["tiers"]:
-            c = next((c for c in report["columns"] if c["tier"] == t["name"] and c["model"] == m["model"]), None)
-            row += ["–", "–"] if c is None or not c["k"] else [f"{_pct(c['mean_at_k'])}",
-                                                               f"{_pct(c['pass_hat_k'])} (k={c['k']})"]
+    for m in report.models:
+        row = [m.model]
+        for t in report.tiers:
+            c = next((c for c in report.columns if c.tier == t.name and c.model == m.model), None)
+            row += ["–", "–"] if c is None or not c.k else [f"{_pct(c.mean_at_k)}", f"{_pct(c.pass_hat_k)} (k={c.k})"]
         rows.append(row)
     return head, rows
 
 
-def _rate(r: dict[str, Any]) -> str:
-    if r["refused"] or r["corrected"] is None:
-        return f"raw {_pct(r['raw'])} (not corrected)"
-    return f"{_pct(r['corrected'])} ({_pct(r['ci_low'])}–{_pct(r['ci_high'])})"
+def _rate(r: RateRow) -> str:
+    if r.refused or r.corrected is None:
+        return f"raw {_pct(r.raw)} (not corrected)"
+    return f"{_pct(r.corrected)} ({_pct(r.ci_low)}–{_pct(r.ci_high)})"
 
 
-def _sections(report: dict[str, Any]) -> dict[str, Any]:
+def _rates_by_model(report: BoardReport, tier: TierInfo, model: str) -> dict[str, RateRow]:
+    return {r.category: r for r in report.rates if r.tier == tier.name and r.model == model}
+
+
+def _notes(report: BoardReport) -> list[str]:
     """What both text formats say beside the grid, as plain strings."""
-    s = report["settings"]
-    method = "Benjamini-Hochberg" if s["adjustment"] == "fdr_bh" else "Holm"
+    s = report.settings
+    method = "Benjamini-Hochberg" if s.adjustment == "fdr_bh" else "Holm"
     notes = [f"Outliers: a cell against the task's other models, net of each model's usual level, with the "
-             f"within-cell variance pooled over the board; p-values adjusted ({method}) at {s['q']}; ▲ above, "
-             f"▼ below. Rates: Rogan-Gladen corrected with each bundle's TPR and TNR, {s['level']:.0%} intervals; "
+             f"within-cell variance pooled over the board; p-values adjusted ({method}) at {s.q}; ▲ above, "
+             f"▼ below. Rates: Rogan-Gladen corrected with each bundle's TPR and TNR, {s.level:.0%} intervals; "
              f"repeats of a task count together."]
-    for name, t in report["outlier_tests"].items():
-        if t.get("reason"):
-            notes.append(f"{name}: {t['reason']}.")
-    ungraded = {k: v for k, v in report["n_ungraded"].items() if v}
+    for name, t in report.outlier_tests.items():
+        if t.task.reason:
+            notes.append(f"{name}: {t.task.reason}.")
+    ungraded = {k: v for k, v in report.n_ungraded.items() if v}
     if ungraded:
         notes.append("Not graded yet: " + ", ".join(f"{v} items of {k}" for k, v in ungraded.items())
                      + "; run 'workbench board grade' again to finish.")
-    return {"notes": notes}
+    return notes
 
 
-def render_md(report: dict[str, Any]) -> str:
+def _tier_line(t: TierInfo, e: Any) -> str:
+    """A tier's judge, rubric and calibration in words, its names passed through ``e`` (Markdown or HTML)."""
+    return (f"judge {e(t.judge)} ({e(t.model)}{', family ' + e(t.family) if t.family else ''}), rubric {e(t.rubric)} "
+            f"v{t.rubric_version}, TPR {fmt(t.tpr, 2)}, TNR {fmt(t.tnr, 2)}")
+
+
+def render_md(report: BoardReport) -> str:
     """The board as CommonMark (GitHub tables): every name a run file or bundle brought is escaped by ``_md``."""
     marked = _marked(report)
-    models = [m["model"] for m in report["models"]]
-    head = [f"# Board {_md(report['board'])}", "",
-            f"{report['n_items']} runs of {len(models)} models on {len(report['tasks'])} tasks in "
-            f"{len(report['categories'])} categories. No summed score: read down a column and across a category.", ""]
-    for t in report["tiers"]:
-        family = f", family {_md(t['family'])}" if t["family"] else ""
-        head.append(f"- **{_md(t['name'])}**: judge {_md(t['judge'])} ({_md(t['model'])}{family}),"
-                    f" rubric {_md(t['rubric'])} v{t['rubric_version']}, TPR {fmt(t['tpr'], 2)}, TNR {fmt(t['tnr'], 2)}")
-    head += [""] + [_md(n) for n in _sections(report)["notes"]] + [""]
+    models = [m.model for m in report.models]
+    head = [f"# Board {_md(report.board)}", "",
+            f"{report.n_items} runs of {len(models)} models on {len(report.tasks)} tasks in "
+            f"{len(report.categories)} categories. No summed score: read down a column and across a category.", ""]
+    head += [f"- **{_md(t.name)}**: {_tier_line(t, _md)}" for t in report.tiers]
+    head += [""] + [_md(n) for n in _notes(report)] + [""]
     if any(marked.values()):
         head += [f"{FAMILY_MARK} the judged tier's judge shares this model's family.", ""]
     cols = [f"{_md(m)}{FAMILY_MARK if marked[m] else ''}" for m in models]
-    for category in report["categories"]:
+    for category in report.categories:
         head += [f"## {_md(category)}", ""] + [f"{_md(f)}  " for f in category_flags(report, category)]
         head += ["", "| task | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         for task, row in _grid_rows(report, category):
             cells = []
             for m in models:
                 c = row.get(m)
-                cells.append("–" if c is None else "<br>".join(_md(f"{t['name'][0].upper()}: {cell_text(c, t)}")
-                                                              for t in report["tiers"]))
+                cells.append("–" if c is None else "<br>".join(_md(f"{t.name[0].upper()}: {cell_text(c, t)}")
+                                                              for t in report.tiers))
             head.append(f"| {_md(task)} | " + " | ".join(cells) + " |")
         head.append("")
     cols_head, cols_rows = column_rows(report)
     head += ["## Down each column", "", "| " + " | ".join(map(_md, cols_head)) + " |", "|---" * len(cols_head) + "|"]
     head += ["| " + " | ".join(map(_md, r)) + " |" for r in cols_rows] + [""]
     head += ["## Corrected pass rate per model", ""]
-    for t in report["tiers"]:
-        rows = [r for r in report["rates"] if r["tier"] == t["name"]]
-        cats = report["categories"] + ["(all)"]
-        head += [f"**{_md(t['name'])}**", "", "| model | " + " | ".join(map(_md, cats)) + " |",
+    cats = report.categories + ["(all)"]
+    for t in report.tiers:
+        head += [f"**{_md(t.name)}**", "", "| model | " + " | ".join(map(_md, cats)) + " |",
                  "|---" * (len(cats) + 1) + "|"]
         for m in models:
-            got = {r["category"]: r for r in rows if r["model"] == m}
+            got = _rates_by_model(report, t, m)
             head.append(f"| {_md(m)} | " + " | ".join(_md(_rate(got[c])) if c in got else "–" for c in cats) + " |")
         head.append("")
     head += ["## Where to look", ""]
-    for w in report["where_to_look"]:
-        head.append(f"{w['rank']}. **{_md(w['task_id'])}** × **{_md(w['model'])}** ({_md(w['category'])}), item "
-                    f"{_md(w['item_id'])}: " + _md("; ".join(r["text"] for r in w["reasons"])))
+    for w in report.where_to_look:
+        head.append(f"{w.rank}. **{_md(w.task_id)}** × **{_md(w.model)}** ({_md(w.category)}), item "
+                    f"{_md(w.item_id)}: " + _md("; ".join(r.text for r in w.reasons)))
     head.append("")
-    for f in report["family"]:
+    for f in report.family:
         head += _family_md(f)
     return "\n".join(head)
 
 
-def _family(f: dict[str, Any]) -> tuple[str, str, list[list[str]]]:
+def _family(f: FamilyCheck) -> tuple[str, str, list[list[str]]]:
     """(heading, sentence, rows of model / vs / category / difference / adjusted) of a judged tier's family."""
-    e = f["effect"]
-    heading = f"The judge's family ({f['tier']}: {f['judge']}, family {f['judge_family'] or 'none'})"
-    if not f["marked_models"]:
+    e = f.effect
+    heading = f"The judge's family ({f.tier}: {f.judge}, family {f.judge_family or 'none'})"
+    if not f.marked_models:
         return heading, "No model on the board shares the judge's family.", []
-    sentence = (f"Marked: {', '.join(f['marked_models'])}. Same-family effect measured at calibration: "
-                + ("not measurable" if e["value"] is None else
-                   f"{_signed(e['value'])} ({_signed(e['ci_low'])} to {_signed(e['ci_high'])})") + ".")
+    sentence = (f"Marked: {', '.join(f.marked_models)}. Same-family effect measured at calibration: "
+                + ("not measurable" if e.value is None else
+                   f"{_signed(e.value)} ({_signed(e.ci_low)} to {_signed(e.ci_high)})") + ".")
     rows = []
-    for r in f["comparison"]:
-        adj = (r["reason"] or "–") if r["adjusted"] is None else \
-            f"{_signed(r['adjusted'])} ({_signed(r['adjusted_low'])} to {_signed(r['adjusted_high'])})"
-        rows.append([r["model"], r["other"], r["category"],
-                     f"{_signed(r['difference'])} ({_signed(r['ci_low'])} to {_signed(r['ci_high'])})", adj])
+    for r in f.comparison:
+        adj = (r.reason or "–") if r.adjusted is None else \
+            f"{_signed(r.adjusted)} ({_signed(r.adjusted_low)} to {_signed(r.adjusted_high)})"
+        rows.append([r.model, r.other, r.category, f"{_signed(r.difference)} ({_signed(r.ci_low)} to "
+                     f"{_signed(r.ci_high)})", adj])
     return heading, sentence, rows
 
 
 FAMILY_COLUMNS = ("model", "vs", "category", "difference", "adjusted for the effect")
 
 
-def _family_md(f: dict[str, Any]) -> list[str]:
+def _family_md(f: FamilyCheck) -> list[str]:
     heading, sentence, rows = _family(f)
     out = [f"## {_md(heading)}", "", _md(sentence)]
     if rows:
@@ -221,19 +227,19 @@ CSS = """
 PAGE_CSS = "body { margin: 16px; }"
 
 
-def render_html(report: dict[str, Any]) -> str:
+def render_html(report: BoardReport) -> str:
     e = html.escape
     marked = _marked(report)
-    models = [m["model"] for m in report["models"]]
-    parts = [f"<h1>Board {e(report['board'])}</h1>",
-             f"<p class='note'>{report['n_items']} runs of {len(models)} models on {len(report['tasks'])} tasks in "
-             f"{len(report['categories'])} categories. No summed score: read down a column and across a "
+    models = [m.model for m in report.models]
+    parts = [f"<h1>Board {e(report.board)}</h1>",
+             f"<p class='note'>{report.n_items} runs of {len(models)} models on {len(report.tasks)} tasks in "
+             f"{len(report.categories)} categories. No summed score: read down a column and across a "
              f"category.</p><ul>"]
-    for t in report["tiers"]:
-        parts.append(f"<li><b>{e(t['name'])}</b>: judge <code>{e(t['judge'])}</code> (<code>{e(t['model'])}</code>"
-                     f"{', family ' + e(t['family']) if t['family'] else ''}), rubric <code>{e(t['rubric'])}</code> "
-                     f"v{t['rubric_version']}, TPR {fmt(t['tpr'], 2)}, TNR {fmt(t['tnr'], 2)}</li>")
-    parts.append("</ul>" + "".join(f"<p class='note'>{e(n)}</p>" for n in _sections(report)["notes"]))
+    for t in report.tiers:
+        parts.append(f"<li><b>{e(t.name)}</b>: judge <code>{e(t.judge)}</code> (<code>{e(t.model)}</code>"
+                     f"{', family ' + e(t.family) if t.family else ''}), rubric <code>{e(t.rubric)}</code> "
+                     f"v{t.rubric_version}, TPR {fmt(t.tpr, 2)}, TNR {fmt(t.tnr, 2)}</li>")
+    parts.append("</ul>" + "".join(f"<p class='note'>{e(n)}</p>" for n in _notes(report)))
     if any(marked.values()):
         parts.append(f"<p class='note marked'>{FAMILY_MARK} the judged tier's judge shares this model's family.</p>")
     parts.append(board_grid_html(report))
@@ -242,22 +248,21 @@ def render_html(report: dict[str, Any]) -> str:
                  + "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in cols_rows)
                  + "</table>")
     parts.append("<h2>Corrected pass rate per model</h2>")
-    cats = report["categories"] + ["(all)"]
-    for t in report["tiers"]:
-        rows = [r for r in report["rates"] if r["tier"] == t["name"]]
-        parts.append(f"<h3>{e(t['name'])}</h3><table><tr><th>model</th>"
+    cats = report.categories + ["(all)"]
+    for t in report.tiers:
+        parts.append(f"<h3>{e(t.name)}</h3><table><tr><th>model</th>"
                      + "".join(f"<th>{e(c)}</th>" for c in cats) + "</tr>")
         for m in models:
-            got = {r["category"]: r for r in rows if r["model"] == m}
+            got = _rates_by_model(report, t, m)
             parts.append(f"<tr><td>{e(m)}</td>" + "".join(f"<td>{e(_rate(got[c])) if c in got else '–'}</td>"
                                                           for c in cats) + "</tr>")
         parts.append("</table>")
     parts.append("<h2>Where to look</h2><ol>")
-    for w in report["where_to_look"]:
-        parts.append(f"<li><b>{e(w['task_id'])}</b> × <b>{e(w['model'])}</b> ({e(w['category'])}), item "
-                     f"<code>{e(str(w['item_id']))}</code>: {e('; '.join(r['text'] for r in w['reasons']))}</li>")
+    for w in report.where_to_look:
+        parts.append(f"<li><b>{e(w.task_id)}</b> × <b>{e(w.model)}</b> ({e(w.category)}), item "
+                     f"<code>{e(str(w.item_id))}</code>: {e('; '.join(r.text for r in w.reasons))}</li>")
     parts.append("</ol>")
-    for f in report["family"]:
+    for f in report.family:
         heading, sentence, rows = _family(f)
         parts.append(f"<h2>{e(heading)}</h2><p class='note'>{e(sentence)}</p>")
         if rows:
@@ -265,17 +270,17 @@ def render_html(report: dict[str, Any]) -> str:
                          + "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows)
                          + "</table>")
     body = "\n".join(parts)
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Board {e(report['board'])}</title>"
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>Board {e(report.board)}</title>"
             f"<style>{PAGE_CSS}{CSS}</style></head><body><div class='board-wrap'>{body}</div></body></html>\n")
 
 
-def board_grid_html(report: dict[str, Any]) -> str:
+def board_grid_html(report: BoardReport) -> str:
     """The grid: one table per category, tasks as rows, models as columns, each tier on its own line."""
     e = html.escape
     marked = _marked(report)
-    models = [m["model"] for m in report["models"]]
+    models = [m.model for m in report.models]
     out = []
-    for category in report["categories"]:
+    for category in report.categories:
         out.append(f"<h2>{e(category)}</h2>" + "".join(f"<p class='note'>{e(f)}</p>"
                                                         for f in category_flags(report, category))
                    + "<table class='grid'><tr><th class='task'>task</th>"
@@ -288,33 +293,33 @@ def board_grid_html(report: dict[str, Any]) -> str:
                 if c is None:
                     tds.append("<td>–</td>")
                     continue
-                flags = {c["tiers"].get(t["name"], {}).get("direction") for t in report["tiers"]} - {"", None}
+                flags = {t.direction for t in c.tiers.values()} - {"", None}
                 cls = f" class='{' '.join(sorted(flags))}'" if flags else ""
-                tds.append(f"<td{cls}>" + "".join(f"<span class='tier'>{e(t['name'][0].upper())}: "
-                                                  f"{e(cell_text(c, t))}</span>" for t in report["tiers"]) + "</td>")
+                tds.append(f"<td{cls}>" + "".join(f"<span class='tier'>{e(t.name[0].upper())}: "
+                                                  f"{e(cell_text(c, t))}</span>" for t in report.tiers) + "</td>")
             out.append(f"<tr><td class='task'>{e(task)}</td>{''.join(tds)}</tr>")
         out.append("</table>")
     return "\n".join(out)
 
 
-def render_compare_md(result: dict[str, Any]) -> str:
-    lines = [f"# {_md(result['before'])} → {_md(result['after'])}", "",
+def render_compare_md(result: BoardComparison) -> str:
+    lines = [f"# {_md(result.before)} → {_md(result.after)}", "",
              "Per model and category, the change task by task: a t-interval over tasks, and a sign-flip test that "
              "needs no spread (three tasks that all moved one way give p = 0.25). Gained or dropped: the interval "
              "excludes 0 and p is below 0.05.", ""]
-    for t in result["tiers"]:
-        what = "pass rate" if t["value"] == "pass" else "mean score"
-        lines += [f"## {_md(t['tier'])}: {what}", "", "| model | category | tasks | before | after | change | interval | "
+    for t in result.tiers:
+        what = "pass rate" if t.value == "pass" else "mean score"
+        lines += [f"## {_md(t.tier)}: {what}", "", "| model | category | tasks | before | after | change | interval | "
                   "sign-flip p | verdict |", "|---|---|---|---|---|---|---|---|---|"]
-        for r in t["rows"]:
-            lines.append(f"| {_md(r['model'])}{' → ' + _md(r['after_model']) if r['after_model'] != r['model'] else ''} | "
-                         f"{_md(r['category'])} | {r['n_tasks']} | {fmt(r['before'], 2)} | {fmt(r['after'], 2)} | "
-                         f"{_signed(r['change'])} | {_signed(r['ci_low'])} to {_signed(r['ci_high'])} | "
-                         f"{fmt(r['p_value'], 2)} | {r['verdict']} |")
-        if t["moved"]:
+        for r in t.rows:
+            lines.append(f"| {_md(r.model)}{' → ' + _md(r.after_model) if r.after_model != r.model else ''} | "
+                         f"{_md(r.category)} | {r.n_tasks} | {fmt(r.before, 2)} | {fmt(r.after, 2)} | "
+                         f"{_signed(r.change)} | {_signed(r.ci_low)} to {_signed(r.ci_high)} | "
+                         f"{fmt(r.p_value, 2)} | {r.verdict} |")
+        if t.moved:
             lines += ["", "Tasks that moved most: " + "; ".join(
-                f"{_md(m['task_id'])} ({_md(m['model'])}) {_signed(m['change'])}" for m in t["moved"])]
-        if t["unpaired"]:
-            lines += ["", "Without a partner on the other board: " + ", ".join(map(_md, t["unpaired"]))]
+                f"{_md(m.task_id)} ({_md(m.model)}) {_signed(m.change)}" for m in t.moved)]
+        if t.unpaired:
+            lines += ["", "Without a partner on the other board: " + ", ".join(map(_md, t.unpaired))]
         lines.append("")
     return "\n".join(lines)

@@ -33,10 +33,38 @@ from workbench.core.formats import Record, parse_item, read_records
 from workbench.core.hashing import canonical_json, sha256_hex
 from workbench.judges.base import WorkKey
 from workbench.judges.runner import run_judge
-from workbench.core.models import Item, JudgeSpec, Judgment, Producer, Rubric
+from workbench.core.models import Item, JudgeSpec, Judgment, Rubric
 from workbench.core.names import check_name
 from workbench.judges.rubrics import rubric_from_dict
 from workbench.features.board import stats as board_stats
+from workbench.features.board.records import (
+    ApprovedBundle,
+    BoardComparison,
+    BoardGrade,
+    BoardItem,
+    BoardReport,
+    BoardSettings,
+    BoardSummary,
+    Cell,
+    CategoryOutlier,
+    CellTier,
+    ColumnRow,
+    FamilyCheck,
+    FamilyComparisonRow,
+    FamilyEffect,
+    GradingSummary,
+    ModelRow,
+    MovedTask,
+    OutlierStats,
+    RateRow,
+    SavedVerdict,
+    ChangeRow,
+    TaskRow,
+    TierComparison,
+    TierGrading,
+    TierInfo,
+    TierOutliers,
+)
 from workbench.store import Store, leases
 from workbench.features.board import queries as q
 from workbench.core.workspace import Workspace
@@ -57,7 +85,7 @@ class Tier:
     sha256: str
     rubric: Rubric
     spec: JudgeSpec
-    bundle: dict
+    bundle: ApprovedBundle
 
     @property
     def config_hash(self) -> str:
@@ -67,35 +95,34 @@ class Tier:
     def top(self) -> int:
         return int(self.rubric.scale.values[-1])
 
-    def describe(self) -> dict[str, Any]:
-        b = self.bundle
-        return {"name": self.name, "kind": self.kind, "sha256": self.sha256, "judge": self.spec.id,
-                "model": self.spec.model, "family": self.spec.family, "rubric": b["rubric"]["name"],
-                "rubric_version": b["rubric"]["version"], "golden_set": b["golden_set"]["name"],
-                "pass_threshold": self.rubric.pass_threshold, "scale": list(self.rubric.scale.values),
-                "tpr": b["calibration"]["tpr"], "tnr": b["calibration"]["tnr"],
-                "same_family": (b["calibration"].get("self_preference") or {}).get("same_family")}
+    def describe(self) -> TierInfo:
+        b, cal = self.bundle, self.bundle.calibration
+        return TierInfo(self.name, self.kind, self.sha256, self.spec.id, self.spec.model, self.spec.family,
+                        b.rubric_name, b.rubric_version, b.golden_set, self.rubric.pass_threshold,
+                        list(self.rubric.scale.values), cal.tpr, cal.tnr, cal.same_family)
 
 
-def _tiers_from(bundles: Sequence[tuple[str, dict]]) -> list[Tier]:
-    made = []
-    for path, b in bundles:
-        rubric = rubric_from_dict(b["rubric"]["content"])
-        spec = rubric.judge(b["judge"]["id"])
-        kind = MECHANICAL if spec.provider == "python" else JUDGED
-        made.append((path, b, rubric, spec, kind))
-    counts = {k: sum(1 for m in made if m[4] == k) for k in (MECHANICAL, JUDGED)}
-    return [Tier(kind if counts[kind] == 1 else f"{kind}:{spec.id}", kind, b["sha256"], rubric, spec, b)
-            for _, b, rubric, spec, kind in made]
+def _judge_of(b: ApprovedBundle) -> tuple[Rubric, JudgeSpec, str]:
+    """The bundle's rubric, judge, and tier kind (a python/ grader is the mechanical tier)."""
+    rubric = rubric_from_dict(b.rubric_content)
+    spec = rubric.judge(b.judge_id)
+    return rubric, spec, MECHANICAL if spec.provider == "python" else JUDGED
+
+
+def _tiers_from(bundles: Sequence[ApprovedBundle]) -> list[Tier]:
+    made = [(b, *_judge_of(b)) for b in bundles]
+    counts = {k: sum(1 for m in made if m[3] == k) for k in (MECHANICAL, JUDGED)}
+    return [Tier(kind if counts[kind] == 1 else f"{kind}:{spec.id}", kind, b.sha256, rubric, spec, b)
+            for b, rubric, spec, kind in made]
 
 
 def load_tiers(store: Store, bundle_files: Sequence[str | Path],
-               workspace: Workspace | None = None) -> list[tuple[str, dict]]:
+               workspace: Workspace | None = None) -> list[tuple[str, ApprovedBundle]]:
     """Verify each bundle (hash, signature, schema, recorded export) and return (file name, bundle), each once."""
-    seen: dict[str, tuple[str, dict]] = {}
+    seen: dict[str, tuple[str, ApprovedBundle]] = {}
     for f in bundle_files:
-        b = load_bundle(store, f, workspace)
-        seen.setdefault(b["sha256"], (Path(f).name, b))
+        b = ApprovedBundle.from_json(load_bundle(store, f, workspace))
+        seen.setdefault(b.sha256, (Path(f).name, b))
     return list(seen.values())
 
 
@@ -111,11 +138,11 @@ class RunItem:
     def key(self) -> tuple[str, str, int]:
         return (self.item.cluster, self.item.producer.model, self.repeat)  # type: ignore[union-attr]
 
-    def row(self) -> dict[str, Any]:
-        text = canonical_json(self.item.content())
-        return {"item_id": self.item.id, "task_id": self.item.cluster, "category": self.item.category,
-                "model": self.item.producer.model, "family": self.item.producer.family or None,  # type: ignore
-                "repeat": self.repeat, "content": text, "content_hash": sha256_hex(text), "source": self.source}
+    def row(self) -> BoardItem:
+        content = self.item.content()
+        return BoardItem(self.item.id, self.item.cluster, self.item.category, self.item.producer.model,  # type: ignore
+                         self.item.producer.family or None, self.repeat, content,  # type: ignore[union-attr]
+                         sha256_hex(canonical_json(content)), self.source)
 
 
 def _repeat_of(rec: Record) -> tuple[Record, int]:
@@ -184,7 +211,7 @@ def _add_items(store: Store, board_id: int, runs: Sequence[RunItem]) -> int:
         row = r.row()
         prior = existing.get(r.key)
         if prior is not None:
-            if prior[1] != row["content_hash"]:
+            if prior[1] != row.content_hash:
                 file, line = r.source.rsplit(" line ", 1)
                 raise InputError(f"task '{r.key[0]}', model '{r.key[1]}', repeat {r.key[2]} is already on the board "
                                  "with other content", file=file, line=int(line), field=REPEAT_FIELD,
@@ -228,23 +255,11 @@ class BoardSink:
         raise ConfigError("board grading has no batch mode; grade without --batch")
 
 
-def _run_items(rows: Sequence[dict]) -> list[Item]:
-    out = []
-    for r in rows:
-        c = r["content"]
-        out.append(Item(id=r["item_id"], input=c["input"], task_id=c.get("task_id"), category=c.get("category",
-                                                                                                  "default"),
-                        output=c.get("output"), trajectory=c.get("trajectory"),
-                        producer=Producer(**c["producer"]) if c.get("producer") else None,
-                        reference=c.get("reference"), metadata=c.get("metadata") or {}))
-    return out
-
-
 def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle_files: Sequence[str | Path], *,
                 judge_repeats: int = 1, concurrency: int = 8, budget_usd: float | None = None,
                 env: Mapping[str, str] | None = None, provider_options: Mapping[str, dict[str, Any]] | None = None,
                 progress: Callable[[str, int, int], None] | None = None,
-                workspace: Workspace | None = None) -> dict[str, Any]:
+                workspace: Workspace | None = None) -> GradingSummary:
     """Put the runs on the board (created if new) and grade every item with every bundle not yet graded.
 
     ``run_files`` may be empty: the board's items are then graded with new
@@ -260,7 +275,7 @@ def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle
     runs = read_runs(run_files)
     from workbench.features.judging.service import check_provider  # the missing SDK or key is said now, before anything is written
 
-    for tier in _tiers_from(loaded):
+    for tier in _tiers_from([b for _, b in loaded]):
         check_provider(tier.spec, {"env": env, **(provider_options or {}).get(tier.spec.id, {})})
     if not runs:
         q.board(store, name)  # resuming or adding bundles: the board must exist (NotFound names the known ones)
@@ -268,29 +283,24 @@ def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle
         board_id = q.ensure_board(store, name)
         added = _add_items(store, board_id, runs)
         for path, b in loaded:
-            spec = rubric_from_dict(b["rubric"]["content"]).judge(b["judge"]["id"])
-            tier_kind = MECHANICAL if spec.provider == "python" else JUDGED
-            q.add_bundle(store, board_id, sha256=b["sha256"], tier=tier_kind,
-                         config_hash=spec.config_hash(rubric_from_dict(b["rubric"]["content"]).content_hash),
+            rubric, spec, tier_kind = _judge_of(b)
+            q.add_bundle(store, board_id, tier=tier_kind, config_hash=spec.config_hash(rubric.content_hash),
                          path=path, bundle=b)
     tiers = board_tiers(store, name)
     if not tiers:
         raise InputError(f"board '{name}' has no bundle to grade with", fix="give --bundle FILE (an approved bundle)")
-    items = _run_items(q.items(store, board_id))
+    items = [r.to_item() for r in q.items(store, board_id)]
     if not items:
         raise InputError(f"board '{name}' has no items", fix="give the run files to grade")
-    summary: dict[str, Any] = {"board": name, "items_added": added, "n_items": len(items), "tiers": []}
-    for tier in tiers:
-        summary["tiers"].append(_grade_tier(store, tier, items, judge_repeats=judge_repeats, concurrency=concurrency,
-                                            budget_usd=budget_usd, env=env,
-                                            options=(provider_options or {}).get(tier.spec.id, {}),
-                                            progress=progress))
-    return summary
+    return GradingSummary(name, added, len(items), [
+        _grade_tier(store, tier, items, judge_repeats=judge_repeats, concurrency=concurrency, budget_usd=budget_usd,
+                    env=env, options=(provider_options or {}).get(tier.spec.id, {}), progress=progress)
+        for tier in tiers])
 
 
 def _grade_tier(store: Store, tier: Tier, items: list[Item], *, judge_repeats: int, concurrency: int,
                 budget_usd: float | None, env: Mapping[str, str] | None, options: dict[str, Any],
-                progress: Callable[[str, int, int], None] | None) -> dict[str, Any]:
+                progress: Callable[[str, int, int], None] | None) -> TierGrading:
     holder, ours = leases.acquire(store, f"board-grade:{tier.config_hash}")
     if not ours:
         raise Conflict(f"the {tier.name} bundle ({tier.spec.id}) is already grading board items ({holder.describe()});"
@@ -306,69 +316,37 @@ def _grade_tier(store: Store, tier: Tier, items: list[Item], *, judge_repeats: i
     finally:
         keeper.stop()
         store.retrying(lambda: leases.release(store, holder), what="releasing the grading lease")
-    return {"tier": tier.name, "judge": tier.spec.id, "n_planned": report.n_planned, "n_recorded": report.n_recorded,
-            "n_skipped": report.n_skipped, "n_unscored": report.n_unscored, "n_failed": report.n_failed,
-            "n_requests": report.n_requests, "cost_usd": report.cost_usd, "cost_unknown": report.cost_unknown,
-            "stopped": report.stopped, "failures": report.failures[:5]}
+    return TierGrading(tier.name, tier.spec.id, report.n_planned, report.n_recorded, report.n_skipped,
+                       report.n_unscored, report.n_failed, report.n_requests, report.cost_usd, report.cost_unknown,
+                       report.stopped, report.failures[:5])
 
 
 def board_tiers(store: Store, name: str) -> list[Tier]:
-    b = q.board(store, name)
-    return _tiers_from([(r["path"], r["bundle"]) for r in q.bundles(store, b["id"])])
+    return _tiers_from([r.bundle for r in q.bundles(store, q.board(store, name).id)])
 
 
-def list_boards(store: Store) -> list[dict]:
+def list_boards(store: Store) -> list[BoardSummary]:
     return q.boards(store)
 
 
 def board_fingerprint(store: Store, name: str) -> tuple:
     """What the board's report depends on (its items, bundles and grades): a page's cache key."""
-    return q.fingerprint(store, q.board(store, name)["id"])
+    return q.fingerprint(store, q.board(store, name).id)
 
 
 # -- the report -----------------------------------------------------------------------------------
 
-@dataclass
-class BoardReport:
-    """Everything the board shows, as JSON-ready rows; the renderers and the page lay it out."""
-
-    board: str
-    tiers: list[dict]
-    models: list[dict]            # {model, family, marked_by: [tier names whose judge shares its family]}
-    categories: list[str]
-    tasks: list[dict]             # {task_id, category}
-    cells: list[dict]             # {task_id, category, model, tiers: {tier: {...}}}
-    columns: list[dict]           # per tier, model: mean@k, pass^k over tasks
-    rates: list[dict]             # per tier, model, category (and "(all)"): raw and corrected pass rates
-    category_outliers: list[dict]
-    where_to_look: list[dict]
-    family: list[dict]            # per judged tier: effect, marked models, comparison rows
-    outlier_tests: dict[str, dict]
-    settings: dict[str, Any]
-    n_items: int
-    n_ungraded: dict[str, int]
-
-    SCHEMA = "workbench.board/1"
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {"schema": self.SCHEMA}
-        d.update({k: getattr(self, k) for k in self.__dataclass_fields__})
-        return stats.jsonable(d)
-
-
-def _frames(store: Store, name: str) -> tuple[dict, list[Tier], pd.DataFrame, pd.DataFrame]:
-    b = q.board(store, name)
+def _frames(store: Store, name: str) -> tuple[list[Tier], pd.DataFrame, pd.DataFrame]:
+    """The board's tiers, its items (one row each, without content) and its grades (item id, tier, score)."""
+    board_id = q.board(store, name).id
     tiers = board_tiers(store, name)
-    items = pd.DataFrame(q.items(store, b["id"]))
+    items = pd.DataFrame(q.items(store, board_id))
     if items.empty:
         raise InputError(f"board '{name}' has no items", fix="grade run files onto it with 'workbench board grade'")
-    items = items.drop(columns=["content"])
     by_sha = {t.sha256: t.name for t in tiers}
-    grades = pd.DataFrame(q.grades(store, b["id"]), columns=["item_id", "sha256", "judge_repeat", "score",
-                                                              "unscored_reason", "rationale", "evidence_steps",
-                                                              "cost_usd", "model_version"])
-    grades["tier"] = grades["sha256"].map(by_sha)
-    return b, tiers, items, grades
+    grades = pd.DataFrame([(g.item_id, by_sha[g.sha256], g.score) for g in q.grades(store, board_id)],
+                          columns=["item_id", "tier", "score"])
+    return tiers, items.drop(columns=["content"]), grades
 
 
 def _tier_items(items: pd.DataFrame, grades: pd.DataFrame, tier: Tier) -> pd.DataFrame:
@@ -389,116 +367,123 @@ def _tier_items(items: pd.DataFrame, grades: pd.DataFrame, tier: Tier) -> pd.Dat
 def board_report(store: Store, name: str, *, q_value: float = board_stats.OUTLIER_Q, adjustment: str = "fdr_bh",
                  level: float = 0.95, resamples: int = 2000, seed: int = 0, look_limit: int = 50) -> BoardReport:
     """Compute the board: cells, outliers, corrected rates, where to look and the family-adjusted comparison."""
-    b, tiers, items, grades = _frames(store, name)
+    tiers, items, grades = _frames(store, name)
     models = items.groupby("model", sort=True)["family"].first()
     tasks = items.groupby("task_id", sort=True)["category"].first()
-    present = sorted(set(zip(items["task_id"], items["model"])))
-    cells: dict[tuple[str, str], dict] = {(t, m): {"task_id": t, "category": tasks[t], "model": m, "tiers": {}}
-                                          for t, m in present}
-    columns, rates, cat_rows, outlier_tests, family, n_ungraded = [], [], [], {}, [], {}
+    cells = {(t, m): Cell(t, tasks[t], m, {}) for t, m in sorted(set(zip(items["task_id"], items["model"])))}
+    columns, rates, category_rows, outlier_tests, family, n_ungraded = [], [], [], {}, [], {}
     look_items = items[["task_id", "category", "model", "repeat", "item_id"]].copy()
     look_outliers: dict[str, pd.DataFrame] = {}
     look_categories: dict[str, pd.DataFrame] = {}
     for tier in tiers:
         ti = _tier_items(items, grades, tier)
         n_ungraded[tier.name] = int((~ti["graded"]).sum())
-        scores = ti[ti["graded"]][["task_id", "category", "model", "repeat", "score"]]
+        scores = ti[ti["graded"]][list(board_stats.SCORE_COLUMNS)]
         if scores.empty:
             continue
         summary = board_stats.cell_summary(scores, pass_threshold=tier.rubric.pass_threshold)
         out = board_stats.cell_outliers(scores, level=level, q=q_value, adjustment=adjustment)
         cat = board_stats.category_outliers(scores, level=level, q=q_value, adjustment=adjustment)
-        outlier_tests[tier.name] = {k: v for k, v in out.items() if k != "cells"}
-        outlier_tests[tier.name]["category"] = {k: v for k, v in cat.items() if k != "cells"}
-        look_outliers[tier.name], look_categories[tier.name] = out["cells"], cat["cells"]
-        test = out["cells"].set_index(["task_id", "model"])
+        outlier_tests[tier.name] = TierOutliers(out.test, cat.test)
+        look_outliers[tier.name], look_categories[tier.name] = out.cells, cat.cells
+        tests = {(r.task_id, r.model): _record(OutlierStats, r) for r in out.cells.itertuples(index=False)}
         for r in summary.itertuples(index=False):
-            cell = r._asdict()
-            t = test.loc[(r.task_id, r.model)] if (r.task_id, r.model) in test.index else None
-            if t is not None:
-                cell.update({k: t[k] for k in ("mean_low", "mean_high", "vs_others", "effect", "ci_low", "ci_high",
-                                               "p_value", "p_adjusted", "flagged", "direction")})
-            for k in ("task_id", "category", "model"):
-                cell.pop(k)
-            cells[(r.task_id, r.model)]["tiers"][tier.name] = cell
-        for r in cat["cells"].itertuples(index=False):
-            cat_rows.append({"tier": tier.name, **r._asdict()})
-        for m, sub in summary.groupby("model"):
-            scored = sub[sub["n"] > 0]
-            k = int(scored["n"].min()) if len(scored) else 0
-            columns.append({"tier": tier.name, "model": m, "n_tasks": int(len(scored)), "k": k,
-                            "mean_at_k": float(scored["mean_at_k"].mean()) if k else None,
-                            "pass_hat_k": stats.pass_hat_k(scored["n"].to_numpy(), scored["n_pass"].to_numpy(), k)
-                            if k else None,
-                            "mean_score": float(scored["mean_score"].mean()) if k else None})
+            cells[(r.task_id, r.model)].tiers[tier.name] = _record(CellTier, r, test=tests.get((r.task_id, r.model)))
+        category_rows += [CategoryOutlier(tier.name, r.category, r.model, int(r.n), stats.jsonable(r.mean_score),
+                                          _record(OutlierStats, r)) for r in cat.cells.itertuples(index=False)]
+        columns += _columns(tier, summary)
         rates += _rates(tier, scores, resamples=resamples, seed=seed, level=level)
-        look_items[f"{tier.kind}_pass"] = look_items["item_id"].map(
-            (ti.set_index("item_id")["score"] >= tier.rubric.pass_threshold).where(ti.set_index("item_id")["score"]
-                                                                                   .notna()))
+        _mark_look_items(look_items, ti, tier)
         if tier.kind == JUDGED:
-            look_items["judged_top"] = look_items["item_id"].map(ti.set_index("item_id")["score"] == tier.top)
-            look_items["split"] = look_items["item_id"].map(ti.set_index("item_id")["split"])
             family.append(_family(tier, scores, models, level=level))
-        unscored = look_items["item_id"].map(ti.set_index("item_id")["unscored"]).fillna(False)
-        look_items["unscored"] = look_items.get("unscored", False) | unscored
     look = board_stats.where_to_look(look_items, look_outliers, look_categories, limit=look_limit)
-    marked = {m: [f["tier"] for f in family if m in f["marked_models"]] for m in models.index}
+    marked = {m: [f.tier for f in family if m in f.marked_models] for m in models.index}
     return BoardReport(
         board=name, tiers=[t.describe() for t in tiers],
-        models=[{"model": m, "family": models[m], "marked_by": marked[m]} for m in models.index],
-        categories=sorted(tasks.unique()), tasks=[{"task_id": t, "category": c} for t, c in tasks.items()],
-        cells=list(cells.values()), columns=columns, rates=rates, category_outliers=cat_rows,
-        where_to_look=look.to_dict("records"), family=family, outlier_tests=outlier_tests,
-        settings={"q": q_value, "adjustment": adjustment, "level": level, "resamples": resamples, "seed": seed},
-        n_items=len(items), n_ungraded=n_ungraded)
+        models=[ModelRow(m, stats.jsonable(models[m]), marked[m]) for m in models.index],
+        categories=sorted(tasks.unique()), tasks=[TaskRow(t, c) for t, c in tasks.items()],
+        cells=list(cells.values()), columns=columns, rates=rates, category_outliers=category_rows,
+        where_to_look=look, family=family, outlier_tests=outlier_tests,
+        settings=BoardSettings(q_value, adjustment, level, resamples, seed), n_items=len(items), n_ungraded=n_ungraded)
 
 
-def _rates(tier: Tier, scores: pd.DataFrame, *, resamples: int, seed: int, level: float) -> list[dict]:
-    cal = tier.bundle["calibration"]
-    human, judge = stats.golden_pass_arrays(cal["confusion"]["matrix"], scale=list(tier.rubric.scale.values),
+def _record(cls: type, row: Any, **more: Any) -> Any:
+    """A report record from a data frame's row: the fields it names, JSON-ready (NaN as None, numpy as Python)."""
+    fields = row._asdict()
+    return cls(**stats.jsonable({k: fields[k] for k in cls.__dataclass_fields__ if k in fields}), **more)
+
+
+def _columns(tier: Tier, summary: pd.DataFrame) -> list[ColumnRow]:
+    """Down each model's column: mean@k and pass^k over the tasks it has scored repeats of."""
+    out = []
+    for m, sub in summary.groupby("model"):
+        scored = sub[sub["n"] > 0]
+        k = int(scored["n"].min()) if len(scored) else 0
+        out.append(ColumnRow(tier.name, m, int(len(scored)), k,
+                             float(scored["mean_at_k"].mean()) if k else None,
+                             stats.pass_hat_k(scored["n"].to_numpy(), scored["n_pass"].to_numpy(), k) if k else None,
+                             float(scored["mean_score"].mean()) if k else None))
+    return out
+
+
+def _mark_look_items(look_items: pd.DataFrame, ti: pd.DataFrame, tier: Tier) -> None:
+    """Add the tier's verdicts on each item to the items "where to look" reads: pass, top score, split, unscored."""
+    by_item = ti.set_index("item_id")
+    score = look_items["item_id"].map(by_item["score"])
+    look_items[f"{tier.kind}_pass"] = (score >= tier.rubric.pass_threshold).where(score.notna())
+    if tier.kind == JUDGED:
+        look_items["judged_top"] = score == tier.top
+        look_items["split"] = look_items["item_id"].map(by_item["split"])
+    unscored = look_items["item_id"].map(by_item["unscored"]).fillna(False)
+    look_items["unscored"] = look_items.get("unscored", False) | unscored
+
+
+def _rates(tier: Tier, scores: pd.DataFrame, *, resamples: int, seed: int, level: float) -> list[RateRow]:
+    cal = tier.bundle.calibration
+    human, judge = stats.golden_pass_arrays(cal.confusion_matrix, scale=list(tier.rubric.scale.values),
                                             pass_threshold=tier.rubric.pass_threshold)
     from workbench.features.grading.service import _bundle_design_effect
 
     passes = scores[scores["score"].notna()].assign(**{"pass": lambda d: d["score"] >= tier.rubric.pass_threshold})
     table = board_stats.corrected_rates(passes, golden_human_pass=human, golden_judge_pass=judge,
-                                        design_effect=_bundle_design_effect(cal), resamples=resamples, seed=seed,
-                                        level=level)
-    return [{"tier": tier.name, **r} for r in table.to_dict("records")]
+                                        design_effect=_bundle_design_effect(cal.document), resamples=resamples,
+                                        seed=seed, level=level)
+    return [_record(RateRow, r, tier=tier.name) for r in table.itertuples(index=False)]
 
 
-def _family(tier: Tier, scores: pd.DataFrame, models: pd.Series, *, level: float) -> dict[str, Any]:
+def _family(tier: Tier, scores: pd.DataFrame, models: pd.Series, *, level: float) -> FamilyCheck:
     fam = (tier.spec.family or "").strip().casefold()
     marked = [m for m, f in models.items() if fam and isinstance(f, str) and f.strip().casefold() == fam]
-    effect = (tier.bundle["calibration"].get("self_preference") or {}).get("same_family") or {}
+    effect = FamilyEffect.from_json(tier.bundle.calibration.same_family)
     rows = board_stats.family_adjusted_comparison(scores, marked_models=marked, effect=effect, level=level)
-    return {"tier": tier.name, "judge": tier.spec.id, "judge_family": tier.spec.family, "marked_models": marked,
-            "effect": {k: effect.get(k) for k in ("value", "ci_low", "ci_high", "n", "measurable")},
-            "comparison": rows.to_dict("records")}
+    return FamilyCheck(tier.name, tier.spec.id, tier.spec.family, marked, effect,
+                       [_record(FamilyComparisonRow, r) for r in rows.itertuples(index=False)])
 
 
 # -- two boards -------------------------------------------------------------------------------------
 
 def compare_boards(store: Store, before: str, after: str, *, pairs: Mapping[str, str] | None = None,
-                   level: float = 0.95, top: int = 10) -> dict[str, Any]:
+                   level: float = 0.95, top: int = 10) -> BoardComparison:
     """Per tier graded by the same bundle on both boards: per model and category, the paired change over tasks."""
-    _, tiers_a, items_a, grades_a = _frames(store, before)
-    _, tiers_b, items_b, grades_b = _frames(store, after)
+    tiers_a, items_a, grades_a = _frames(store, before)
+    tiers_b, items_b, grades_b = _frames(store, after)
     shared = [(ta, tb) for ta in tiers_a for tb in tiers_b if ta.sha256 == tb.sha256]
     if not shared:
         raise InputError(f"boards '{before}' and '{after}' share no bundle, so their grades cannot be compared",
                          fix="grade both boards with the same approved bundle")
-    out: dict[str, Any] = {"schema": "workbench.board-compare/1", "before": before, "after": after, "tiers": []}
+    out = []
     for ta, tb in shared:
         a = _tier_items(items_a, grades_a, ta)
         b = _tier_items(items_b, grades_b, tb)
-        cols = ["task_id", "category", "model", "repeat", "score"]
+        cols = list(board_stats.SCORE_COLUMNS)
         for value in ("pass", "score"):
             r = board_stats.paired_comparison(a[a["graded"]][cols], b[b["graded"]][cols], value=value,
                                               pass_threshold=ta.rubric.pass_threshold, pairs=dict(pairs or {}) or None,
                                               level=level, top=top)
-            out["tiers"].append({"tier": ta.name, "value": value, "rows": r["rows"].to_dict("records"),
-                                 "moved": r["moved"].to_dict("records"), "unpaired": r["unpaired"]})
-    return stats.jsonable(out)
+            out.append(TierComparison(ta.name, value, [_record(ChangeRow, c) for c in r.rows.itertuples(index=False)],
+                                      [_record(MovedTask, m) for m in r.moved.itertuples(index=False)],
+                                      stats.jsonable(r.unpaired)))
+    return BoardComparison(before, after, out)
 
 
 # -- a cell in the viewer, and a reviewer's verdict on it -----------------------------------------------
@@ -509,50 +494,48 @@ class CellItem:
 
     item: Item
     repeat: int
-    grades: dict[str, list[dict]] = field(default_factory=dict)
+    grades: dict[str, list[BoardGrade]] = field(default_factory=dict)
 
 
 def cell_items(store: Store, name: str, task_id: str, model: str) -> list[CellItem]:
-    b = q.board(store, name)
-    rows = [r for r in q.items(store, b["id"]) if r["task_id"] == task_id and r["model"] == model]
+    board_id = q.board(store, name).id
+    rows = [r for r in q.items(store, board_id) if r.task_id == task_id and r.model == model]
     if not rows:
         raise InputError(f"board '{name}' has no run of model '{model}' on task '{task_id}'",
                          fix="pick a cell of the board")
     by_sha = {t.sha256: t.name for t in board_tiers(store, name)}
-    grades = q.grades(store, b["id"], with_trace=True, item_ids=[r["item_id"] for r in rows])
+    grades = q.grades(store, board_id, with_trace=True, item_ids=[r.item_id for r in rows])
     out = []
-    for it, r in zip(_run_items(rows), rows):
-        mine: dict[str, list[dict]] = {}
+    for r in rows:
+        mine: dict[str, list[BoardGrade]] = {}
         for g in grades:
-            if g["item_id"] == it.id:
-                mine.setdefault(by_sha[g["sha256"]], []).append(g)
-        out.append(CellItem(it, r["repeat"], mine))
+            if g.item_id == r.item_id:
+                mine.setdefault(by_sha[g.sha256], []).append(g)
+        out.append(CellItem(r.to_item(), r.repeat, mine))
     return sorted(out, key=lambda c: c.repeat)
 
 
 def save_verdict(store: Store, name: str, item_id: str, rater: str, score: int, rationale: str | None = None, *,
-                 tier: str | None = None, golden_set: str | None = None) -> dict[str, Any]:
+                 tier: str | None = None, golden_set: str | None = None) -> SavedVerdict:
     """A reviewer's verdict on a board item, saved as a label: the item joins the golden set of the tier's bundle
     (or ``golden_set``) and the label goes through the labeling service, under the bundle's rubric."""
     from workbench.features.importing import service as importing
     from workbench.features.labeling import service as labeling
 
-    b = q.board(store, name)
+    board_id = q.board(store, name).id
     tiers = board_tiers(store, name)
     judged = [t for t in tiers if (tier is None and t.kind == JUDGED) or t.name == tier] or tiers[:1]
     if not judged:
         raise InputError(f"board '{name}' has no bundle, so a verdict has no rubric to be saved under",
                          fix="grade the board with an approved bundle first")
-    chosen = judged[0]
-    target = golden_set or chosen.bundle["golden_set"]["name"]
-    [row] = q.items(store, b["id"], [item_id]) or [None]
+    chosen = judged[0].bundle
+    target = golden_set or chosen.golden_set
+    [row] = q.items(store, board_id, [item_id]) or [None]
     if row is None:
         raise InputError(f"board '{name}' has no item '{item_id}'", fix="pick an item of the board")
-    [item] = _run_items([row])
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{item_id}.jsonl"
-        path.write_text(canonical_json(item.to_dict()) + "\n", encoding="utf-8")
+        path.write_text(canonical_json(row.to_item().to_dict()) + "\n", encoding="utf-8")
         importing.import_items(store, path, target)
-    rubric = chosen.bundle["rubric"]["name"]
-    changed = labeling.submit_label(store, target, rubric, item_id, rater, score, rationale)
-    return {"golden_set": target, "rubric": rubric, "item_id": item_id, "changed": changed}
+    changed = labeling.submit_label(store, target, chosen.rubric_name, item_id, rater, score, rationale)
+    return SavedVerdict(target, chosen.rubric_name, item_id, changed)

@@ -35,11 +35,22 @@ grading tier at a time.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from workbench.features.board.records import (
+    ChangeRow,
+    MovedTask,
+    FamilyComparisonRow,
+    FamilyEffect,
+    Interval,
+    LookEntry,
+    LookReason,
+    OutlierTest,
+)
 from workbench.stats._common import check_frame, check_level
 from workbench.stats.correction import corrected_pass_rate
 
@@ -51,14 +62,34 @@ OUTLIER_Q = 0.05
 ALL = "(all)"
 
 
+@dataclass(frozen=True)
+class Outliers:
+    """The cells of an outlier test (one row per cell, see :func:`cell_outliers`) and how they were tested."""
+
+    cells: pd.DataFrame
+    test: OutlierTest
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Two boards' change per model and category (``rows``), the tasks that moved most, the models without a
+    partner; ``value`` is "score" or "pass"."""
+
+    rows: pd.DataFrame
+    moved: pd.DataFrame
+    unpaired: list[str]
+    value: str
+    level: float
+
+
 def _scores(frame: Any, name: str = "scores") -> pd.DataFrame:
     df = check_frame(frame, name=name, columns=SCORE_COLUMNS)[list(SCORE_COLUMNS)].copy()
     df["score"] = pd.to_numeric(df["score"], errors="coerce").astype(float)
     for col in ("task_id", "category", "model"):  # categorical: grouping on them is what the board does most
         df[col] = df[col].astype(str).astype("category")
     if df.duplicated(["task_id", "model", "repeat"]).any():
-        row = df[df.duplicated(["task_id", "model", "repeat"])].iloc[0]
-        raise ValueError(f"{name} holds task {row['task_id']!r}, model {row['model']!r}, repeat {row['repeat']!r} "
+        row = next(df[df.duplicated(["task_id", "model", "repeat"])].itertuples())
+        raise ValueError(f"{name} holds task {row.task_id!r}, model {row.model!r}, repeat {row.repeat!r} "
                          "twice; give each repeat once")
     categories = df.groupby("task_id")["category"].nunique()
     if (categories > 1).any():
@@ -84,8 +115,8 @@ def cell_summary(scores: Any, *, pass_threshold: float) -> pd.DataFrame:
     --------
     >>> df = pd.DataFrame({"task_id": ["t"] * 3, "category": "c", "model": "m", "repeat": [0, 1, 2],
     ...                    "score": [0, 1, -1]})
-    >>> r = cell_summary(df, pass_threshold=0).iloc[0]
-    >>> round(float(r["mean_at_k"]), 3), float(r["pass_hat_k"]), float(r["mean_score"])
+    >>> r = next(cell_summary(df, pass_threshold=0).itertuples())
+    >>> round(float(r.mean_at_k), 3), float(r.pass_hat_k), float(r.mean_score)
     (0.667, 0.0, 0.0)
     """
     df = _scores(scores)
@@ -104,7 +135,7 @@ def cell_summary(scores: Any, *, pass_threshold: float) -> pd.DataFrame:
 
 
 def cell_outliers(scores: Any, *, level: float = 0.95, q: float = OUTLIER_Q,
-                  adjustment: str = "fdr_bh") -> dict[str, Any]:
+                  adjustment: str = "fdr_bh") -> Outliers:
     """Per task, the models that stand out in either direction, tested against the task's other models.
 
     For cell (t, m) with mean score ``y_tm`` over its repeats, the effect is
@@ -144,14 +175,15 @@ def cell_outliers(scores: Any, *, level: float = 0.95, q: float = OUTLIER_Q,
 
     Returns
     -------
-    dict
+    Outliers
         ``cells``: DataFrame, one row per cell with ``n``, ``mean_score``,
         ``mean_low``, ``mean_high`` (the cell's mean with its interval across
         repeats), ``vs_others`` (cell mean minus the mean of the task's other
         models), ``effect``, ``ci_low``, ``ci_high``, ``p_value``,
         ``p_adjusted``, ``flagged``, ``direction`` ("above", "below" or "");
-        ``df`` and ``sd`` (pooled within-cell), ``q``, ``adjustment``,
-        ``level``, ``reason`` (None, or why nothing could be tested).
+        ``test``: ``df`` and ``sd`` (pooled within-cell; None when untested),
+        ``q``, ``adjustment``, ``level``, ``reason`` (None, or why nothing
+        could be tested).
 
     References
     ----------
@@ -167,7 +199,7 @@ def cell_outliers(scores: Any, *, level: float = 0.95, q: float = OUTLIER_Q,
 
 
 def category_outliers(scores: Any, *, level: float = 0.95, q: float = OUTLIER_Q,
-                      adjustment: str = "fdr_bh") -> dict[str, Any]:
+                      adjustment: str = "fdr_bh") -> Outliers:
     """Per category, the models that stand out in either direction against the category's other models.
 
     The same contrast as :func:`cell_outliers` on the category x model table,
@@ -179,19 +211,31 @@ def category_outliers(scores: Any, *, level: float = 0.95, q: float = OUTLIER_Q,
 
     Returns
     -------
-    dict
+    Outliers
         As :func:`cell_outliers`, with ``category`` in place of ``task_id``
         and ``n`` counting tasks.
     """
     df = _scores(scores)
     cells = (df[df["score"].notna()].groupby(["task_id", "category", "model"], sort=True)["score"].mean()
              .reset_index())
-    out = _interaction(cells, row="category", level=level, q=q, adjustment=adjustment, unit="task")
-    return out
+    return _interaction(cells, row="category", level=level, q=q, adjustment=adjustment, unit="task")
+
+
+def _untestable(cells: pd.DataFrame, row: str, dof: int, unit: str) -> str | None:
+    """Why the cells cannot be tested, or None."""
+    if cells.empty:
+        return "no item of this tier is scored"
+    if cells[row].nunique() < 3 or cells["model"].nunique() < 3:
+        return (f"outliers need at least three {'categories' if row == 'category' else 'tasks'} and three "
+                "models: with two, a cell's departure is its neighbour's mirror image")
+    if dof < 1 or not cells["_ss"].sum() > 0:
+        return (f"no cell has two {unit}s that differ, so there is no variation to test against; "
+                f"grade more {unit}s")
+    return None
 
 
 def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustment: str,
-                 unit: str) -> dict[str, Any]:
+                 unit: str) -> Outliers:
     """Interaction contrast of every (row, model) cell of ``df`` (one observation per line), with tests."""
     check_level(level)
     if adjustment not in ADJUSTMENTS:
@@ -204,29 +248,18 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
     cells = df.groupby(keys, sort=True).agg(n=("score", "size"), mean_score=("score", "mean"),
                                             _ss=("_dev2", "sum")).reset_index()
     dof = int(cells["n"].sum() - len(cells))
-    out: dict[str, Any] = {"df": dof, "sd": float("nan"), "q": float(q), "adjustment": adjustment,
-                           "level": float(level), "reason": None}
     for col in ("mean_low", "mean_high", "vs_others", "effect", "ci_low", "ci_high", "p_value", "p_adjusted"):
         cells[col] = np.nan
     cells["flagged"] = False
     cells["direction"] = ""
-    if cells.empty:
-        out["reason"] = "no item of this tier is scored"
-    elif cells[row].nunique() < 3 or cells["model"].nunique() < 3:
-        out["reason"] = (f"outliers need at least three {'categories' if row == 'category' else 'tasks'} and three "
-                         "models: with two, a cell's departure is its neighbour's mirror image")
-    elif dof < 1 or not cells["_ss"].sum() > 0:
-        out["reason"] = (f"no cell has two {unit}s that differ, so there is no variation to test against; "
-                         f"grade more {unit}s")
-    if out["reason"] is not None:
-        out["cells"] = cells.drop(columns="_ss")
-        return out
+    reason = _untestable(cells, row, dof, unit)
+    if reason is not None:
+        return Outliers(cells.drop(columns="_ss"), OutlierTest(dof, None, float(q), adjustment, float(level), reason))
 
     from scipy.stats import t as t_dist
     from statsmodels.stats.multitest import multipletests
 
     variance = cells["_ss"].sum() / dof
-    out["sd"] = float(math.sqrt(variance))
     y, n = cells["mean_score"].to_numpy(), cells["n"].to_numpy(float)
     row_codes, rows = pd.factorize(cells[row])
     model_codes, models = pd.factorize(cells["model"])
@@ -279,8 +312,8 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
                          ci_low=effect - crit * se, ci_high=effect + crit * se, p_value=p, p_adjusted=p_adj,
                          flagged=reject)
     cells["direction"] = np.where(reject, np.where(effect > 0, "above", "below"), "")
-    out["cells"] = cells.drop(columns="_ss")
-    return out
+    return Outliers(cells.drop(columns="_ss"),
+                    OutlierTest(dof, float(math.sqrt(variance)), float(q), adjustment, float(level), None))
 
 
 def _variance_curve(means: np.ndarray, ss: np.ndarray, n: np.ndarray, *, floor: float,
@@ -344,13 +377,11 @@ def corrected_rates(passes: Any, *, golden_human_pass: Any, golden_judge_pass: A
         r = corrected_pass_rate(golden_human_pass, golden_judge_pass, sub["pass"].astype(bool).to_numpy(),
                                 design_effect=design_effect, new_clusters=sub["task_id"].astype(str).to_numpy(),
                                 resamples=resamples, seed=seed, level=level)
-        c = r["corrected"]
+        raw, refused = Interval(**r["raw"]), r["refused"]
+        c = Interval(np.nan, np.nan, np.nan) if refused else Interval(**r["corrected"])
         rows.append({"model": model, "category": category, "n": len(sub), "n_tasks": sub["task_id"].nunique(),
-                     "raw": r["raw"]["value"], "raw_low": r["raw"]["ci_low"], "raw_high": r["raw"]["ci_high"],
-                     "corrected": np.nan if r["refused"] else c["value"],
-                     "ci_low": np.nan if r["refused"] else c["ci_low"],
-                     "ci_high": np.nan if r["refused"] else c["ci_high"],
-                     "refused": r["refused"], "reason": r["reason"]})
+                     "raw": raw.value, "raw_low": raw.ci_low, "raw_high": raw.ci_high, "corrected": c.value,
+                     "ci_low": c.ci_low, "ci_high": c.ci_high, "refused": refused, "reason": r["reason"]})
     return pd.DataFrame(rows)
 
 
@@ -359,7 +390,7 @@ LOOK_REASONS = ("outlier", "top_on_mechanical_fail", "tiers_disagree", "unscored
 
 
 def where_to_look(items: Any, outliers: dict[str, pd.DataFrame] | None = None,
-                  category_flags: dict[str, pd.DataFrame] | None = None, *, limit: int = 50) -> pd.DataFrame:
+                  category_flags: dict[str, pd.DataFrame] | None = None, *, limit: int = 50) -> list[LookEntry]:
     """The cells most worth a human's time, ranked.
 
     A cell earns a reason when: a tier's outlier test flags it, or flags its
@@ -387,10 +418,10 @@ def where_to_look(items: Any, outliers: dict[str, pd.DataFrame] | None = None,
 
     Returns
     -------
-    pandas.DataFrame
-        Ranked rows: ``rank``, ``task_id``, ``category``, ``model``,
-        ``item_id`` (the repeat to open first), ``reasons`` (list of
-        {"kind", "tier"?, "strength", "text"}), ``kind``, ``strength``.
+    list of LookEntry
+        Ranked: ``rank``, ``task_id``, ``category``, ``model``, ``item_id``
+        (the repeat to open first), ``reasons`` (strongest first), and the
+        strongest reason's ``kind`` and ``strength``.
     """
     df = check_frame(items, name="items", columns=("task_id", "category", "model", "repeat", "item_id")).copy()
     for col in ("mechanical_pass", "judged_pass"):
@@ -416,44 +447,35 @@ def where_to_look(items: Any, outliers: dict[str, pd.DataFrame] | None = None,
     for col, _, _ in reversed(kinds):
         first.update(df[df[col]].groupby(keys, sort=True)["item_id"].first().astype(str).to_dict())
     categories = dict(zip(df["task_id"], df["category"].astype(str)))
-    found: dict[tuple[str, str], list[dict]] = {}
+    found: dict[tuple[str, str], list[LookReason]] = {}
     for key, row in counts.iterrows():
         n = int(sizes[key])
-        found[key] = [{"kind": kind, "strength": int(row[col]) / n, "text": text.format(k=int(row[col]), n=n)}
+        found[key] = [LookReason(kind, int(row[col]) / n, text.format(k=int(row[col]), n=n))
                       for col, kind, text in kinds if row[col]]
     for tier, cells in (outliers or {}).items():
         for r in cells[cells["flagged"]].itertuples():
             key = (str(r.task_id), str(r.model))
-            found.setdefault(key, []).append({
-                "kind": "outlier", "tier": tier, "strength": float(abs(r.effect)),
-                "text": f"{tier}: {r.direction} the task's other models by {r.effect:+.2f} ({r.ci_low:+.2f} to "
-                        f"{r.ci_high:+.2f}; mean {r.mean_score:+.2f} over {r.n} repeats, {r.mean_low:+.2f} to "
-                        f"{r.mean_high:+.2f}; adjusted p {r.p_adjusted:.2g})"})
+            found.setdefault(key, []).append(LookReason(
+                "outlier", float(abs(r.effect)),
+                f"{tier}: {r.direction} the task's other models by {r.effect:+.2f} ({r.ci_low:+.2f} to "
+                f"{r.ci_high:+.2f}; mean {r.mean_score:+.2f} over {r.n} repeats, {r.mean_low:+.2f} to "
+                f"{r.mean_high:+.2f}; adjusted p {r.p_adjusted:.2g})", tier))
     for tier, cats in (category_flags or {}).items():
         for r in cats[cats["flagged"]].itertuples():
             for task, model in df.loc[(df["category"] == r.category) & (df["model"] == r.model),
                                       ["task_id", "model"]].drop_duplicates().itertuples(index=False):
-                found.setdefault((str(task), str(model)), []).append({
-                    "kind": "outlier", "tier": tier, "strength": float(abs(r.effect)),
-                    "text": f"{tier}: the model is {r.direction} the other models on category {r.category} by "
-                            f"{r.effect:+.2f} ({r.ci_low:+.2f} to {r.ci_high:+.2f}; adjusted p {r.p_adjusted:.2g})"})
-    rows = []
+                found.setdefault((str(task), str(model)), []).append(LookReason(
+                    "outlier", float(abs(r.effect)),
+                    f"{tier}: the model is {r.direction} the other models on category {r.category} by "
+                    f"{r.effect:+.2f} ({r.ci_low:+.2f} to {r.ci_high:+.2f}; adjusted p {r.p_adjusted:.2g})", tier))
     order = {k: i for i, k in enumerate(LOOK_REASONS)}
-    for (task, model), reasons in found.items():
-        if not reasons:
-            continue
-        reasons.sort(key=lambda r: (order[r["kind"]], -r["strength"]))
-        best = reasons[0]
-        rows.append({"task_id": task, "category": categories.get(task, ""), "model": model,
-                     "item_id": first.get((task, model)), "reasons": reasons, "kind": best["kind"],
-                     "strength": best["strength"], "_order": order[best["kind"]], "_n": len(reasons)})
-    if not rows:
-        return pd.DataFrame(columns=["rank", "task_id", "category", "model", "item_id", "reasons", "kind", "strength"])
-    out = pd.DataFrame(rows).sort_values(["_order", "strength", "_n", "task_id", "model"],
-                                         ascending=[True, False, False, True, True])
-    out = out.drop(columns=["_order", "_n"]).head(limit).reset_index(drop=True)
-    out.insert(0, "rank", np.arange(1, len(out) + 1))
-    return out
+    for reasons in found.values():
+        reasons.sort(key=lambda r: (order[r.kind], -r.strength))
+    # strongest kind first, then its strength, then the number of reasons
+    ranked = sorted(((task, model, reasons) for (task, model), reasons in found.items() if reasons),
+                    key=lambda e: (order[e[2][0].kind], -e[2][0].strength, -len(e[2]), e[0], e[1]))
+    return [LookEntry(rank, task, categories.get(task, ""), model, first.get((task, model)), reasons)
+            for rank, (task, model, reasons) in enumerate(ranked[:limit], 1)]
 
 
 def _t_interval(values: np.ndarray, level: float) -> tuple[float, float, float]:
@@ -505,7 +527,7 @@ def mover_difference(d: float, d_low: float, d_high: float, e: float, e_low: flo
     return value, low, high
 
 
-def family_adjusted_comparison(scores: Any, *, marked_models: Any, effect: dict[str, Any] | None,
+def family_adjusted_comparison(scores: Any, *, marked_models: Any, effect: FamilyEffect | None,
                                level: float = 0.95) -> pd.DataFrame:
     """Models of the judge's family against every other model, as measured and net of the judge's self-preference.
 
@@ -524,9 +546,10 @@ def family_adjusted_comparison(scores: Any, *, marked_models: Any, effect: dict[
         The judged tier's scores (columns of :data:`SCORE_COLUMNS`).
     marked_models : iterable of str
         Models whose family is the judge's.
-    effect : {"value", "ci_low", "ci_high"} or None
-        The bundle's same-family effect; None or a None value: not measurable
-        (the adjusted columns stay NaN and ``reason`` says so).
+    effect : FamilyEffect or None
+        The bundle's same-family effect; None or a None (or not finite)
+        value: not measurable (the adjusted columns stay NaN and ``reason``
+        says so).
 
     Returns
     -------
@@ -539,8 +562,7 @@ def family_adjusted_comparison(scores: Any, *, marked_models: Any, effect: dict[
     df = _scores(scores)
     cell = df.groupby(["task_id", "category", "model"])["score"].mean().unstack("model")
     marked = [m for m in dict.fromkeys(str(m) for m in marked_models) if m in cell.columns]
-    ok = effect is not None and all(effect.get(k) is not None and np.isfinite(effect.get(k))
-                                    for k in ("value", "ci_low", "ci_high"))
+    ok = effect is not None and effect.known
     rows = []
     for a in marked:
         for b in (m for m in cell.columns if m != a):
@@ -548,24 +570,21 @@ def family_adjusted_comparison(scores: Any, *, marked_models: Any, effect: dict[
             by_cat = [(c, s.to_numpy()) for c, s in pair.groupby(level="category")] + [(ALL, pair.to_numpy())]
             for category, diffs in by_cat:
                 d, low, high = _t_interval(diffs, level)
-                row = {"model": a, "other": b, "category": category, "n_tasks": len(diffs), "difference": d,
-                       "ci_low": low, "ci_high": high, "adjusted": np.nan, "adjusted_low": np.nan,
-                       "adjusted_high": np.nan, "reason": None}
+                adjusted, reason = (np.nan, np.nan, np.nan), None
                 if not ok:
-                    row["reason"] = ("the bundle's same-family effect was not measurable at calibration, so the "
-                                     "comparison cannot be adjusted for it")
+                    reason = ("the bundle's same-family effect was not measurable at calibration, so the comparison "
+                              "cannot be adjusted for it")
                 elif not np.isfinite(low):
-                    row["reason"] = "fewer than two tasks, so the difference has no interval"
+                    reason = "fewer than two tasks, so the difference has no interval"
                 else:
-                    row["adjusted"], row["adjusted_low"], row["adjusted_high"] = mover_difference(
-                        d, low, high, float(effect["value"]), float(effect["ci_low"]), float(effect["ci_high"]))
-                rows.append(row)
-    return pd.DataFrame(rows, columns=["model", "other", "category", "n_tasks", "difference", "ci_low", "ci_high",
-                                       "adjusted", "adjusted_low", "adjusted_high", "reason"])
+                    adjusted = mover_difference(d, low, high, float(effect.value), float(effect.ci_low),
+                                                float(effect.ci_high))
+                rows.append(FamilyComparisonRow(a, b, category, len(diffs), d, low, high, *adjusted, reason))
+    return pd.DataFrame(rows, columns=list(FamilyComparisonRow.__dataclass_fields__))
 
 
 def paired_comparison(before: Any, after: Any, *, value: str = "score", pass_threshold: float | None = None,
-                      pairs: dict[str, str] | None = None, level: float = 0.95, top: int = 10) -> dict[str, Any]:
+                      pairs: dict[str, str] | None = None, level: float = 0.95, top: int = 10) -> PairedComparison:
     """Two boards on the same tasks: per model and category, the change with a paired interval over tasks.
 
     Parameters
@@ -582,7 +601,7 @@ def paired_comparison(before: Any, after: Any, *, value: str = "score", pass_thr
 
     Returns
     -------
-    dict
+    PairedComparison
         ``rows``: DataFrame per (model, category) and per model over all
         (``"(all)"``): ``model``, ``after_model``, ``category``, ``n_tasks``,
         ``before``, ``after``, ``change``, ``ci_low``, ``ci_high`` (t-interval
@@ -635,15 +654,12 @@ def paired_comparison(before: Any, after: Any, *, value: str = "score", pass_thr
                 verdict = "dropped"
             else:
                 verdict = "no clear change"
-            rows.append({"model": m_before, "after_model": m_after, "category": category, "n_tasks": len(sub),
-                         "before": sub["before"].mean(), "after": sub["after"].mean(), "change": d,
-                         "ci_low": low, "ci_high": high, "p_value": p, "verdict": verdict})
-        moved += [{"model": m_before, "task_id": t, "category": r.category, "before": r.before, "after": r.after,
-                   "change": r.change} for t, r in joined.iterrows()]
-    moved_df = pd.DataFrame(moved, columns=["model", "task_id", "category", "before", "after", "change"])
+            rows.append(ChangeRow(m_before, m_after, category, len(sub), sub["before"].mean(), sub["after"].mean(), d,
+                                  low, high, p, verdict))
+        moved += [MovedTask(m_before, t, r.category, r.before, r.after, r.change) for t, r in joined.iterrows()]
+    moved_df = pd.DataFrame(moved, columns=list(MovedTask.__dataclass_fields__))
     if len(moved_df):
         moved_df = moved_df.reindex(moved_df["change"].abs().sort_values(ascending=False, kind="stable").index)
         moved_df = moved_df[moved_df["change"] != 0].head(top).reset_index(drop=True)
-    return {"rows": pd.DataFrame(rows, columns=["model", "after_model", "category", "n_tasks", "before", "after",
-                                                "change", "ci_low", "ci_high", "p_value", "verdict"]),
-            "moved": moved_df, "unpaired": unpaired, "value": value, "level": float(level)}
+    return PairedComparison(pd.DataFrame(rows, columns=list(ChangeRow.__dataclass_fields__)), moved_df, unpaired, value,
+                            float(level))
