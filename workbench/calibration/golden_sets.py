@@ -69,6 +69,27 @@ class AdjudicationRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ItemLabel:
+    """A reviewer's label of one item, with its rationale (``Store.item_labels``)."""
+
+    rater: str
+    score: int
+    rationale: str | None
+    created_at: str
+    updated_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ItemAdjudication:
+    """A lead's final label of one item, with the note (``Store.item_adjudication``)."""
+
+    score: int
+    note: str | None
+    lead: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunRow:
     """A judge's calibration run on a golden set (``Store.runs``), with its judge, rubric version and count."""
 

@@ -203,6 +203,19 @@ class Metric(Record):
 
 
 @record
+class Agreement(Record):
+    """``stats.agreement_with_intervals``'s result, typed in the fields read outside a report (the drift timeline);
+    the rest of its shape stays JSON in ``extra``."""
+
+    n_items: int = 0
+    metrics: dict[str, Metric] = field(default_factory=dict)
+
+    def metric(self, name: str) -> Metric:
+        """The metric by name; an empty (undefined) one when it is missing."""
+        return self.metrics.get(name) or Metric()
+
+
+@record
 class Bootstrap(Record):
     resamples: int | None = None
     seed: int | None = None
@@ -361,6 +374,10 @@ class Drift(Record):
     deltas: dict[str, Metric] = field(default_factory=dict)
     delta_reasons: dict[str, str] = field(default_factory=dict)
     model_versions: ModelVersions | None = None
+
+    def delta(self, name: str) -> Metric:
+        """A metric's change from the run before; an empty (undefined) one when it could not be measured."""
+        return self.deltas.get(name) or Metric()
 
 
 @record

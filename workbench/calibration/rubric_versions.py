@@ -54,6 +54,24 @@ class RubricSummary:
     n_versions: int
 
 
+@dataclass(frozen=True, slots=True)
+class JudgeRow:
+    """A judge a rubric version declares, as stored (``Store.judge_row``): ``pk`` is what its runs point to."""
+
+    pk: int
+    rubric_id: int
+    judge_id: str
+    model: str
+    family: str | None
+    config: dict
+    config_hash: str
+
+
+def judge_row(store: Store, rubric_id: int, judge_id: str) -> JudgeRow:
+    """The judge's row under the rubric version (NotFound naming the judges it declares)."""
+    return JudgeRow(**store.judge_row(rubric_id, judge_id))
+
+
 def _from_row(row: dict, created: bool = False) -> RubricVersion:
     r = RubricRow(**row)
     return RubricVersion(r.id, r.name, r.version, r.hash, rubric_from_dict(r.content), created)

@@ -8,11 +8,14 @@ The name and version are read by ``rubrics.rubric_ref``.
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from workbench.core.models import GoldenSetRecord
 from workbench.core.errors import NotFound, WorkbenchError
 from workbench.store import Store
 from workbench.calibration.calibrate import Scope, resolve
-from workbench.calibration.rubric_versions import RubricVersion, get_rubric, get_rubric_ref, rubric_ref
+from workbench.calibration.golden_sets import runs_of
+from workbench.calibration.rubric_versions import RubricVersion, get_rubric, get_rubric_ref, judge_row, rubric_ref
 
 
 class VersionNotRun(WorkbenchError):
@@ -27,28 +30,29 @@ def resolve_ref(store: Store, golden_set: str, ref: str, judge: str, run: str | 
     gs = store.golden_set(golden_set)
     rv = get_rubric_ref(store, ref)
     try:
-        row = store.judge_row(rv.id, judge)
+        row = judge_row(store, rv.id, judge)
     except NotFound:
         declared = ", ".join(j.id for j in rv.rubric.judges) or "none"
         raise NotFound(f"rubric '{name}' v{version} declares no judge '{judge}' (declared: {declared}); name a "
                        f"judge of that version, or the version that declares it") from None
-    runs = [r for r in store.runs(gs.id, row["pk"]) if r["n_judgments"]]
+    runs = [r for r in runs_of(store, gs.id, row.pk) if r.n_judgments]
     if not runs:
         raise VersionNotRun(not_run_sentence(store, gs, rv, judge))
     if run is None:
         chosen = runs[-1]
     else:
-        chosen = next((r for r in runs if r["name"] == run), None)
+        chosen = next((r for r in runs if r.name == run), None)
         if chosen is None:
             raise NotFound(f"judge '{judge}' has no run '{run}' of rubric '{name}' v{version} "
-                           f"(runs: {', '.join(r['name'] for r in runs)})")
-    return Scope(gs, rv, rv.rubric.judge(judge), row, runs, chosen)
+                           f"(runs: {', '.join(r.name for r in runs)})")
+    # the scope holds the store's rows as dicts (``calibrate.Scope``)
+    return Scope(gs, rv, rv.rubric.judge(judge), asdict(row), [asdict(r) for r in runs], asdict(chosen))
 
 
 def versions_run(store: Store, golden_set_id: int, name: str, judge: str) -> list[int]:
     """The versions of the rubric under which the judge has judgments on the golden set, oldest first."""
-    return sorted({r["rubric_version"] for r in store.runs(golden_set_id)
-                   if r["rubric_name"] == name and r["judge_id"] == judge and r["n_judgments"]})
+    return sorted({r.rubric_version for r in runs_of(store, golden_set_id)
+                   if r.rubric_name == name and r.judge_id == judge and r.n_judgments})
 
 
 def not_run_sentence(store: Store, gs: GoldenSetRecord, rv: RubricVersion, judge: str) -> str:

@@ -186,10 +186,9 @@ def _evidence(golden_set: str, rubric: str, judge: str, item_id: str) -> None:
     with right:
         st.markdown(f"**Consensus**: {ev['consensus']}")
         for l in ev["labels"]:
-            st.markdown(f"- **{plain(l['rater'])}**: {l['score']}" + (f" — {plain(l['rationale'])}" if l["rationale"] else ""))
-        if ev["adjudication"]:
-            a = ev["adjudication"]
-            st.markdown(f"- **adjudicated by {plain(a['lead'])}**: {a['score']}" + (f" — {plain(a['note'])}" if a["note"] else ""))
+            st.markdown(f"- **{plain(l.rater)}**: {l.score}" + (f" — {plain(l.rationale)}" if l.rationale else ""))
+        if a := ev["adjudication"]:
+            st.markdown(f"- **adjudicated by {plain(a.lead)}**: {a.score}" + (f" — {plain(a.note)}" if a.note else ""))
         for j in ev["judgments"]:
             st.markdown(f"**Judge, repeat {j['repeat']}**: "
                         + (str(j["score"]) if j["score"] is not None else f"unscored ({plain(j['unscored_reason'])})")

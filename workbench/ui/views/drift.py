@@ -11,6 +11,7 @@ import streamlit as st
 
 from workbench.core.errors import WorkbenchError
 from workbench.calibration.gate import fmt_p
+from workbench.calibration.insights import TimelineRow
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, prose
 from workbench.ui.lead import NUMBER, RIGHT, SIGNED, drift_chart, page_header, run_counts, show_table, timeline
@@ -29,31 +30,31 @@ def render() -> None:
         return
     golden_set, rubric, judge = picked
     try:
-        rows = timeline(golden_set, rubric, judge)
+        rows = [TimelineRow.from_json(r) for r in timeline(golden_set, rubric, judge)]
     except WorkbenchError as e:
         st.warning(prose(str(e)))
         _others(golden_set, rubric, judge)
         return
     if len(rows) < 2:
-        st.info(f"{code_span(judge)} has one run so far ({code_span(rows[0]['run'])}, alpha "
-                f"{rows[0]['alpha']:.2f}): drift compares a run with the one before it, so run the judge again "
+        st.info(f"{code_span(judge)} has one run so far ({code_span(rows[0].run)}, alpha "
+                f"{rows[0].alpha:.2f}): drift compares a run with the one before it, so run the judge again "
                 "(after a model update, or with “Start a new run” on the Judges page) to see it.")
         _others(golden_set, rubric, judge)
         return
     drift_chart(golden_set, rubric, judge)
-    moved = [r for r in rows if r["significant"]]
+    moved = [r for r in rows if r.significant]
     for r in moved:
-        st.error(f"Run {code_span(r['run'])} (model version {plain(r['model_version'])}) moved from the run before: "
-                 f"{plain(r['drift'])}; alpha changed by {r['alpha_change']:+.2f}. Recalibrate before trusting it.",
+        st.error(f"Run {code_span(r.run)} (model version {plain(r.model_version)}) moved from the run before: "
+                 f"{plain(r.drift)}; alpha changed by {r.alpha_change:+.2f}. Recalibrate before trusting it.",
                  icon="📉")
     if not moved:
         st.success("No run moved from the run before it (Stuart-Maxwell p and the drop in alpha, by the gate's rule).")
     show_table(pd.DataFrame([{
-        "run": r["run"], "started": str(r["started_at"] or "")[:16].replace("T", " ") or None, "items": r["n_items"],
-        "alpha": r["alpha"], "95% low": r["low"], "95% high": r["high"], "model version": r["model_version"],
-        "alpha change": r["alpha_change"],
-        "Stuart-Maxwell p": fmt_p(r["stuart_maxwell_p"]) if r["stuart_maxwell_p"] is not None else None,
-        "moved": "yes" if r["significant"] else ("no" if r["stuart_maxwell_p"] is not None else None),
+        "run": r.run, "started": str(r.started_at or "")[:16].replace("T", " ") or None, "items": r.n_items,
+        "alpha": r.alpha, "95% low": r.low, "95% high": r.high, "model version": r.model_version,
+        "alpha change": r.alpha_change,
+        "Stuart-Maxwell p": fmt_p(r.stuart_maxwell_p) if r.stuart_maxwell_p is not None else None,
+        "moved": "yes" if r.significant else ("no" if r.stuart_maxwell_p is not None else None),
     } for r in rows]), {"items": "%d", "alpha": NUMBER, "95% low": NUMBER,
                         "95% high": NUMBER, "alpha change": SIGNED,
                         "Stuart-Maxwell p": RIGHT}, key="drift-table")
