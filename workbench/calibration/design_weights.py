@@ -8,11 +8,34 @@ was to be labeled at all.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from workbench.core.models import GoldenSetRecord
 from workbench.store import Store
 from workbench.store import active_queue as q
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveDesign:
+    """The golden set's active-queue design as stored (``store.active_queue.design``): the rubric and judge it
+    serves, its phase, and the share of items labeled (in random order) before it went active."""
+
+    golden_set_id: int
+    phase: int
+    rubric_name: str
+    judge_id: str
+    expected_labels: float
+    labeled_before: float
+    checks: list[str]
+    created_by: str | None
+    created_at: str
+
+
+def active_design(store: Store, golden_set_id: int) -> ActiveDesign | None:
+    row = q.design(store, golden_set_id)
+    return ActiveDesign(**row) if row else None
 
 
 def item_inclusion(store: Store, gs: GoldenSetRecord, rubric_name: str) -> dict[str, float]:
@@ -30,8 +53,8 @@ def item_inclusion(store: Store, gs: GoldenSetRecord, rubric_name: str) -> dict[
     if not by_label:
         return {}
     ids = list(store.item_pks(gs.id))
-    d = q.design(store, gs.id)
-    thresholds = q.served_thresholds(store, gs.id, rubric_name) if d and d["rubric_name"] == rubric_name else {}
+    d = active_design(store, gs.id)
+    thresholds = q.served_thresholds(store, gs.id, rubric_name) if d and d.rubric_name == rubric_name else {}
     if not thresholds:  # no design here (the labels were imported): what they recorded
         recorded: dict[str, float] = {}
         for (item_id, _), p in by_label.items():
@@ -40,7 +63,7 @@ def item_inclusion(store: Store, gs: GoldenSetRecord, rubric_name: str) -> dict[
         return {i: recorded.get(i, fallback) for i in ids}
     rates = q.phase_rates(store, gs.id)
     phases = [(np.array([rates[p].get(i, 1.0) for i in ids]), s) for p, s in sorted(thresholds.items())]
-    pi = phased_inclusion(float(d["labeled_before"]), phases)
+    pi = phased_inclusion(float(d.labeled_before), phases)
     return dict(zip(ids, pi.tolist()))
 
 
