@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from workbench.core.errors import NotFound
-from workbench.features.refine.records import (IndexedItem, LabelRow, Lineage, RefineRound, RefineSession,
-    RefineSplit, SplitItem, SplitParts, from_row)
+from workbench.calibration.golden_sets import GoldenSetVersion, label_rows, runs_of
+from workbench.calibration.rubric_versions import rubric_summaries
+from workbench.features.refine.records import (Lineage, RefineRound, RefineSession, RefineSplit, SplitItem, SplitParts,
+    from_row)
 from workbench.store.db import as_sqlite_utils, now, query, query_one
 from workbench.store.mapping import to_json
 from workbench.store.store import Store
@@ -206,17 +208,11 @@ def decide_round(store: Store, round_id: int, status: str, lead: str, *,
                            (status, lead, now(), accepted_rubric_id, round_id))
 
 
-# -- rows of other tables, typed where the loop reads them ---------------------------------------------------------
-
-def item_index(store: Store, golden_set_id: int) -> list[IndexedItem]:
-    """The golden set's items in order (no content): ids, task and category."""
-    return [from_row(IndexedItem, r) for r in store.item_index(golden_set_id)]
-
+# -- rows of other tables, as far as the loop reads them -----------------------------------------------------------
 
 def label_rationales(store: Store, golden_set_id: int, rubric_name: str) -> dict[tuple[str, str], str | None]:
     """(item_id, rater) -> the rater's rationale."""
-    labels = [from_row(LabelRow, r) for r in store.labels(golden_set_id, rubric_name)]
-    return {(lb.item_id, lb.rater): lb.rationale for lb in labels}
+    return {(lb.item_id, lb.rater): lb.rationale for lb in label_rows(store, golden_set_id, rubric_name)}
 
 
 def judge_pk(store: Store, rubric_id: int, judge_id: str) -> int:
@@ -224,11 +220,11 @@ def judge_pk(store: Store, rubric_id: int, judge_id: str) -> int:
 
 
 def run_names(store: Store, golden_set_id: int, judge_pk: int) -> list[str]:
-    return [r["name"] for r in store.runs(golden_set_id, judge_pk)]
+    return [r.name for r in runs_of(store, golden_set_id, judge_pk)]
 
 
 def rubric_names(store: Store) -> list[str]:
-    return [r["name"] for r in store.rubric_names()]
+    return [r.name for r in rubric_summaries(store)]
 
 
 def rater_role(store: Store, name: str) -> str | None:
@@ -238,4 +234,4 @@ def rater_role(store: Store, name: str) -> str | None:
 
 def golden_set_version_id(store: Store, golden_set_id: int, version_hash: str) -> int | None:
     row = store.golden_set_version_by_hash(golden_set_id, version_hash)
-    return None if row is None else row["id"]
+    return None if row is None else GoldenSetVersion.from_row(row).id

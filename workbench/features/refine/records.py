@@ -289,21 +289,3 @@ class RefineEstimate:
                 "judge_requests": self.judge_requests, "judge_cost_usd": self.judge_cost_usd,
                 "judge_max_cost_usd": self.judge_max_cost_usd, "optimizer_requests": self.optimizer_requests,
                 "optimizer_max_cost_usd": self.optimizer_max_cost_usd, "max_cost_usd": self.max_cost_usd}
-
-
-# -- rows of other tables, as far as the loop reads them -----------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class IndexedItem:
-    pk: int
-    item_id: str
-    task_id: str | None
-    category: str
-
-
-@dataclass(frozen=True, slots=True)
-class LabelRow:
-    item_id: str
-    rater: str
-    score: int
-    rationale: str | None

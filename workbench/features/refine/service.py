@@ -46,9 +46,8 @@ from workbench.core.scale import Scale
 from workbench.calibration.report import CalibrationReport
 from workbench.judges.rubrics import rubric_from_dict
 from workbench.stats import paired_bootstrap_delta
-from workbench.features.refine.records import (PARTS, ChangedItem, CheckChange, CheckStatus, PairedDelta, PartResult,
-    IndexedItem, Lineage, RefineEstimate, RefineRound, RefineSession, RefineSplit, ReportSummary, RoundResults,
-    SessionHistory)
+from workbench.features.refine.records import (PARTS, ChangedItem, CheckChange, CheckStatus, Lineage, PairedDelta,
+    PartResult, RefineEstimate, RefineRound, RefineSession, RefineSplit, ReportSummary, RoundResults, SessionHistory)
 from workbench.features.refine.stats import paired_gain, stratified_split
 from workbench.store import Store
 from workbench.store import leases
@@ -56,8 +55,8 @@ from workbench.features.refine import queries as db
 from workbench.core.workspace import Workspace
 from workbench.features.judging import service as judging
 from workbench.calibration.calibrate import Options, calibrate, policy_for
-from workbench.calibration.golden_sets import consensus, load_items
-from workbench.calibration.snapshots import current_snapshot, freeze
+from workbench.calibration.golden_sets import ItemIndexRow, consensus, item_index, load_items
+from workbench.calibration.snapshots import FrozenVersion, current_snapshot, freeze
 from workbench.calibration.rubric_versions import (RubricVersion, candidate_name, get_rubric, get_rubric_by_id,
     register_rubric)
 
@@ -85,13 +84,14 @@ def _split_for(store: Store, golden_set: str, rubric: str, *, seed: int, held_ou
                write: bool = True) -> tuple[RefineSplit | None, dict[str, str]]:
     """(split or None when not written, item_id -> part) of the current golden-set version."""
     gs = store.golden_set(golden_set)
-    version_hash = freeze(store, golden_set)["hash"] if write else current_snapshot(store, golden_set)[0]
+    version_hash = FrozenVersion.from_json(freeze(store, golden_set)).hash if write else \
+        current_snapshot(store, golden_set)[0]
     version_id = db.golden_set_version_id(store, gs.id, version_hash)
     found = None if version_id is None else db.find_split(store, version_id, rubric, seed, held_out_fraction)
     if found is not None:
         return found, db.parts(store, found.id)
     cons = consensus(store, golden_set, rubric)
-    index = [r for r in db.item_index(store, gs.id) if r.item_id in cons.resolved]
+    index = [r for r in item_index(store, gs.id) if r.item_id in cons.resolved]
     if not index:
         raise NotFound(f"golden set '{golden_set}' has no item with a consensus label under rubric '{rubric}'; "
                        "label items (or adjudicate them) before refining")
@@ -352,7 +352,7 @@ def _propose(c: _Ctx, rnd: RefineRound, parent: RubricVersion) -> opt.RubricEdit
 
 
 def _changed(cons: dict[str, int], parent: dict[str, int | None], child: dict[str, int | None],
-             index: dict[str, IndexedItem]) -> tuple[ChangedItem, ...]:
+             index: dict[str, ItemIndexRow]) -> tuple[ChangedItem, ...]:
     return tuple(ChangedItem(i, index[i].category, cons.get(i), parent.get(i), child.get(i))
                  for i in sorted(set(parent) & set(child)) if parent[i] != child[i])
 
@@ -366,7 +366,7 @@ def _compare_checks(parent: ReportSummary, child: ReportSummary) -> tuple[CheckC
 
 
 def _compare(c: _Ctx, parent: RubricVersion, child: RubricVersion, part: str, metric: str, cons: dict[str, int],
-             index: dict[str, IndexedItem]) -> PartResult:
+             index: dict[str, ItemIndexRow]) -> PartResult:
     """Parent against child on one part: the paired-bootstrap change of ``metric``, the gate checks, the items."""
     p_scores, c_scores = (_scores(c.store, c.golden_set, rv, c.judge, part) for rv in (parent, child))
     ids = [i for i in index if i in cons and p_scores.get(i) is not None and c_scores.get(i) is not None]
@@ -384,7 +384,7 @@ def _decide(c: _Ctx, parent: RubricVersion, child: RubricVersion) -> tuple[str, 
     """('proposed' | 'rejected', results, reason): the held-out part decides; development is shown beside it."""
     metric = policy_for(c.base, c.workspace).agreement_metric
     cons = consensus(c.store, c.golden_set, c.base.name).resolved
-    index = {r.item_id: r for r in db.item_index(c.store, c.gs_id)}
+    index = {r.item_id: r for r in item_index(c.store, c.gs_id)}
     results = RoundResults(metric, *(_compare(c, parent, child, part, metric, cons, index) for part in PARTS))
     held = results.held_out
     worse = [ch.name for ch in held.checks if ch.worse]
