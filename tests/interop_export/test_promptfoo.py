@@ -89,6 +89,7 @@ def test_promptfoo_grades_with_the_exported_judge(approved, tmp_path):
 
 
 def test_an_openai_compatible_judge_names_its_variables_never_their_values(approved, monkeypatch):
+    from workbench.features.export.records import Bundle
     from workbench.features.export.tool_files import ApprovedJudge, ExportRefused, render
 
     monkeypatch.setenv("LOCAL_API_KEY", "sk-do-not-leak-0123456789abcdef")
@@ -96,7 +97,7 @@ def test_an_openai_compatible_judge_names_its_variables_never_their_values(appro
     bundle = yaml.safe_load(approved.bundle.read_text())
     bundle["judge"]["config"]["model"] = "openai-api/local/llama-3-8b"
     bundle["calibration"]["run"]["model_versions"] = ["llama-3-8b"]
-    aj = ApprovedJudge.from_bundle(bundle, approved.bundle.name)
+    aj = ApprovedJudge.from_bundle(Bundle.from_json(bundle), approved.bundle.name)
     text = render(aj, "promptfoo")
     provider = yaml.safe_load(text)["defaultTest"]["options"]["provider"]
     assert provider["id"] == "openai:chat:llama-3-8b"

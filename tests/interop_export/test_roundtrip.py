@@ -128,6 +128,7 @@ def test_agentic_and_python_judges_are_refused_by_name(approved):
     from click.testing import CliRunner
 
     from workbench.cli import main
+    from workbench.features.export.records import Bundle
     from workbench.features.export.tool_files import ApprovedJudge, ExportRefused, render
 
     r = CliRunner().invoke(main, ["export", "-g", "demo", "-r", "demo-patch-quality", "-j", "careful-sonnet", "--to",
@@ -139,7 +140,7 @@ def test_agentic_and_python_judges_are_refused_by_name(approved):
     bundle = yaml.safe_load(approved.bundle.read_text())
     bundle["judge"]["config"]["model"] = "python/workbench.features.demo.graders:test_results"
     with pytest.raises(ExportRefused, match="is a Python grader .* not a model: inspect cannot run it"):
-        render(ApprovedJudge.from_bundle(bundle, approved.bundle.name), "inspect")
+        render(ApprovedJudge.from_bundle(Bundle.from_json(bundle), approved.bundle.name), "inspect")
 
 
 def test_export_is_deterministic(approved):

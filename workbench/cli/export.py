@@ -86,7 +86,7 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
                    + (f", signed with {res.signed_by})." if res.signed_by else f"). {UNSIGNED_HINT}"))
         if res.note:
             click.echo(res.note)
-        bundle, path = res.bundle, res.path
+        bundle, path = res.approved, res.path
     for target in targets:
         written = export_judge(bundle, path, target, out_dir or path.parent)
         click.echo(f"Wrote {_shown(written)} ({target}); check it with: workbench check {_shown(path)} "

@@ -38,8 +38,10 @@ from workbench.core.workspace import shown_path
 from workbench.calibration.calibrate import Options, Scope, calibrate, freeze_version
 from workbench.calibration.rubric_versions import get_rubric
 from workbench.calibration.versions import resolve_ref, rubric_ref
+from workbench.calibration.golden_sets import RunRow
+from workbench.features.export.records import (BUNDLE_SCHEMA, Bundle, BundleCalibration, BundleGoldenSet,
+                                               BundleJudge, BundleRubric, bundle_content)
 
-BUNDLE_SCHEMA = "workbench.bundle/1"
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "bundle.schema.json"
 
 
@@ -111,59 +113,34 @@ class _PlainDumper(yaml.SafeDumper):
 class ExportResult:
     path: Path
     sha256: str
-    bundle: dict
+    approved: Bundle
     note: str | None = None  # a sentence when the version exported is not the rubric's current one
     signed_by: str | None = None  # the signing key's id and where it came from; None for an unsigned bundle
 
+    @property
+    def bundle(self) -> dict:
+        """The bundle's JSON, as written."""
+        return self.approved.to_json()
+
+
+def approve(report: CalibrationReport, scope: Scope) -> Bundle:
+    """The bundle with its sha256; ``scope`` holds the report's rubric version and judge, resolved."""
+    rv, spec, gs = scope.rubric, scope.spec, report.golden_set
+    bundle = Bundle(BUNDLE_SCHEMA, BundleRubric(rv.name, rv.version, rv.hash, rv.rubric.content()),
+                    BundleJudge(spec.id, spec.model, spec.family, spec.mode, spec.config(), report.judge.config_hash),
+                    BundleGoldenSet(gs.name, gs.version, gs.version_hash), BundleCalibration.of(report),
+                    report.verdict.to_dict() if report.verdict else None, report.policy.to_dict(),
+                    report.computed_at)
+    return bundle.but(sha256=sha256_hex(bundle.content()))
+
 
 def build_bundle(report: CalibrationReport, scope: Scope) -> dict:
-    """The bundle's content and sha256; ``scope`` holds the report's rubric version and judge, resolved."""
-    rv, spec = scope.rubric, scope.spec
-    r = report.to_json()  # the bundle is an edge: it carries the report's own JSON, section by section
-    m = r["metrics"]
-    content = {
-        "schema": BUNDLE_SCHEMA,
-        "rubric": {"name": rv.name, "version": rv.version, "hash": rv.hash, "content": rv.rubric.content()},
-        "judge": {"id": spec.id, "model": spec.model, "family": spec.family, "mode": spec.mode,
-                  "config": spec.config(), "config_hash": report.judge.config_hash},
-        "golden_set": {"name": report.golden_set.name, "version": report.golden_set.version,
-                       "version_hash": report.golden_set.version_hash},
-        "calibration": {
-            "n_items": report.n_items, "n_unresolved": report.n_unresolved, "n_unscored": report.n_unscored,
-            "run": r["run"], "bootstrap": r["bootstrap"], "metrics": m, "confusion": r["confusion"],
-            "tpr": m["tpr"]["value"], "tnr": m["tnr"]["value"], "denominators": r["denominators"],
-            "per_category": r["per_category"],
-            "human_ceiling": {k: r["human_ceiling"].get(k) for k in
-                              ("krippendorff_alpha_ordinal", "human_pairwise_agreement",
-                               "judge_human_pairwise_agreement", "n_items", "n_raters")},
-            "alt_test": ({k: r["alt_test"].get(k) for k in
-                          ("epsilon", "metric", "q", "winning_rate", "advantage_probability", "passed")}
-                         if r["alt_test"] else None),
-            "self_preference": {k: {f: v.get(f) for f in ("value", "ci_low", "ci_high", "n", "p_value", "measurable")}
-                                for k, v in r["self_preference"].items() if isinstance(v, dict)},  # the effects
-            "noise": ({k: r["noise"].get(k) for k in ("flip_rate", "krippendorff_alpha_ordinal", "pass_hat_k",
-                                                       "repeats")} if r["noise"] else None),
-            "drift": ({"baseline_run": r["drift"]["baseline_run"], "flip_rate": r["drift"]["flip_rate"],
-                       "stuart_maxwell": r["drift"]["stuart_maxwell"],
-                       "model_versions": r["drift"]["model_versions"]} if r["drift"] else None),
-            "probes": ([{k: e.get(k) for k in ("probe", "n_items", "mean_shift", "flip_rate", "robustness_rate",
-                                                "consensus_shift", "moves")} for e in r["probes"]["probes"]]
-                       if r.get("probes") else None),
-        },
-        "verdict": r["verdict"],
-        "policy": r["policy"],
-        "created_at": report.computed_at,
-    }
-    return {**content, "sha256": sha256_hex(content)}
+    """:func:`approve`'s bundle as JSON."""
+    return approve(report, scope).to_json()
 
 
-def bundle_content(bundle: dict) -> dict:
-    """What the sha256 and the signature cover: every field but those two."""
-    return {k: v for k, v in bundle.items() if k not in ("sha256", "signature")}
-
-
-def sign_bundle(bundle: dict, key: SigningKey) -> dict:
-    return {**bundle, "signature": key.sign_json(bundle_content(bundle))}
+def sign_bundle(bundle: Bundle, key: SigningKey) -> Bundle:
+    return bundle.but(signature=key.sign_json(bundle.content()))
 
 
 def workspace_signing_key(workspace: Workspace | None = None) -> SigningKey | None:
@@ -193,21 +170,22 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     if not report.calibrated:
         raise GateFailed(rubric, judge, report.verdict)
     report = freeze_version(store, report, scope)
-    bundle = build_bundle(report, scope)
+    bundle = approve(report, scope)
     if key is not None:
         bundle = sign_bundle(bundle, key)
-    validate_bundle(bundle, source="the new bundle")
+    data = bundle.to_json()
+    validate_bundle(data, source="the new bundle")
     if out_dir is None:
         out_dir = approved_dir(workspace)
-    path = bundle_path(Path(out_dir), bundle["rubric"]["name"], bundle["rubric"]["version"], judge)
+    path = bundle_path(Path(out_dir), bundle.rubric.name, bundle.rubric.version, judge)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = ("# Approved by Judge Workbench: do not edit (the sha256 covers every field but the signature, and the "
             "signature covers the same fields).\n"
-            + yaml.dump(bundle, Dumper=_PlainDumper, sort_keys=True, allow_unicode=True, width=120))
+            + yaml.dump(data, Dumper=_PlainDumper, sort_keys=True, allow_unicode=True, width=120))
     write_atomic(path, text)
     ids = report.ids
-    store.record_export(str(path), bundle["sha256"], ids.rubric_version_id, ids.judge_pk, ids.golden_set_version_id)
-    return ExportResult(path, bundle["sha256"], bundle, _older_version_note(store, rubric, scope),
+    store.record_export(str(path), bundle.sha256, ids.rubric_version_id, ids.judge_pk, ids.golden_set_version_id)
+    return ExportResult(path, bundle.sha256, bundle, _older_version_note(store, rubric, scope),
                         f"key {key.key_id} from {key.source}" if key is not None else None)
 
 
@@ -226,17 +204,17 @@ def _older_version_note(store: Store, rubric: str, scope: Scope) -> str | None:
 def check_one_version(store: Store, report: CalibrationReport, scope: Scope) -> None:
     """Refuse to approve rubric version N on evidence of another version: the report's rubric, the judge's row and
     run, and the config hash every judgment of the run was recorded under must all be version N's."""
-    rv, row, run = scope.rubric, scope.judge_row, scope.run
+    rv, row, run = scope.rubric, scope.judge_row, RunRow(**scope.run)
     found = []
     if (report.rubric.name, report.rubric.version, report.rubric.hash) != (rv.name, rv.version, rv.hash):
         found.append(f"the calibration report is of v{report.rubric.version}")
-    if row["rubric_id"] != rv.id or run.get("rubric_version", rv.version) != rv.version:
-        found.append(f"run '{run['name']}' belongs to v{run.get('rubric_version')}")
-    others = [h for h in store.run_config_hashes(run["id"]) if h != row["config_hash"]]
+    if row["rubric_id"] != rv.id or run.rubric_version != rv.version:
+        found.append(f"run '{run.name}' belongs to v{run.rubric_version}")
+    others = [h for h in store.run_config_hashes(run.id) if h != row["config_hash"]]
     if others:
-        found.append(f"run '{run['name']}' holds judgments made under {len(others)} other judge config(s)")
+        found.append(f"run '{run.name}' holds judgments made under {len(others)} other judge config(s)")
     if found:
-        raise VersionMismatch(f"rubric '{rv.name}' v{rv.version} was not exported for judge '{row['judge_id']}': "
+        raise VersionMismatch(f"rubric '{rv.name}' v{rv.version} was not exported for judge '{scope.spec.id}': "
                               + "; ".join(found) + f"; judge v{rv.version} itself ('workbench judge run') or import "
                               "its own judgments, then export again.")
 
@@ -256,8 +234,8 @@ def load_bundle(store: Store, path: str | Path, workspace: Workspace | None = No
     """Read and verify a bundle for a command that trusts it (grade, board grade): hash, a signed bundle's signature
     with the workspace's public keys, schema, and that this workbench database exported it."""
     path = Path(path)
-    bundle = require_valid_signature(path, workspace)
-    if not store.export_recorded(bundle["sha256"]):
+    bundle = _verified(path, workspace)
+    if not store.export_recorded(Bundle.from_json(bundle).sha256):
         raise BundleRefused(f"{path.name} did not come from an export of this workbench database (its sha256 is not "
                             f"among the recorded exports); grade with the --db it was exported from.")
     return bundle
@@ -325,14 +303,14 @@ def verify_signature(bundle: dict, name: str, trusted: TrustedKeys, *, allow_uns
     return f"{name}: signature by key {key.key_id} verified with {key.source}."
 
 
-def read_signed_bundle(path: str | Path, trusted: TrustedKeys, *, allow_unsigned: bool = False) -> tuple[dict, str]:
+def read_signed_bundle(path: str | Path, trusted: TrustedKeys, *, allow_unsigned: bool = False) -> tuple[Bundle, str]:
     """Read a bundle, then verify its sha256, its signature (before the schema: an edit that also breaks the schema
     is still reported as a broken signature) and its schema; the bundle and the signature's sentence."""
     path = Path(path)
     bundle = _parse_bundle(path)
     said = verify_signature(bundle, path.name, trusted, allow_unsigned=allow_unsigned)
     validate_bundle(bundle, source=path.name)
-    return bundle, said
+    return Bundle.from_json(bundle), said
 
 
 def workspace_trust(workspace: Workspace | None = None) -> TrustedKeys:
@@ -341,15 +319,19 @@ def workspace_trust(workspace: Workspace | None = None) -> TrustedKeys:
     return TrustedKeys.from_folder(ws.keys, shown_path(ws.keys))
 
 
-def require_valid_signature(path: str | Path, workspace: Workspace | None = None) -> dict:
+def require_valid_signature(path: str | Path, workspace: Workspace | None = None) -> Bundle:
     """For a command that uses a bundle (grade, export --bundle): a signed bundle must verify with the workspace's
     public keys; an unsigned one passes as before (its sha256 is checked, and grading checks the export record)."""
-    path = Path(path)
+    return Bundle.from_json(_verified(Path(path), workspace))
+
+
+def _verified(path: Path, workspace: Workspace | None) -> dict:
+    """The bundle's JSON once :func:`require_valid_signature`'s checks pass."""
     bundle = _parse_bundle(path)
-    if bundle.get("signature") is not None:
+    if (signature := bundle.get("signature")) is not None:
         trusted = workspace_trust(workspace)
         if not trusted.keys:
-            key_id = bundle["signature"].get("key_id") if isinstance(bundle["signature"], dict) else None
+            key_id = signature.get("key_id") if isinstance(signature, dict) else None
             raise SignatureRefused(f"the signature of {path.name} (key {key_id}) cannot be verified: there is "
                                    f"{trusted.describe()}; put the signer's public key (NAME.pub) there, or verify "
                                    "the bundle with 'workbench check --trust NAME.pub'.")

@@ -25,7 +25,8 @@ from workbench.store import Store
 from workbench.core.strict_yaml import load_yaml, read_utf8
 from workbench.features.export.signing import TrustedKeys
 from workbench.features.export.bundle import BundleRefused, read_signed_bundle
-from workbench.calibration.snapshots import current_snapshot
+from workbench.calibration.snapshots import Snapshot, current_snapshot
+from workbench.features.export.records import Bundle
 from workbench.features.export.tool_files import (ApprovedJudge, ExportRefused, promptfoo_prompt_sha256, render,
     untagged)
 
@@ -49,8 +50,23 @@ class GradingJudge:
     temperature: float | None
     max_tokens: int | None
     prompt_sha256: str | None  # of the prompt text found in the file
-    trace: dict  # the evidence the file says it carries ({} for the workbench's own YAML)
+    declared: DeclaredEvidence  # what the file says it was exported from (nothing, for the workbench's own YAML)
     source: Any = None  # the workbench's own YAML: the rubric's text, or the judge entry
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredEvidence:
+    """The hashes an exported file's trace names (``ApprovedJudge.trace``), back to plain hex; None where absent."""
+
+    bundle_sha256: Any = None
+    rubric_hash: Any = None
+    golden_set_hash: Any = None
+
+    @classmethod
+    def from_trace(cls, trace: dict) -> DeclaredEvidence:
+        """Read from the trace as the file holds it, which may have been edited into any shape."""
+        return cls(untagged(trace.get("bundle_sha256")), untagged((trace.get("rubric") or {}).get("hash")),
+                   untagged((trace.get("golden_set") or {}).get("version_hash")))
 
 
 class NoDatabase(WorkbenchError):
@@ -74,10 +90,10 @@ def check_bundle(bundle_path: str | Path, *, judge_config: str | Path | None = N
     except BundleRefused as e:  # edited, unsigned, malformed, or not a bundle: nothing in it can be trusted
         res.problems.append(str(e))
         return res
-    res.compared.append(f"bundle {bundle_path.name}: sha256 {bundle['sha256'][:16]}… matches its content.")
+    res.compared.append(f"bundle {bundle_path.name}: sha256 {bundle.sha256[:16]}… matches its content.")
     res.compared.append(signed)
     if not golden_set_check:
-        res.compared.append(f"golden set '{bundle['golden_set']['name']}' not compared (--no-golden-set-check): "
+        res.compared.append(f"golden set '{bundle.golden_set.name}' not compared (--no-golden-set-check): "
                             "its items and consensus labels were not checked against a database.")
     if store is not None:
         _check_store(bundle, bundle_path.name, store, db_name, res, golden_set=golden_set_check)
@@ -88,30 +104,30 @@ def check_bundle(bundle_path: str | Path, *, judge_config: str | Path | None = N
 
 # --------------------------------------------------------------------------- the database
 
-def _check_store(bundle: dict, name: str, store: Store, db_name: str, res: CheckResult, *,
+def _check_store(bundle: Bundle, name: str, store: Store, db_name: str, res: CheckResult, *,
                  golden_set: bool = True) -> None:
-    if not store.export_recorded(bundle["sha256"]):
+    if not store.export_recorded(bundle.sha256):
         res.problems.append(f"{name} was not exported from {db_name} (its sha256 is not among the recorded "
                             "exports); check it against the database it came from, or re-export it.")
     if not golden_set:
         return
-    gs = bundle["golden_set"]
+    gs = bundle.golden_set
     try:
-        golden = store.golden_set(gs["name"])
+        golden = store.golden_set(gs.name)
     except WorkbenchError:
-        res.problems.append(f"golden set '{gs['name']}' of {name} is not in {db_name}, so its evidence cannot be "
+        res.problems.append(f"golden set '{gs.name}' of {name} is not in {db_name}, so its evidence cannot be "
                             "compared; check against the database the bundle was exported from.")
         return
-    now_hash, now = current_snapshot(store, gs["name"])
-    if now_hash == gs["version_hash"]:
-        res.compared.append(f"golden set '{gs['name']}' in {db_name}: items and consensus labels unchanged since "
-                            f"approval (version {gs['version']}, {gs['version_hash'][:16]}…).")
+    now_hash, now = current_snapshot(store, gs.name)
+    if now_hash == gs.version_hash:
+        res.compared.append(f"golden set '{gs.name}' in {db_name}: items and consensus labels unchanged since "
+                            f"approval (version {gs.version}, {gs.version_hash[:16]}…).")
         return
-    approved = store.golden_set_version_by_hash(golden.id, gs["version_hash"])
-    changes = _snapshot_changes(_loads(approved["snapshot"]), now) if approved else \
+    approved = store.golden_set_version_by_hash(golden.id, gs.version_hash)
+    changes = _snapshot_changes(Snapshot(**_loads(approved["snapshot"])), Snapshot(**now)) if approved else \
         "the approved version is not recorded in this database"
-    res.problems.append(f"golden set '{gs['name']}' has changed since approval: {changes} (compared version "
-                        f"{gs['version']}, {gs['version_hash'][:16]}…, with the items and labels now in {db_name}); "
+    res.problems.append(f"golden set '{gs.name}' has changed since approval: {changes} (compared version "
+                        f"{gs.version}, {gs.version_hash[:16]}…, with the items and labels now in {db_name}); "
                         "calibrate the judge again and re-export its bundle.")
 
 
@@ -119,16 +135,16 @@ def _loads(value: Any) -> dict:
     return json.loads(value) if isinstance(value, (str, bytes)) else value
 
 
-def _snapshot_changes(then: dict, now: dict) -> str:
+def _snapshot_changes(then: Snapshot, now: Snapshot) -> str:
     """What differs between two golden-set snapshots, in a few words."""
-    old, new = dict(map(tuple, then["items"])), dict(map(tuple, now["items"]))
+    old, new = dict(map(tuple, then.items)), dict(map(tuple, now.items))
     parts = []
     for count, what in ((len(new.keys() - old.keys()), "added"), (len(old.keys() - new.keys()), "removed"),
                         (sum(old[i] != new[i] for i in old.keys() & new.keys()), "with changed content")):
         if count:
             parts.append(f"{count} item{'s' if count != 1 else ''} {what}")
-    for rubric in sorted(set(then["consensus"]) | set(now["consensus"])):
-        a, b = then["consensus"].get(rubric, {}), now["consensus"].get(rubric, {})
+    for rubric in sorted(set(then.consensus) | set(now.consensus)):
+        a, b = then.consensus.get(rubric, {}), now.consensus.get(rubric, {})
         changed = sum(a.get(i) != b.get(i) for i in set(a) | set(b))
         if changed:
             parts.append(f"{changed} consensus label{'s' if changed != 1 else ''} of rubric '{rubric}' changed")
@@ -152,19 +168,16 @@ def _check_judge(aj: ApprovedJudge, path: Path, res: CheckResult) -> None:
         return
     before = len(res.problems)
     name = path.name
-    trace = actual.trace
-    declared = {"bundle": untagged(trace.get("bundle_sha256")),
-                "rubric": untagged((trace.get("rubric") or {}).get("hash")),
-                "golden_set": untagged((trace.get("golden_set") or {}).get("version_hash"))}
-    if declared["bundle"] != aj.bundle_sha256:
-        res.problems.append(f"{name} was exported from another bundle (sha256 {_short(declared['bundle'])}), "
+    declared = actual.declared
+    if declared.bundle_sha256 != aj.bundle_sha256:
+        res.problems.append(f"{name} was exported from another bundle (sha256 {_short(declared.bundle_sha256)}), "
                             f"not from {aj.bundle_file} ({aj.bundle_sha256[:16]}…); export it from this bundle.")
-    if declared["rubric"] != aj.rubric_hash:
-        res.problems.append(f"{name} names rubric hash {_short(declared['rubric'])}, but the "
+    if declared.rubric_hash != aj.rubric_hash:
+        res.problems.append(f"{name} names rubric hash {_short(declared.rubric_hash)}, but the "
                             f"approved rubric's hash is {aj.rubric_hash[:16]}…; re-export it from the bundle.")
-    if declared["golden_set"] != aj.golden_set["version_hash"]:
-        res.problems.append(f"{name} names golden-set version {_short(declared['golden_set'])}"
-                            f", but the judge was approved on {aj.golden_set['version_hash'][:16]}…; re-export it.")
+    if declared.golden_set_hash != aj.golden_set.version_hash:
+        res.problems.append(f"{name} names golden-set version {_short(declared.golden_set_hash)}"
+                            f", but the judge was approved on {aj.golden_set.version_hash[:16]}…; re-export it.")
     if actual.model != expected.model:
         res.problems.append(_model_sentence(aj, name, actual.model, expected.model))
     if actual.temperature != expected.temperature:
@@ -223,9 +236,9 @@ def read_judge_config(path: Path, aj: ApprovedJudge) -> GradingJudge:
     if isinstance(data, dict) and ("defaultTest" in data or "prompts" in data or "tests" in data):
         return _parse("promptfoo", text, path.name, aj)
     if isinstance(data, dict) and "judges" in data:
-        return GradingJudge("rubric", None, None, None, None, {}, source=text)
+        return GradingJudge("rubric", None, None, None, None, DeclaredEvidence(), source=text)
     if isinstance(data, dict) and "model" in data:
-        return GradingJudge("judge", None, None, None, None, {}, source=data)
+        return GradingJudge("judge", None, None, None, None, DeclaredEvidence(), source=data)
     raise ExportRefused(f"{path.name} is not a judge config the check knows: give a file written by "
                         "'workbench export --to promptfoo|inspect|mlflow', a rubric YAML, or a judge entry "
                         "(id, model, temperature, ...).")
@@ -252,9 +265,10 @@ def _parse_inspect(text: str, name: str, aj: ApprovedJudge) -> GradingJudge:
     if "WORKBENCH" not in consts or "MODEL" not in consts:
         raise ExportRefused(f"{name} is not an Inspect scorer written by 'workbench export --to inspect' (it has no "
                             "WORKBENCH and MODEL constants); export one from the bundle.")
+    trace = consts["WORKBENCH"]
     return GradingJudge("inspect", consts.get("MODEL"), consts.get("TEMPERATURE"), consts.get("MAX_TOKENS"),
                         sha256_hex({"system": consts.get("SYSTEM_PROMPT"), "user": consts.get("USER_TEMPLATE")}),
-                        consts["WORKBENCH"] if isinstance(consts["WORKBENCH"], dict) else {})
+                        DeclaredEvidence.from_trace(trace if isinstance(trace, dict) else {}))
 
 
 def _parse_mlflow(text: str, name: str, aj: ApprovedJudge) -> GradingJudge:
@@ -266,7 +280,7 @@ def _parse_mlflow(text: str, name: str, aj: ApprovedJudge) -> GradingJudge:
                             "mlflow_scorer.instructions_judge_pydantic_data); export one from the bundle.") from None
     params = judge.get("inference_params") or {}
     return GradingJudge("mlflow", judge.get("model"), params.get("temperature"), params.get("max_tokens"),
-                        sha256_hex(judge.get("instructions")), data.get("workbench") or {})
+                        sha256_hex(judge.get("instructions")), DeclaredEvidence.from_trace(data.get("workbench") or {}))
 
 
 def _parse_promptfoo(text: str, name: str, aj: ApprovedJudge) -> GradingJudge:
@@ -288,7 +302,7 @@ def _parse_promptfoo(text: str, name: str, aj: ApprovedJudge) -> GradingJudge:
     rubric_prompt = (assertion.get("options") or {}).get("rubricPrompt", options.get("rubricPrompt"))
     return GradingJudge("promptfoo", provider.get("id"), config.get("temperature"), config.get("max_tokens"),
                         promptfoo_prompt_sha256(assertion, rubric_prompt),
-                        (default.get("metadata") or {}).get("workbench") or {})
+                        DeclaredEvidence.from_trace((default.get("metadata") or {}).get("workbench") or {}))
 
 
 def _compare_own(aj: ApprovedJudge, path: Path, actual: GradingJudge, res: CheckResult) -> None:

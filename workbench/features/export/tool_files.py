@@ -36,6 +36,7 @@ from workbench.core.models import JudgeSpec, Rubric, parse_model
 from workbench.core.names import safe_path
 from workbench.judges.rubrics import rubric_from_dict
 from workbench.features.export.bundle import write_atomic
+from workbench.features.export.records import Bundle, BundleGoldenSet
 
 TARGETS = ("promptfoo", "inspect", "mlflow")
 SUFFIX = {"promptfoo": ".promptfoo.yaml", "inspect": "_inspect_scorer.py", "mlflow": ".mlflow-judge.json"}
@@ -62,17 +63,16 @@ class ApprovedJudge:
     rubric_hash: str
     spec: JudgeSpec
     config_hash: str
-    golden_set: dict  # name, version, version_hash
+    golden_set: BundleGoldenSet
     model_versions: tuple[str, ...]  # as the API reported them during calibration
 
     @classmethod
-    def from_bundle(cls, bundle: dict, bundle_file: str) -> "ApprovedJudge":
-        config = bundle["judge"]["config"]
-        return cls(bundle_file=bundle_file, bundle_sha256=bundle["sha256"],
-                   rubric=rubric_from_dict(bundle["rubric"]["content"]), rubric_version=bundle["rubric"]["version"],
-                   rubric_hash=bundle["rubric"]["hash"], spec=JudgeSpec(**config),
-                   config_hash=bundle["judge"]["config_hash"], golden_set=dict(bundle["golden_set"]),
-                   model_versions=tuple(bundle["calibration"]["run"].get("model_versions") or ()))
+    def from_bundle(cls, bundle: Bundle, bundle_file: str) -> "ApprovedJudge":
+        return cls(bundle_file=bundle_file, bundle_sha256=bundle.sha256,
+                   rubric=rubric_from_dict(bundle.rubric.content), rubric_version=bundle.rubric.version,
+                   rubric_hash=bundle.rubric.hash, spec=JudgeSpec(**bundle.judge.config),
+                   config_hash=bundle.judge.config_hash, golden_set=bundle.golden_set,
+                   model_versions=tuple(bundle.calibration.run.model_versions or ()))
 
     @property
     def pinned_version(self) -> str | None:
@@ -96,7 +96,7 @@ class ApprovedJudge:
                 "rubric": {"name": self.rubric.name, "version": self.rubric_version, "hash": tagged(self.rubric_hash)},
                 "judge": {"id": self.spec.id, "model": self.spec.model, "config_hash": tagged(self.config_hash)},
                 "model_version": self.pinned_version, "model_versions_calibrated": list(self.model_versions),
-                "golden_set": {**self.golden_set, "version_hash": tagged(self.golden_set["version_hash"])},
+                "golden_set": {**self.golden_set.to_json(), "version_hash": tagged(self.golden_set.version_hash)},
                 "prompt_sha256": tagged(prompt_sha256)}
 
 
@@ -174,8 +174,8 @@ def render_inspect(aj: ApprovedJudge) -> str:
     lit = lambda v: pprint.pformat(v, width=110, sort_dicts=True)  # noqa: E731 - Python literals for the module
     return template.substitute(
         judge_id=aj.spec.id, rubric_name=aj.rubric.name, rubric_version=aj.rubric_version,
-        bundle_file=aj.bundle_file, bundle_sha256=aj.bundle_sha256, golden_set=aj.golden_set["name"],
-        golden_set_version=aj.golden_set["version"], golden_set_hash=aj.golden_set["version_hash"],
+        bundle_file=aj.bundle_file, bundle_sha256=aj.bundle_sha256, golden_set=aj.golden_set.name,
+        golden_set_version=aj.golden_set.version, golden_set_hash=aj.golden_set.version_hash,
         module_name=export_file_name(aj, "inspect").removesuffix(".py"),
         scale_text=", ".join(f"{lv.value} {lv.label}" for lv in aj.rubric.scale.levels),
         workbench=lit(aj.trace("inspect", prompt_sha)), model=lit(tool_model(aj, "inspect")),
@@ -185,7 +185,20 @@ def render_inspect(aj: ApprovedJudge) -> str:
         data_tag=lit(aj.data_tag))
 
 
-def promptfoo_judge_parts(aj: ApprovedJudge) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class PromptfooJudge:
+    """The parts of a promptfoo config that grade: the llm-rubric assertion, its grader and its grading prompt."""
+
+    assertion: dict[str, Any]
+    provider: dict[str, Any]
+    rubric_prompt: list[dict[str, str]]
+
+    @property
+    def prompt_sha256(self) -> str:
+        return promptfoo_prompt_sha256(self.assertion, self.rubric_prompt)
+
+
+def promptfoo_judge_parts(aj: ApprovedJudge) -> PromptfooJudge:
     """The assertion, the grader provider and the grading prompt of the promptfoo config."""
     rubric_text = system_prompt(aj.rubric, aj.spec)
     if any(mark in rubric_text for mark in ("{{", "{%", "{#")):  # promptfoo renders the value with Nunjucks
@@ -197,19 +210,18 @@ def promptfoo_judge_parts(aj: ApprovedJudge) -> dict[str, Any]:
             aj, "{% if task %}{{ task }}{% else %}(not given: set the test variable 'task'){% endif %}",
             "{{ output }}", reference)},
     ]
-    provider: dict[str, Any] = {"id": tool_model(aj, "promptfoo"),
-                                "config": {"max_tokens": aj.spec.max_tokens or DEFAULT_MAX_TOKENS}}
+    config: dict[str, Any] = {"max_tokens": aj.spec.max_tokens or DEFAULT_MAX_TOKENS}
     if aj.spec.temperature is not None:
-        provider["config"]["temperature"] = aj.spec.temperature
+        config["temperature"] = aj.spec.temperature
     name = parse_model(aj.spec.model)
     if name.provider == "openai-api":  # the same server and key variables the workbench reads
         from workbench.judges.providers.openai import service_env  # no SDK import: the provider imports it when created
 
         base_url, api_key = service_env(name.service)
-        provider["config"].update(apiBaseUrl=f"{{{{ env.{base_url} }}}}", apiKeyEnvar=api_key)
+        config.update(apiBaseUrl=f"{{{{ env.{base_url} }}}}", apiKeyEnvar=api_key)
     assertion = {"type": "llm-rubric", "metric": aj.rubric.name, "value": rubric_text,
                  "threshold": _normalized(aj.rubric, aj.rubric.pass_threshold)}
-    return {"assertion": assertion, "provider": provider, "rubricPrompt": rubric_prompt}
+    return PromptfooJudge(assertion, {"id": tool_model(aj, "promptfoo"), "config": config}, rubric_prompt)
 
 
 def promptfoo_prompt_sha256(assertion: dict, rubric_prompt: Any) -> str:
@@ -230,14 +242,14 @@ _BlockDumper.add_representer(str, lambda dumper, s: dumper.represent_scalar(
 
 def render_promptfoo(aj: ApprovedJudge) -> str:
     parts = promptfoo_judge_parts(aj)
-    trace = aj.trace("promptfoo", promptfoo_prompt_sha256(parts["assertion"], parts["rubricPrompt"]))
+    trace = aj.trace("promptfoo", parts.prompt_sha256)
     config = {
         "description": f"Approved judge {aj.spec.id} for rubric {aj.rubric.name} v{aj.rubric_version} "
                        f"(Judge Workbench bundle {aj.bundle_sha256[:16]})",
         "prompts": ["{{task}}"],
         "defaultTest": {
-            "options": {"provider": parts["provider"], "rubricPrompt": parts["rubricPrompt"]},
-            "assert": [parts["assertion"]],
+            "options": {"provider": parts.provider, "rubricPrompt": parts.rubric_prompt},
+            "assert": [parts.assertion],
             "metadata": {"workbench": trace},  # on every test's result: a run traces back to the evidence
         },
     }
@@ -267,7 +279,7 @@ def mlflow_judge(aj: ApprovedJudge) -> dict[str, Any]:
         "name": f"{aj.rubric.name}--{aj.spec.id}",
         "description": f"Approved by Judge Workbench: rubric {aj.rubric.name} v{aj.rubric_version} "
                        f"(hash {aj.rubric_hash}), bundle sha256 {aj.bundle_sha256}, golden set "
-                       f"{aj.golden_set['name']} version {aj.golden_set['version']} ({aj.golden_set['version_hash']}).",
+                       f"{aj.golden_set.name} version {aj.golden_set.version} ({aj.golden_set.version_hash}).",
         "aggregations": [], "is_session_level_scorer": False, "mlflow_version": "3.18.0",
         "serialization_version": MLFLOW_SERIALIZATION_VERSION,
         "builtin_scorer_class": None, "builtin_scorer_pydantic_data": None, "call_source": None,
@@ -282,7 +294,7 @@ def mlflow_judge(aj: ApprovedJudge) -> dict[str, Any]:
 
 def render_mlflow(aj: ApprovedJudge) -> str:
     judge = mlflow_judge(aj)
-    data = {"workbench": aj.trace("mlflow", sha256_hex(judge["instructions_judge_pydantic_data"]["instructions"])),
+    data = {"workbench": aj.trace("mlflow", sha256_hex(mlflow_instructions(aj))),
             "load_with": "from mlflow.genai.scorers import Scorer; "
                          "judge = Scorer.model_validate(json.load(open(PATH))['mlflow_scorer'])",
             "mlflow_scorer": judge}
@@ -306,7 +318,7 @@ def export_file_name(aj: ApprovedJudge, target: str) -> str:
     return stem + SUFFIX[target]
 
 
-def export_judge(bundle: dict, bundle_file: str | Path, target: str, out_dir: str | Path) -> Path:
+def export_judge(bundle: Bundle, bundle_file: str | Path, target: str, out_dir: str | Path) -> Path:
     """Write the approved judge of a verified bundle for ``target`` into ``out_dir``; returns the file."""
     aj = ApprovedJudge.from_bundle(bundle, Path(bundle_file).name)
     text = render(aj, target)
