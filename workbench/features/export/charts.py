@@ -13,7 +13,8 @@ import altair as alt
 import pandas as pd
 
 from workbench.calibration.gate import fmt_p
-from workbench.calibration.presentation import category_rows
+from workbench.calibration.insights import TimelineRow
+from workbench.calibration.presentation import category_table
 from workbench.calibration.report import CalibrationReport
 
 Width = int | str  # "container" fills the page's column; a number of pixels for exported images
@@ -70,11 +71,10 @@ def confusion_heatmap(report: CalibrationReport, labels: dict[int, str] | None =
 
 def per_category(report: CalibrationReport, *, width: Width = "container") -> alt.Chart:
     """Exact agreement per category with its 95% interval; every category labelled with its n, weak ones in red."""
-    rows = [{"category": f"{r['category']} (n = {r['n']})", "exact agreement": r["exact_agreement"],
-             "low": r["ci_low"], "high": r["ci_high"], "n": r["n"],
-             "mean signed error": r["mean_signed_error"],
-             "weaker than the rest": "yes" if r["weaker"] else "no"}
-            for r in category_rows(report) if _ok(r["exact_agreement"])]
+    rows = [{"category": f"{r.category} (n = {r.n})", "exact agreement": r.exact_agreement,
+             "low": r.ci_low, "high": r.ci_high, "n": r.n, "mean signed error": r.mean_signed_error,
+             "weaker than the rest": "yes" if r.weaker else "no"}
+            for r in category_table(report) if _ok(r.exact_agreement)]
     df = pd.DataFrame(rows, columns=["category", "exact agreement", "low", "high", "n", "mean signed error",
                                      "weaker than the rest"])
     colour = alt.Color("weaker than the rest:N", legend=None,
@@ -93,9 +93,8 @@ def per_category(report: CalibrationReport, *, width: Width = "container") -> al
 def human_ceiling(report: CalibrationReport, *, width: Width = "container") -> alt.Chart:
     """Pairwise exact agreement: human with human against judge with human, on the same items."""
     hc = report.human_ceiling
-    rows = [{"pair": "human - human", "agreement": hc.human_pairwise_agreement},
-            {"pair": "judge - human", "agreement": hc.judge_human_pairwise_agreement}]
-    df = pd.DataFrame([r for r in rows if _ok(r["agreement"])], columns=["pair", "agreement"])
+    pairs = [("human - human", hc.human_pairwise_agreement), ("judge - human", hc.judge_human_pairwise_agreement)]
+    df = pd.DataFrame([{"pair": pair, "agreement": a} for pair, a in pairs if _ok(a)], columns=["pair", "agreement"])
     return (alt.Chart(df).mark_bar().encode(
         x=alt.X("agreement:Q", scale=alt.Scale(domain=[0, 1]), title="pairwise exact agreement"),
         y=alt.Y("pair:N", title=None),
@@ -149,11 +148,14 @@ def cost_vs_agreement(rows: list[dict], *, width: Width = "container") -> alt.Ch
 
 
 def drift_timeline(rows: list[dict], *, width: Width = "container") -> alt.Chart:
-    """Agreement of each run with its interval band; runs that moved (the gate's drift rule) are ringed."""
-    df = pd.DataFrame([{"run": r["run"], "alpha": r["alpha"], "low": r["low"], "high": r["high"],
-                        "n items": r["n_items"], "model version": r["model_version"],
-                        "Stuart-Maxwell p": fmt_p(r["stuart_maxwell_p"]) if r["stuart_maxwell_p"] is not None else "–",
-                        "moved": "yes" if r["significant"] else "no"} for r in rows],
+    """Agreement of each run with its interval band; runs that moved (the gate's drift rule) are ringed.
+
+    ``rows``: ``insights.drift_timeline``'s, each a :class:`TimelineRow`'s JSON."""
+    runs = [TimelineRow.from_json(r) for r in rows]
+    df = pd.DataFrame([{"run": r.run, "alpha": r.alpha, "low": r.low, "high": r.high,
+                        "n items": r.n_items, "model version": r.model_version,
+                        "Stuart-Maxwell p": fmt_p(r.stuart_maxwell_p) if r.stuart_maxwell_p is not None else "–",
+                        "moved": "yes" if r.significant else "no"} for r in runs],
                       columns=["run", "alpha", "low", "high", "n items", "model version", "Stuart-Maxwell p", "moved"])
     base = alt.Chart(df).encode(x=alt.X("run:N", sort=None, title="run (oldest first)", axis=alt.Axis(labelAngle=0)))
     band = base.mark_area(opacity=0.2).encode(y=alt.Y("low:Q", title="krippendorff_alpha_ordinal",
