@@ -1,7 +1,6 @@
 """The refinement loop's rows and stored documents as typed records.
 
-Rows of the refine_* tables (and the few other rows the loop reads) become frozen dataclasses where queries.py
-reads them. A round's JSON columns, the optimizer's edit and the held-out decision's results, are read into
+Rows of the refine_* tables become frozen dataclasses where queries.py reads them. A round's JSON columns, the optimizer's edit and the held-out decision's results, are read into
 :class:`~workbench.calibration.report.Record` classes: ``from_json`` keeps the keys a stored document was written
 with, so ``to_json`` gives it back key for key, whatever version of the loop wrote it, and
 ``workbench refine --json`` prints what it printed when rounds travelled as dicts.

@@ -578,9 +578,12 @@ def _times(cost: float | None, n: int) -> float | None:
 def rounds_of(store: Store, golden_set: str, rubric: str) -> list[SessionHistory]:
     """Every session of the rubric on the golden set with its split and rounds, newest first: for the page."""
     gs = store.golden_set(golden_set)
-    return [SessionHistory(s, db.split(store, s.split_id), rows, {r.id: _diff(store, r) for r in rows},
-                           get_rubric_by_id(store, s.base_rubric_id).version)
-            for s in reversed(db.sessions(store, gs.id, rubric)) for rows in [db.rounds(store, s.id)]]
+    out = []
+    for s in reversed(db.sessions(store, gs.id, rubric)):
+        rows = db.rounds(store, s.id)
+        out.append(SessionHistory(s, db.split(store, s.split_id), rows, {r.id: _diff(store, r) for r in rows},
+                                  get_rubric_by_id(store, s.base_rubric_id).version))
+    return out
 
 
 def _diff(store: Store, rnd: RefineRound) -> str | None:
