@@ -140,7 +140,7 @@ def test_paired_comparison_finds_the_category_that_moved():
     assert rows.loc[("m1", "c3"), "verdict"] == "dropped" and rows.loc[("m1", "c3"), "ci_high"] < 0
     assert rows.loc[("m1", "c3"), "p_value"] < 0.05
     assert (rows.drop(index=[("m1", "c3"), ("m1", "(all)")])["verdict"] == "no clear change").all()
-    assert set(r.moved["model"]) == {"m1"} and set(r.moved["category"]) == {"c3"}
+    assert {m.model for m in r.moved} == {"m1"} and {m.category for m in r.moved} == {"c3"}
     renamed = after.assign(model=after["model"].replace({"m1": "m1-v2"}))
     r2 = sb.paired_comparison(before, renamed, value="pass", pass_threshold=0, pairs={"m1": "m1-v2"})
     assert r2.rows["after_model"].unique().tolist() == ["m1-v2"]

@@ -22,7 +22,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -54,7 +54,6 @@ from workbench.features.board.records import (
     FamilyEffect,
     GradingSummary,
     ModelRow,
-    MovedTask,
     OutlierStats,
     RateRow,
     SavedVerdict,
@@ -356,12 +355,15 @@ def _tier_items(items: pd.DataFrame, grades: pd.DataFrame, tier: Tier) -> pd.Dat
     per = g.groupby("item_id")["score"].agg(score="median", n_scores="count", n_grades="size",
                                             spread=lambda s: s.max() - s.min())
     out = items.merge(per, left_on="item_id", right_index=True, how="left")
-    out["graded"] = out["n_grades"].fillna(0) > 0
-    out["unscored"] = out["graded"] & (out["n_scores"].fillna(0) == 0)
-    out["split"] = out["spread"].fillna(0) > 0
+    graded = out["n_grades"].fillna(0) > 0
     # a median between two scale values (two repeats split) is read as the lower: the conservative verdict
-    out["score"] = np.floor(out["score"])
-    return out
+    return out.assign(graded=graded, unscored=graded & (out["n_scores"].fillna(0) == 0),
+                      split=out["spread"].fillna(0) > 0, score=np.floor(out["score"]))
+
+
+def _graded_scores(ti: pd.DataFrame) -> pd.DataFrame:
+    """The tier's graded items in the long form the board's statistics read (:data:`board_stats.SCORE_COLUMNS`)."""
+    return ti.loc[ti["graded"], list(board_stats.SCORE_COLUMNS)]
 
 
 def board_report(store: Store, name: str, *, q_value: float = board_stats.OUTLIER_Q, adjustment: str = "fdr_bh",
@@ -370,15 +372,16 @@ def board_report(store: Store, name: str, *, q_value: float = board_stats.OUTLIE
     tiers, items, grades = _frames(store, name)
     models = items.groupby("model", sort=True)["family"].first()
     tasks = items.groupby("task_id", sort=True)["category"].first()
-    cells = {(t, m): Cell(t, tasks[t], m, {}) for t, m in sorted(set(zip(items["task_id"], items["model"])))}
+    present = set(items[["task_id", "model"]].itertuples(index=False, name=None))
+    cells = {(t, m): Cell(t, tasks[t], m, {}) for t, m in sorted(present)}
     columns, rates, category_rows, outlier_tests, family, n_ungraded = [], [], [], {}, [], {}
     look_items = items[["task_id", "category", "model", "repeat", "item_id"]].copy()
     look_outliers: dict[str, pd.DataFrame] = {}
     look_categories: dict[str, pd.DataFrame] = {}
     for tier in tiers:
         ti = _tier_items(items, grades, tier)
-        n_ungraded[tier.name] = int((~ti["graded"]).sum())
-        scores = ti[ti["graded"]][list(board_stats.SCORE_COLUMNS)]
+        scores = _graded_scores(ti)
+        n_ungraded[tier.name] = len(ti) - len(scores)
         if scores.empty:
             continue
         summary = board_stats.cell_summary(scores, pass_threshold=tier.rubric.pass_threshold)
@@ -391,7 +394,7 @@ def board_report(store: Store, name: str, *, q_value: float = board_stats.OUTLIE
             cells[(r.task_id, r.model)].tiers[tier.name] = _record(CellTier, r, test=tests.get((r.task_id, r.model)))
         category_rows += [CategoryOutlier(tier.name, r.category, r.model, int(r.n), stats.jsonable(r.mean_score),
                                           _record(OutlierStats, r)) for r in cat.cells.itertuples(index=False)]
-        columns += _columns(tier, summary)
+        columns += _columns(tier, cells.values())
         rates += _rates(tier, scores, resamples=resamples, seed=seed, level=level)
         _mark_look_items(look_items, ti, tier)
         if tier.kind == JUDGED:
@@ -413,29 +416,33 @@ def _record(cls: type, row: Any, **more: Any) -> Any:
     return cls(**stats.jsonable({k: fields[k] for k in cls.__dataclass_fields__ if k in fields}), **more)
 
 
-def _columns(tier: Tier, summary: pd.DataFrame) -> list[ColumnRow]:
-    """Down each model's column: mean@k and pass^k over the tasks it has scored repeats of."""
+def _columns(tier: Tier, cells: Iterable[Cell]) -> list[ColumnRow]:
+    """Down each model's column: mean@k and pass^k over the tasks it has scored repeats of (cells in task order)."""
+    by_model: dict[str, list[CellTier]] = {}
+    for c in cells:
+        if tier.name in c.tiers:
+            by_model.setdefault(c.model, []).append(c.tiers[tier.name])
     out = []
-    for m, sub in summary.groupby("model"):
-        scored = sub[sub["n"] > 0]
-        k = int(scored["n"].min()) if len(scored) else 0
-        out.append(ColumnRow(tier.name, m, int(len(scored)), k,
-                             float(scored["mean_at_k"].mean()) if k else None,
-                             stats.pass_hat_k(scored["n"].to_numpy(), scored["n_pass"].to_numpy(), k) if k else None,
-                             float(scored["mean_score"].mean()) if k else None))
+    for m in sorted(by_model):
+        scored = [t for t in by_model[m] if t.n > 0]
+        k = min((t.n for t in scored), default=0)
+        out.append(ColumnRow(tier.name, m, len(scored), k,
+                             float(np.mean([t.mean_at_k for t in scored])) if k else None,
+                             stats.pass_hat_k(np.array([t.n for t in scored]), np.array([t.n_pass for t in scored]), k)
+                             if k else None,
+                             float(np.mean([t.mean_score for t in scored])) if k else None))
     return out
 
 
 def _mark_look_items(look_items: pd.DataFrame, ti: pd.DataFrame, tier: Tier) -> None:
     """Add the tier's verdicts on each item to the items "where to look" reads: pass, top score, split, unscored."""
-    by_item = ti.set_index("item_id")
-    score = look_items["item_id"].map(by_item["score"])
+    by_item, item = ti.set_index("item_id"), look_items["item_id"]
+    score = item.map(by_item["score"])
     look_items[f"{tier.kind}_pass"] = (score >= tier.rubric.pass_threshold).where(score.notna())
     if tier.kind == JUDGED:
         look_items["judged_top"] = score == tier.top
-        look_items["split"] = look_items["item_id"].map(by_item["split"])
-    unscored = look_items["item_id"].map(by_item["unscored"]).fillna(False)
-    look_items["unscored"] = look_items.get("unscored", False) | unscored
+        look_items["split"] = item.map(by_item["split"])
+    look_items["unscored"] = look_items.get("unscored", False) | item.map(by_item["unscored"]).fillna(False)
 
 
 def _rates(tier: Tier, scores: pd.DataFrame, *, resamples: int, seed: int, level: float) -> list[RateRow]:
@@ -444,7 +451,7 @@ def _rates(tier: Tier, scores: pd.DataFrame, *, resamples: int, seed: int, level
                                             pass_threshold=tier.rubric.pass_threshold)
     from workbench.features.grading.service import _bundle_design_effect
 
-    passes = scores[scores["score"].notna()].assign(**{"pass": lambda d: d["score"] >= tier.rubric.pass_threshold})
+    passes = scores.dropna(subset=["score"]).assign(**{"pass": lambda d: d["score"] >= tier.rubric.pass_threshold})
     table = board_stats.corrected_rates(passes, golden_human_pass=human, golden_judge_pass=judge,
                                         design_effect=_bundle_design_effect(cal.document), resamples=resamples,
                                         seed=seed, level=level)
@@ -475,14 +482,12 @@ def compare_boards(store: Store, before: str, after: str, *, pairs: Mapping[str,
     for ta, tb in shared:
         a = _tier_items(items_a, grades_a, ta)
         b = _tier_items(items_b, grades_b, tb)
-        cols = list(board_stats.SCORE_COLUMNS)
         for value in ("pass", "score"):
-            r = board_stats.paired_comparison(a[a["graded"]][cols], b[b["graded"]][cols], value=value,
+            r = board_stats.paired_comparison(_graded_scores(a), _graded_scores(b), value=value,
                                               pass_threshold=ta.rubric.pass_threshold, pairs=dict(pairs or {}) or None,
                                               level=level, top=top)
             out.append(TierComparison(ta.name, value, [_record(ChangeRow, c) for c in r.rows.itertuples(index=False)],
-                                      [_record(MovedTask, m) for m in r.moved.itertuples(index=False)],
-                                      stats.jsonable(r.unpaired)))
+                                      r.moved, stats.jsonable(r.unpaired)))
     return BoardComparison(before, after, out)
 
 

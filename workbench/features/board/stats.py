@@ -76,7 +76,7 @@ class PairedComparison:
     partner; ``value`` is "score" or "pass"."""
 
     rows: pd.DataFrame
-    moved: pd.DataFrame
+    moved: list[MovedTask]  # largest change first
     unpaired: list[str]
     value: str
     level: float
@@ -84,7 +84,7 @@ class PairedComparison:
 
 def _scores(frame: Any, name: str = "scores") -> pd.DataFrame:
     df = check_frame(frame, name=name, columns=SCORE_COLUMNS)[list(SCORE_COLUMNS)].copy()
-    df["score"] = pd.to_numeric(df["score"], errors="coerce").astype(float)
+    df = df.assign(score=pd.to_numeric(df["score"], errors="coerce").astype(float))
     for col in ("task_id", "category", "model"):  # categorical: grouping on them is what the board does most
         df[col] = df[col].astype(str).astype("category")
     if df.duplicated(["task_id", "model", "repeat"]).any():
@@ -120,18 +120,17 @@ def cell_summary(scores: Any, *, pass_threshold: float) -> pd.DataFrame:
     (0.667, 0.0, 0.0)
     """
     df = _scores(scores)
-    top = df["score"].max()
-    df["_scored"] = df["score"].notna()
-    df["_pass"] = (df["score"] >= pass_threshold) & df["_scored"]
-    df["_top"] = (df["score"] == top) & df["_scored"]
+    score = df["score"]
+    scored = score.notna()
+    df = df.assign(_scored=scored, _pass=(score >= pass_threshold) & scored, _top=(score == score.max()) & scored)
     g = df.groupby(["task_id", "category", "model"], sort=True)
     out = g.agg(n=("_scored", "sum"), n_rows=("_scored", "size"), mean_score=("score", "mean"),
                 n_pass=("_pass", "sum"), n_top=("_top", "sum")).reset_index()
-    out["n_unscored"] = out.pop("n_rows") - out["n"]
+    n, n_pass = out["n"], out["n_pass"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["mean_at_k"] = np.where(out["n"] > 0, out["n_pass"] / out["n"], np.nan)
-    out["pass_hat_k"] = np.where(out["n"] > 0, (out["n_pass"] == out["n"]).astype(float), np.nan)
-    return out
+        return out.drop(columns="n_rows").assign(n_unscored=out["n_rows"] - n,
+                                                 mean_at_k=np.where(n > 0, n_pass / n, np.nan),
+                                                 pass_hat_k=np.where(n > 0, (n_pass == n).astype(float), np.nan))
 
 
 def cell_outliers(scores: Any, *, level: float = 0.95, q: float = OUTLIER_Q,
@@ -194,7 +193,7 @@ def cell_outliers(scores: Any, *, level: float = 0.95, q: float = OUTLIER_Q,
     multiple test procedure. Scand J Statist 6(2), 65-70.
     """
     df = _scores(scores)
-    df = df[df["score"].notna()]
+    df = df.dropna(subset=["score"])
     return _interaction(df, row="task_id", level=level, q=q, adjustment=adjustment, unit="repeat")
 
 
@@ -216,19 +215,19 @@ def category_outliers(scores: Any, *, level: float = 0.95, q: float = OUTLIER_Q,
         and ``n`` counting tasks.
     """
     df = _scores(scores)
-    cells = (df[df["score"].notna()].groupby(["task_id", "category", "model"], sort=True)["score"].mean()
+    cells = (df.dropna(subset=["score"]).groupby(["task_id", "category", "model"], sort=True)["score"].mean()
              .reset_index())
     return _interaction(cells, row="category", level=level, q=q, adjustment=adjustment, unit="task")
 
 
-def _untestable(cells: pd.DataFrame, row: str, dof: int, unit: str) -> str | None:
-    """Why the cells cannot be tested, or None."""
+def _untestable(cells: pd.DataFrame, row: str, dof: int, ss: pd.Series, unit: str) -> str | None:
+    """Why the cells cannot be tested (``ss``: each cell's sum of squares around its mean), or None."""
     if cells.empty:
         return "no item of this tier is scored"
     if cells[row].nunique() < 3 or cells["model"].nunique() < 3:
         return (f"outliers need at least three {'categories' if row == 'category' else 'tasks'} and three "
                 "models: with two, a cell's departure is its neighbour's mirror image")
-    if dof < 1 or not cells["_ss"].sum() > 0:
+    if dof < 1 or not ss.sum() > 0:
         return (f"no cell has two {unit}s that differ, so there is no variation to test against; "
                 f"grade more {unit}s")
     return None
@@ -243,32 +242,30 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
     if not 0 < q < 1:
         raise ValueError(f"q must be between 0 and 1, got {q!r}")
     keys = [row, "model"] if row == "category" else [row, "category", "model"]
-    df = df.assign(_mean=df.groupby(keys, sort=True)["score"].transform("mean"))
-    df["_dev2"] = (df["score"] - df["_mean"]) ** 2
+    score = df["score"]
+    df = df.assign(_dev2=(score - df.groupby(keys, sort=True)["score"].transform("mean")) ** 2)
     cells = df.groupby(keys, sort=True).agg(n=("score", "size"), mean_score=("score", "mean"),
                                             _ss=("_dev2", "sum")).reset_index()
-    dof = int(cells["n"].sum() - len(cells))
-    for col in ("mean_low", "mean_high", "vs_others", "effect", "ci_low", "ci_high", "p_value", "p_adjusted"):
-        cells[col] = np.nan
-    cells["flagged"] = False
-    cells["direction"] = ""
-    reason = _untestable(cells, row, dof, unit)
+    n, ss = cells["n"], cells["_ss"]
+    dof = int(n.sum() - len(cells))
+    cells = cells.assign(**dict.fromkeys(("mean_low", "mean_high", "vs_others", "effect", "ci_low", "ci_high",
+                                          "p_value", "p_adjusted"), np.nan), flagged=False, direction="")
+    reason = _untestable(cells, row, dof, ss, unit)
     if reason is not None:
         return Outliers(cells.drop(columns="_ss"), OutlierTest(dof, None, float(q), adjustment, float(level), reason))
 
     from scipy.stats import t as t_dist
     from statsmodels.stats.multitest import multipletests
 
-    variance = cells["_ss"].sum() / dof
-    y, n = cells["mean_score"].to_numpy(), cells["n"].to_numpy(float)
+    variance = ss.sum() / dof
+    y, n = cells["mean_score"].to_numpy(), n.to_numpy(float)
     row_codes, rows = pd.factorize(cells[row])
     model_codes, models = pd.factorize(cells["model"])
     # the additive fit (row + model) on the cell means, weighted by their repeats
     x = np.column_stack([np.ones(len(cells)), np.eye(len(rows))[row_codes][:, 1:],
                          np.eye(len(models))[model_codes][:, 1:]])
     crit = float(t_dist.ppf(1 - (1 - level) / 2, dof))
-    spread = _variance_curve(y, cells["_ss"].to_numpy(), n, floor=variance,
-                             bounds=(float(df["score"].min()), float(df["score"].max())))
+    spread = _variance_curve(y, ss.to_numpy(), n, floor=variance, bounds=(float(score.min()), float(score.max())))
     kept = np.ones(len(cells), bool)
     for _ in range(len(cells) // 2 + 1):
         # Forward search (Hadi and Simonoff 1993): a flagged cell leaves the fit and is tested against the fit of
@@ -310,8 +307,7 @@ def _interaction(df: pd.DataFrame, *, row: str, level: float, q: float, adjustme
     mean_half = crit * np.sqrt(spread(y) / n)
     cells = cells.assign(mean_low=y - mean_half, mean_high=y + mean_half, vs_others=y - others, effect=effect,
                          ci_low=effect - crit * se, ci_high=effect + crit * se, p_value=p, p_adjusted=p_adj,
-                         flagged=reject)
-    cells["direction"] = np.where(reject, np.where(effect > 0, "above", "below"), "")
+                         flagged=reject, direction=np.where(reject, np.where(effect > 0, "above", "below"), ""))
     return Outliers(cells.drop(columns="_ss"),
                     OutlierTest(dof, float(math.sqrt(variance)), float(q), adjustment, float(level), None))
 
@@ -374,12 +370,13 @@ def corrected_rates(passes: Any, *, golden_human_pass: Any, golden_judge_pass: A
     groups = [(m, c, sub) for (m, c), sub in df.groupby(["model", "category"], sort=True)]
     groups += [(m, ALL, sub) for m, sub in df.groupby("model", sort=True)]
     for model, category, sub in groups:
+        tasks = sub["task_id"]
         r = corrected_pass_rate(golden_human_pass, golden_judge_pass, sub["pass"].astype(bool).to_numpy(),
-                                design_effect=design_effect, new_clusters=sub["task_id"].astype(str).to_numpy(),
+                                design_effect=design_effect, new_clusters=tasks.astype(str).to_numpy(),
                                 resamples=resamples, seed=seed, level=level)
         raw, refused = Interval(**r["raw"]), r["refused"]
         c = Interval(np.nan, np.nan, np.nan) if refused else Interval(**r["corrected"])
-        rows.append({"model": model, "category": category, "n": len(sub), "n_tasks": sub["task_id"].nunique(),
+        rows.append({"model": model, "category": category, "n": len(sub), "n_tasks": tasks.nunique(),
                      "raw": raw.value, "raw_low": raw.ci_low, "raw_high": raw.ci_high, "corrected": c.value,
                      "ci_low": c.ci_low, "ci_high": c.ci_high, "refused": refused, "reason": r["reason"]})
     return pd.DataFrame(rows)
@@ -429,11 +426,12 @@ def where_to_look(items: Any, outliers: dict[str, pd.DataFrame] | None = None,
             df[col] = np.nan
     for col in ("judged_top", "unscored", "split"):
         df[col] = df[col].fillna(False).astype(bool) if col in df else False
-    both = df["mechanical_pass"].notna() & df["judged_pass"].notna()
-    df["_disagree"] = both & (df["mechanical_pass"].astype(float) != df["judged_pass"].astype(float))
-    df["_top_fail"] = both & df["judged_top"] & (df["mechanical_pass"].astype(float) == 0)
+    mechanical, judged = df["mechanical_pass"], df["judged_pass"]
+    both = mechanical.notna() & judged.notna()
+    df = df.assign(_disagree=both & (mechanical.astype(float) != judged.astype(float)),
+                   _top_fail=both & df["judged_top"] & (mechanical.astype(float) == 0),
+                   task_id=df["task_id"].astype(str), model=df["model"].astype(str))
     keys = ["task_id", "model"]
-    df["task_id"], df["model"] = df["task_id"].astype(str), df["model"].astype(str)
     df = df.sort_values("repeat", kind="stable")
     kinds = (("_top_fail", "top_on_mechanical_fail",
               "the judge gave its top score to {k} of {n} repeats the mechanical tier failed"),
@@ -608,9 +606,8 @@ def paired_comparison(before: Any, after: Any, *, value: str = "score", pass_thr
         over tasks), ``p_value`` (sign-flip test, :func:`sign_flip_p`),
         ``verdict`` ("gained" or "dropped" when the interval excludes 0 and
         the sign-flip p-value is below 1 - level, else "no clear change", or
-        "too few tasks"); ``moved``: DataFrame of the ``top`` task changes of largest
-        size, ``model``, ``task_id``, ``category``, ``before``, ``after``,
-        ``change``; ``unpaired``: models with no partner.
+        "too few tasks"); ``moved``: the ``top`` task changes of largest size
+        (:class:`MovedTask`); ``unpaired``: models with no partner.
     """
     check_level(level)
     if value not in ("score", "pass"):
@@ -620,7 +617,7 @@ def paired_comparison(before: Any, after: Any, *, value: str = "score", pass_thr
 
     def cells(frame: Any, name: str) -> pd.DataFrame:
         df = _scores(frame, name)
-        df = df[df["score"].notna()]
+        df = df.dropna(subset=["score"])
         if value == "pass":
             df = df.assign(score=(df["score"] >= pass_threshold).astype(float))
         return df.groupby(["task_id", "category", "model"])["score"].mean().unstack("model")
@@ -641,11 +638,11 @@ def paired_comparison(before: Any, after: Any, *, value: str = "score", pass_thr
             raise ValueError(f"pair {m_before!r} -> {m_after!r}: model {missing!r} is not on its board")
         joined = pd.concat([a[m_before].droplevel("category").rename("before"),
                             b[m_after].droplevel("category").rename("after")], axis=1).dropna()
-        joined["category"] = [a_cat[t] for t in joined.index]
-        joined["change"] = joined["after"] - joined["before"]
+        joined = joined.assign(category=[a_cat[t] for t in joined.index], change=joined["after"] - joined["before"])
         for category, sub in [*joined.groupby("category"), (ALL, joined)]:
-            d, low, high = _t_interval(sub["change"].to_numpy(), level)
-            p = sign_flip_p(sub["change"].to_numpy())
+            change = sub["change"].to_numpy()
+            d, low, high = _t_interval(change, level)
+            p = sign_flip_p(change)
             if not np.isfinite(low):
                 verdict = "too few tasks"
             elif low > 0 and p < 1 - level:
@@ -656,10 +653,8 @@ def paired_comparison(before: Any, after: Any, *, value: str = "score", pass_thr
                 verdict = "no clear change"
             rows.append(ChangeRow(m_before, m_after, category, len(sub), sub["before"].mean(), sub["after"].mean(), d,
                                   low, high, p, verdict))
-        moved += [MovedTask(m_before, t, r.category, r.before, r.after, r.change) for t, r in joined.iterrows()]
-    moved_df = pd.DataFrame(moved, columns=list(MovedTask.__dataclass_fields__))
-    if len(moved_df):
-        moved_df = moved_df.reindex(moved_df["change"].abs().sort_values(ascending=False, kind="stable").index)
-        moved_df = moved_df[moved_df["change"] != 0].head(top).reset_index(drop=True)
-    return PairedComparison(pd.DataFrame(rows, columns=list(ChangeRow.__dataclass_fields__)), moved_df, unpaired, value,
+        moved += [MovedTask(m_before, t, r.category, float(r.before), float(r.after), float(r.change))
+                  for t, r in joined.iterrows()]
+    moved = sorted((m for m in moved if m.change != 0), key=lambda m: -abs(m.change))[:top]
+    return PairedComparison(pd.DataFrame(rows, columns=list(ChangeRow.__dataclass_fields__)), moved, unpaired, value,
                             float(level))
