@@ -136,31 +136,33 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
       workbench grade --bundle rubrics/approved/demo-patch-quality@v1--careful-sonnet.yaml \\
           --items new_items.jsonl --labels some_labels.jsonl --out graded.jsonl
     """
+    from workbench.features.export.records import GradeResult
     from workbench.features.grading.service import grade as run
 
     _require(resamples >= 1, "--resamples", resamples, "a whole number of at least 1", "2000")
     _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
     if out is None:
         out = str(ctx.workspace.reports / f"{Path(items_file).stem}.graded.jsonl")  # made once the grades are in
-    r = run(ctx.store, bundle_file, items_file, labels_file=labels_file, judgments_file=judgments_file, out=out,
-            resamples=resamples, seed=seed, workspace=ctx.workspace)  # a signed bundle must verify
+    data = run(ctx.store, bundle_file, items_file, labels_file=labels_file, judgments_file=judgments_file, out=out,
+               resamples=resamples, seed=seed, workspace=ctx.workspace)  # a signed bundle must verify
+    r = GradeResult.from_json(data)
     if as_json:
-        _echo_json(r)
-        click.echo(f"Per-item results: {_shown(Path(r['results_file']))}", err=True)
+        _echo_json(data)
+        click.echo(f"Per-item results: {_shown(Path(r.results_file))}", err=True)
         return
-    raw, cor = r["raw_pass_rate"], r["corrected_pass_rate"]
-    click.echo(f"Graded {r['n_scored']} of {r['n_items']} items with {r['bundle']['judge']} "
-               f"(rubric {r['bundle']['rubric']} v{r['bundle']['rubric_version']}).")
-    click.echo(f"  raw pass rate        {_fmt(raw['value'])}  ({_fmt(raw['ci_low'])} to {_fmt(raw['ci_high'])})")
-    click.echo(f"  corrected pass rate  {_fmt(cor['value'])}  ({_fmt(cor['ci_low'])} to {_fmt(cor['ci_high'])})"
-               f"  [Rogan-Gladen, TPR {_fmt(r['tpr'])}, TNR {_fmt(r['tnr'])}]")
-    if r["correction_reason"]:
-        click.echo(f"  note: {r['correction_reason']}")
-    if r["ppi"]:
-        p = r["ppi"]
-        click.echo(f"  prediction-powered   {_fmt(p['estimate'])}  ({_fmt(p['ci_low'])} to {_fmt(p['ci_high'])})"
-                   f"  [{p['n_labeled']} human-labeled, lambda {_fmt(p['lambda'], 2)}]")
-    click.echo(f"Per-item results: {_shown(Path(r['results_file']))}")
+    raw, cor = r.raw_pass_rate, r.corrected_pass_rate
+    click.echo(f"Graded {r.n_scored} of {r.n_items} items with {r.bundle.judge} "
+               f"(rubric {r.bundle.rubric} v{r.bundle.rubric_version}).")
+    click.echo(f"  raw pass rate        {_fmt(raw.value)}  ({_fmt(raw.ci_low)} to {_fmt(raw.ci_high)})")
+    click.echo(f"  corrected pass rate  {_fmt(cor.value)}  ({_fmt(cor.ci_low)} to {_fmt(cor.ci_high)})"
+               f"  [Rogan-Gladen, TPR {_fmt(r.tpr)}, TNR {_fmt(r.tnr)}]")
+    if r.correction_reason:
+        click.echo(f"  note: {r.correction_reason}")
+    if r.ppi:
+        p = r.ppi
+        click.echo(f"  prediction-powered   {_fmt(p.estimate)}  ({_fmt(p.ci_low)} to {_fmt(p.ci_high)})"
+                   f"  [{p.n_labeled} human-labeled, lambda {_fmt(p.weight, 2)}]")
+    click.echo(f"Per-item results: {_shown(Path(r.results_file))}")
 
 
 @click.command(cls=WorkbenchCommand)

@@ -36,7 +36,7 @@ from workbench.core.workspace import Workspace
 from workbench.core.workspace import current as current_workspace
 from workbench.core.workspace import shown_path
 from workbench.calibration.calibrate import Options, Scope, calibrate, freeze_version
-from workbench.calibration.rubric_versions import get_rubric
+from workbench.calibration.rubric_versions import JudgeRow, get_rubric
 from workbench.calibration.versions import resolve_ref, rubric_ref
 from workbench.calibration.golden_sets import RunRow
 from workbench.features.export.records import (BUNDLE_SCHEMA, Bundle, BundleCalibration, BundleGoldenSet,
@@ -204,13 +204,13 @@ def _older_version_note(store: Store, rubric: str, scope: Scope) -> str | None:
 def check_one_version(store: Store, report: CalibrationReport, scope: Scope) -> None:
     """Refuse to approve rubric version N on evidence of another version: the report's rubric, the judge's row and
     run, and the config hash every judgment of the run was recorded under must all be version N's."""
-    rv, row, run = scope.rubric, scope.judge_row, RunRow(**scope.run)
+    rv, row, run = scope.rubric, JudgeRow(**scope.judge_row), RunRow(**scope.run)
     found = []
     if (report.rubric.name, report.rubric.version, report.rubric.hash) != (rv.name, rv.version, rv.hash):
         found.append(f"the calibration report is of v{report.rubric.version}")
-    if row["rubric_id"] != rv.id or run.rubric_version != rv.version:
+    if row.rubric_id != rv.id or run.rubric_version != rv.version:
         found.append(f"run '{run.name}' belongs to v{run.rubric_version}")
-    others = [h for h in store.run_config_hashes(run.id) if h != row["config_hash"]]
+    others = [h for h in store.run_config_hashes(run.id) if h != row.config_hash]
     if others:
         found.append(f"run '{run.name}' holds judgments made under {len(others)} other judge config(s)")
     if found:

@@ -171,3 +171,56 @@ class Bundle(Record):
 def bundle_content(bundle: dict) -> dict:
     """A bundle's JSON without ``sha256`` and ``signature``."""
     return {k: v for k, v in bundle.items() if k not in ("sha256", "signature")}
+
+
+# -- a grading result, as `workbench grade` prints it: grading's ``workbench.grade/1`` JSON, read once ----------------
+
+@record
+class GradedWith(Record):
+    """The approved bundle the items were graded with."""
+
+    file: str = ""
+    sha256: str = ""
+    rubric: str = ""
+    rubric_version: int = 0
+    judge: str = ""
+
+
+@record
+class PredictionPowered(Record):
+    """The prediction-powered pass rate on the human-labeled new items (``stats.ppi_mean``)."""
+
+    estimate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n_labeled: int = 0
+    n_unlabeled: int = 0
+    level: float | None = None
+    refused: bool = False
+    reason: str | None = None
+
+    @property
+    def weight(self) -> float | None:
+        """λ, how much the judge's predictions count (``lambda`` in the JSON: a Python keyword, so kept in extra)."""
+        return self.extra["lambda"]
+
+
+@record
+class GradeResult(Record):
+    """Raw and bias-corrected pass rates of new items graded by an approved judge."""
+
+    schema: str = ""
+    bundle: GradedWith = field(default_factory=GradedWith)
+    n_items: int = 0
+    n_scored: int = 0
+    n_unscored: int = 0
+    pass_threshold: float | None = None
+    raw_pass_rate: Metric = field(default_factory=Metric)
+    corrected_pass_rate: Metric = field(default_factory=Metric)
+    tpr: float | None = None
+    tnr: float | None = None
+    youden_index: Metric | None = None
+    correction_reason: str | None = None
+    correction: dict[str, Any] = field(default_factory=dict)
+    ppi: PredictionPowered | None = None
+    results_file: str | None = None
