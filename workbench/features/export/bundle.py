@@ -40,7 +40,7 @@ from workbench.calibration.rubric_versions import JudgeRow, get_rubric
 from workbench.calibration.versions import resolve_ref, rubric_ref
 from workbench.calibration.golden_sets import RunRow
 from workbench.features.export.records import (BUNDLE_SCHEMA, Bundle, BundleCalibration, BundleGoldenSet,
-                                               BundleJudge, BundleRubric, bundle_content)
+                                               BundleJudge, BundleRubric, ExportedBundle, bundle_content)
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "bundle.schema.json"
 
@@ -341,5 +341,5 @@ def _verified(path: Path, workspace: Workspace | None) -> dict:
     return bundle
 
 
-def list_bundles(store: Store) -> list[dict]:
-    return store.exports()
+def list_bundles(store: Store) -> list[ExportedBundle]:
+    return [ExportedBundle(**row) for row in store.exports()]

@@ -10,7 +10,7 @@ even when the policy has gained or lost a key since.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.calibration.report import (Bootstrap, CalibrationReport, CategoryAgreement, Confusion, Denominators,
@@ -224,3 +224,19 @@ class GradeResult(Record):
     correction: dict[str, Any] = field(default_factory=dict)
     ppi: PredictionPowered | None = None
     results_file: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedBundle:
+    """An export the database recorded (``Store.exports``): where the bundle was written, and what it approved."""
+
+    id: int
+    path: str
+    sha256: str
+    rubric_id: int
+    judge_pk: int
+    golden_set_version_id: int
+    created_at: str
+    rubric_name: str
+    rubric_version: int
+    judge_id: str

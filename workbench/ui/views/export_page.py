@@ -71,13 +71,13 @@ def render() -> None:
     if not bundles:
         st.info("No approved bundle yet.")
     for b in bundles:
-        path = Path(b["path"])
+        path = Path(b.path)
         cols = st.columns([4, 1])
-        cols[0].markdown(f"{code_span(path.name)} — rubric {plain(b['rubric_name'])} v{b['rubric_version']}, judge "
-                         f"{plain(b['judge_id'])}, sha256 {code_span(b['sha256'][:16])}, {plain(b['created_at'])}")
+        cols[0].markdown(f"{code_span(path.name)} — rubric {plain(b.rubric_name)} v{b.rubric_version}, judge "
+                         f"{plain(b.judge_id)}, sha256 {code_span(b.sha256[:16])}, {plain(b.created_at)}")
         if path.exists():
             cols[1].download_button("Download", path.read_bytes(), file_name=path.name, mime="application/yaml",
-                                    key=f"dl-{b['id']}")
+                                    key=f"dl-{b.id}")
         else:
             cols[1].caption("file moved")
 
