@@ -214,7 +214,7 @@ def check_one_version(store: Store, report: CalibrationReport, scope: Scope) -> 
     if others:
         found.append(f"run '{run.name}' holds judgments made under {len(others)} other judge config(s)")
     if found:
-        raise VersionMismatch(f"rubric '{rv.name}' v{rv.version} was not exported for judge '{scope.spec.id}': "
+        raise VersionMismatch(f"rubric '{rv.name}' v{rv.version} was not exported for judge '{row.judge_id}': "
                               + "; ".join(found) + f"; judge v{rv.version} itself ('workbench judge run') or import "
                               "its own judgments, then export again.")
 

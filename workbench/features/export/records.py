@@ -1,4 +1,5 @@
-"""The approved bundle as typed records (``workbench.bundle/1``).
+"""The approved bundle as typed records (``workbench.bundle/1``), the exports the database recorded, and the
+grading result `workbench grade` prints.
 
 A bundle is built from a calibration report, or read once from its verified YAML by :meth:`Bundle.from_json`;
 :meth:`Bundle.to_json` writes the same keys in the same order as the bundle always had, so its sha256 and its
