@@ -17,7 +17,7 @@ import hashlib
 import math
 import os
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -268,11 +268,11 @@ def _one_blas_thread():
 
     A process that has not loaded numpy yet (the command line) starts OpenBLAS with one thread: an idle second
     thread spins for a while after each call, 0.08 s of CPU in one computed report. Where numpy is loaded already
-    (the UI, tests), the limit holds for the computation only.
+    (the UI, tests), threadpoolctl limits it for the computation only.
     """
-    if "numpy" not in sys.modules:
+    if "numpy" not in sys.modules:  # OpenBLAS reads the variable when numpy loads it, in _computed
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    import numpy  # noqa: F401  (loads the BLAS the limit applies to)
+        return nullcontext()
     from threadpoolctl import threadpool_limits  # scikit-learn's dependency
 
     return threadpool_limits(1, user_api="blas")
