@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, settings
 
 from workbench.cli import main
 from workbench.features.demo.seed import seed_demo
@@ -15,6 +16,11 @@ from workbench.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_DIR = ROOT / "golden_sets" / "demo"
 DEMO_RUBRIC = ROOT / "rubrics" / "demo-patch-quality.yaml"
+
+# Property tests judge the code, not the machine: on a loaded 2-core CI runner a case may take longer than
+# Hypothesis's defaults allow (deadline, the too-slow health check) without anything being wrong.
+settings.register_profile("workbench", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("workbench")
 
 
 @pytest.fixture
