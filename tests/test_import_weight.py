@@ -64,3 +64,18 @@ def test_help_imports_no_numerical_library(tmp_path):
     out, imported = run_cli(["--help"], tmp_path)
     assert "calibrate" in out
     assert imported == []
+
+
+def test_a_computed_report_leaves_the_garbage_collector_and_blas_as_they_were(demo_store):
+    # numpy is loaded here (as in the UI): the collector is paused for the computation only, nothing is frozen,
+    # and the BLAS thread limit is lifted afterwards
+    import gc
+
+    import numpy  # noqa: F401  (loaded, as the UI has it)
+    from threadpoolctl import threadpool_info
+
+    threads = [pool["num_threads"] for pool in threadpool_info()]
+    frozen = gc.get_freeze_count()
+    calibrate(demo_store, "demo", "demo-patch-quality", "careful-sonnet", use_cache=False)
+    assert gc.isenabled() and gc.get_freeze_count() <= frozen  # frozen objects may die, none are added
+    assert [pool["num_threads"] for pool in threadpool_info()] == threads
