@@ -77,10 +77,10 @@ def test_probes_find_the_planted_susceptibilities_and_nothing_else(golden, mode,
         assert before.probes is None and [c.id for c in before.verdict.checks][-1] == "no_drift"
         result = _probe(store, server)
         assert server.requests == REQUESTS
-        assert result["not_applicable"] == ["order"]
-        moved = {e["probe"]: e["moves"] for e in result["report"]["probes"] if e["moves"]}
+        assert result.not_applicable == ["order"]
+        moved = {e["probe"]: e["moves"] for e in result.report["probes"] if e["moves"]}
         assert moved == expected
-        for e in result["report"]["probes"]:
+        for e in result.report["probes"]:
             assert e["n_items"] == N and e["n_consensus"] == N
             if e["probe"] in expected:
                 sign = 1 if expected[e["probe"]] == "raises" else -1
@@ -116,11 +116,11 @@ def test_an_interrupted_probe_run_resumes_without_sending_anything_twice(golden)
             return seen["n"] > 12
 
         first = _probe(store, server, probes=["verbosity", "injection"], should_stop=stop_after_a_dozen)
-        assert first["stopped"] == "stopped" and [r["probe"] for r in first["runs"]] == ["verbosity"]
+        assert first.stopped == "stopped" and [r.probe for r in first.runs] == ["verbosity"]
         sent = server.requests - N
         assert 12 <= sent < N
         second = _probe(store, server, probes=["verbosity", "injection"])
-        assert [r["n_skipped"] for r in second["runs"]] == [sent, 0]
+        assert [r.summary.report.n_skipped for r in second.runs] == [sent, 0]
         assert server.requests == N * 3  # every perturbed item was sent exactly once
         with store.transaction():
             pass

@@ -10,7 +10,7 @@ def test_sink_persists_judgments_and_batches_across_connections(demo_store):
     p = judging.prepare_run(demo_store, "demo", "demo-patch-quality", "lenient-mini", new_run=True)
     assert p.run_name == "run-2" and p.sink.done_keys() == set()  # a new run beside the imported run-1
     item = p.items[0]
-    key = (p.sink.config_hash, p.sink.items[item.id]["content_hash"], 0)
+    key = (p.sink.config_hash, item.content_hash, 0)
     p.sink.record(key, Judgment(item_id=item.id, score=1, rationale="ok", cost_usd=0.001, model_version="m-1"))
     p.sink.save_batch("openai", "batch_abc", [key])
     again = judging.prepare_run(demo_store, "demo", "demo-patch-quality", "lenient-mini")  # a restart resumes it

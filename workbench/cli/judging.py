@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from workbench.cli.common import Ctx, ProgressBars, WorkbenchGroup, check_run_options, clean_errors, pass_ctx
 from workbench.core.scale import fmt_usd
+
+if TYPE_CHECKING:
+    from workbench.features.judging.records import RunSummary
 
 
 @click.group(cls=WorkbenchGroup)
@@ -51,27 +54,28 @@ def judge_run(ctx: Ctx, golden_set: str, rubric: str, judge_id: str, repeats: in
         click.echo(f"{e.model}: {estimate_sentence(e)} (price table {e.price_table_version}).")
         return
     with ProgressBars("Judging", show_cost=True) as bars:
-        summary = judging.run(ctx.store, golden_set, rubric, judge_id, repeats=repeats, limit=limit,
-                              concurrency=concurrency, budget_usd=budget, new_run=new_run, batch=batch,
-                              requests_per_minute=rpm, tokens_per_minute=tpm, progress=bars.update)
+        summary = judging.run_summary(ctx.store, golden_set, rubric, judge_id, repeats=repeats, limit=limit,
+                                      concurrency=concurrency, budget_usd=budget, new_run=new_run, batch=batch,
+                                      requests_per_minute=rpm, tokens_per_minute=tpm, progress=bars.update)
     _print_run(summary, judge_id, batch=batch)
 
 
-def _print_run(summary: dict[str, Any], judge_id: str, *, batch: bool) -> None:
+def _print_run(summary: RunSummary, judge_id: str, *, batch: bool) -> None:
     if batch:
-        click.echo(f"Run {summary['run']}: batch mode; " + ", ".join(f"{k} {v}" for k, v in summary.items()
-                                                                     if k not in ("run", "judge", "model")))
+        click.echo(f"Run {summary.run}: batch mode; " + ", ".join(f"{k} {v}" for k, v in summary.to_json().items()
+                                                                  if k not in ("run", "judge", "model")))
         return
-    if summary["cost_unknown"] and not summary["cost_usd"]:
+    r = summary.report
+    if r.cost_unknown and not r.cost_usd:
         cost = "unknown (the model is not in the price table)"
     else:
-        cost = fmt_usd(summary["cost_usd"], 4) + (" (some costs unknown)" if summary["cost_unknown"] else "")
-    click.echo(f"Run {summary['run']} of {judge_id}: {summary['n_recorded']} judgments recorded "
-               f"({summary['n_unscored']} unscored), {summary['n_skipped']} already done, {summary['n_failed']} "
-               f"failed; cost {cost}; {summary['n_requests']} requests in {summary['wall_s']:.1f} s.")
-    for f in summary["failures"][:5]:
+        cost = fmt_usd(r.cost_usd, 4) + (" (some costs unknown)" if r.cost_unknown else "")
+    click.echo(f"Run {summary.run} of {judge_id}: {r.n_recorded} judgments recorded ({r.n_unscored} unscored), "
+               f"{r.n_skipped} already done, {r.n_failed} failed; cost {cost}; {r.n_requests} requests in "
+               f"{r.wall_s:.1f} s.")
+    for f in r.failures[:5]:
         click.echo(f"  failure: {f}", err=True)
-    if summary["stopped"]:
-        click.echo(f"Stopped ({summary['stopped']}); run the same command again to resume.", err=True)
-    elif not summary["complete"]:
+    if r.stopped:
+        click.echo(f"Stopped ({r.stopped}); run the same command again to resume.", err=True)
+    elif not summary.complete:
         click.echo("Some judgments failed; run the same command again to retry them.", err=True)

@@ -57,29 +57,31 @@ def register(main: click.Group) -> None:
         if dry_run:
             e = probe_service.estimate(ctx.store, golden_set, rubric, judge_id, probes=names, limit=limit)
             if as_json:
-                _echo_json(e)
+                _echo_json(e.to_json())
                 return
-            for r in e["probes"]:
-                cost = "unknown" if r["cost_usd"] is None else f"${r['cost_usd']:.2f}"
-                click.echo(f"{r['probe']:20s}{r['n_to_run']:>5} of {r['n_planned']:>5} judgments to run; "
+            for p in e.probes:
+                r = p.estimate
+                cost = "unknown" if r.cost_usd is None else f"${r.cost_usd:.2f}"
+                click.echo(f"{p.probe:20s}{r.n_to_run:>5} of {r.n_planned:>5} judgments to run; "
                            f"estimated cost {cost}")
-            total = ("unknown (no price for this model)" if e["cost_usd"] is None
-                     else f"${e['cost_usd']:.2f}, at most ${e['max_cost_usd']:.2f}")
-            click.echo(f"{e['model']}: {e['n_to_run']} judgments to run over {len(e['probes'])} probes; "
+            total = ("unknown (no price for this model)" if e.cost_usd is None
+                     else f"${e.cost_usd:.2f}, at most ${e.max_cost_usd:.2f}")
+            click.echo(f"{e.model}: {e.n_to_run} judgments to run over {len(e.probes)} probes; "
                        f"estimated cost {total}.")
-            _not_applicable(e["not_applicable"])
+            _not_applicable(e.not_applicable)
             return
         with ProgressBars("Probe") as bars:
             result = probe_service.run(ctx.store, golden_set, rubric, judge_id, probes=names, limit=limit,
                                        budget_usd=budget, concurrency=concurrency, progress=bars.update_part)
         if as_json:
-            _echo_json(result)
+            _echo_json(result.to_json())
             return
-        for r in result["runs"]:
-            cost = ("unknown" if r["cost_unknown"] and not r["cost_usd"] else f"${r['cost_usd']:.4f}")
-            click.echo(f"Run {r['run']}: {r['n_recorded']} judgments recorded ({r['n_unscored']} unscored), "
-                       f"{r['n_skipped']} already done, {r['n_failed']} failed; cost {cost}.")
-        print_probe_report(result["report"])
-        _not_applicable(result["not_applicable"])
-        if result["stopped"]:
-            click.echo(f"Stopped ({result['stopped']}); run the same command again to resume.", err=True)
+        for run in result.runs:
+            r = run.summary.report
+            cost = ("unknown" if r.cost_unknown and not r.cost_usd else f"${r.cost_usd:.4f}")
+            click.echo(f"Run {run.summary.run}: {r.n_recorded} judgments recorded ({r.n_unscored} unscored), "
+                       f"{r.n_skipped} already done, {r.n_failed} failed; cost {cost}.")
+        print_probe_report(result.report)
+        _not_applicable(result.not_applicable)
+        if result.stopped:
+            click.echo(f"Stopped ({result.stopped}); run the same command again to resume.", err=True)

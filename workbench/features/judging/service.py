@@ -21,13 +21,15 @@ from typing import Any, Callable, Sequence
 
 from workbench.core.errors import ConfigError, Conflict
 from workbench.judges.base import WorkKey
-from workbench.judges.runner import RunEstimate, RunReport, estimate_run, run_judge
+from workbench.judges.runner import RunEstimate, estimate_run, run_judge
 from workbench.judges.sink import InMemorySink, PendingBatch
+from workbench.features.judging.records import RunSummary, StoredBatch
 from workbench.core.models import Item, Judgment, JudgeSpec, Rubric
 from workbench.store import Store, leases
 from workbench.store import probes as probe_runs
-from workbench.calibration.golden_sets import load_items
-from workbench.calibration.rubric_versions import RubricVersion, get_rubric
+from workbench.store.mapping import judgment_from_row
+from workbench.calibration.golden_sets import item_index, load_items, runs_of
+from workbench.calibration.rubric_versions import RubricVersion, get_rubric, judge_row
 
 ItemTransform = Callable[[list[Item]], list[Item]]
 
@@ -41,9 +43,9 @@ class SqliteRunSink:
     keeps those threads from interleaving transactions on the one connection.
     """
 
-    def __init__(self, store: Store, run_id: int, config_hash: str, items: dict[str, dict]):
+    def __init__(self, store: Store, run_id: int, config_hash: str, item_pks: dict[str, int]):
         self.store, self.run_id, self.config_hash = store, run_id, config_hash
-        self.items = items  # item_id -> {pk, content_hash}
+        self.item_pks = item_pks  # item_id -> the item's row
         self._lock = threading.Lock()
 
     def done_keys(self) -> set[WorkKey]:
@@ -52,7 +54,7 @@ class SqliteRunSink:
 
     def record(self, key: WorkKey, judgment: Judgment) -> None:
         # the content hash is the one judged (a probe run judges a perturbed copy of the item)
-        judged = {judgment.item_id: {"pk": self.items[judgment.item_id]["pk"], "content_hash": key[1]}}
+        judged = {judgment.item_id: {"pk": self.item_pks[judgment.item_id], "content_hash": key[1]}}
 
         def write() -> None:
             with self.store.transaction():
@@ -69,8 +71,7 @@ class SqliteRunSink:
 
     def pending_batches(self) -> list[PendingBatch]:
         with self._lock:
-            return [PendingBatch(b["provider"], b["batch_id"], tuple(tuple(k) for k in b["keys"]))
-                    for b in self.store.pending_batches(self.run_id)]
+            return [StoredBatch(**b).pending() for b in self.store.pending_batches(self.run_id)]
 
     def mark_batch_done(self, batch_id: str) -> None:
         self._write(lambda: self.store.mark_batch_done(batch_id), f"batch {batch_id}")
@@ -97,19 +98,18 @@ def prepare_run(store: Store, golden_set: str, rubric: str, judge: str, *, new_r
     rv = get_rubric(store, rubric)
     spec = rv.rubric.judge(judge)
     gs = store.golden_set(golden_set)
-    row = store.judge_row(rv.id, judge)
-    runs = store.runs(gs.id, row["pk"])
+    row = judge_row(store, rv.id, judge)
+    runs = runs_of(store, gs.id, row.pk)
     if probe is not None:
-        run_id, name = probe_runs.ensure_probe_run(store, row["pk"], gs.id, probe, model=spec.model, create=create)
+        run_id, name = probe_runs.ensure_probe_run(store, row.pk, gs.id, probe, model=spec.model, create=create)
     elif runs and not new_run:  # the current run, as run_status and the Judges page name it
-        run_id, name = runs[-1]["id"], runs[-1]["name"]
+        run_id, name = runs[-1].id, runs[-1].name
     elif create:
         name = f"run-{len(runs) + 1}"
-        run_id, _ = store.ensure_run(row["pk"], gs.id, source="run", name=name, params={"model": spec.model})
+        run_id, _ = store.ensure_run(row.pk, gs.id, source="run", name=name, params={"model": spec.model})
     else:
         run_id, name = 0, "(new run)"
-    index = {r["item_id"]: r for r in store.item_index(gs.id)}
-    sink = SqliteRunSink(store, run_id, row["config_hash"], index)
+    sink = SqliteRunSink(store, run_id, row.config_hash, {r.item_id: r.pk for r in item_index(store, gs.id)})
     items = load_items(store, golden_set)
     return Prepared(rv, spec, items if transform is None else transform(items), run_id, name, sink)
 
@@ -124,13 +124,18 @@ def estimate(store: Store, golden_set: str, rubric: str, judge: str, *, repeats:
     return estimate_run(p.items, p.rubric.rubric, p.spec, done_keys=done, repeats=repeats, limit=limit, batch=batch)
 
 
-def run(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int | None = None,
-        limit: int | None = None, concurrency: int = 8, budget_usd: float | None = None, new_run: bool = False,
-        batch: bool = False, requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
-        progress: Callable[[int, int, float], None] | None = None, should_stop: Callable[[], bool] | None = None,
-        provider_options: dict[str, Any] | None = None, probe: str | None = None,
-        transform: ItemTransform | None = None, followup: Callable[[int], str | None] | None = None
-        ) -> dict[str, Any]:
+def run(store: Store, golden_set: str, rubric: str, judge: str, **options: Any) -> dict[str, Any]:
+    """:func:`run_summary` as its JSON (what the pages, refine and the tests read)."""
+    return run_summary(store, golden_set, rubric, judge, **options).to_json()
+
+
+def run_summary(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int | None = None,
+                limit: int | None = None, concurrency: int = 8, budget_usd: float | None = None,
+                new_run: bool = False, batch: bool = False, requests_per_minute: float | None = None,
+                tokens_per_minute: float | None = None, progress: Callable[[int, int, float], None] | None = None,
+                should_stop: Callable[[], bool] | None = None, provider_options: dict[str, Any] | None = None,
+                probe: str | None = None, transform: ItemTransform | None = None,
+                followup: Callable[[int], str | None] | None = None) -> RunSummary:
     """Judge the golden set's items (resuming the current run); returns a summary of what was done.
 
     The run is leased to this process while it works: a second runner of the
@@ -166,11 +171,7 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, repeats: int 
     finally:
         keeper.stop()
         _release(store, p, holder, status)
-    summary = {"run": p.run_name, "judge": judge, "model": p.spec.model, "complete": complete}
-    summary.update(_report_dict(report))
-    if keeper.lost.is_set():
-        summary["lease_lost"] = True
-    return summary
+    return RunSummary(p.run_name, judge, p.spec.model, complete, report, lease_lost=keeper.lost.is_set())
 
 
 def _run_lease_key(run_id: int) -> str:
@@ -202,14 +203,13 @@ def run_holder(store: Store, golden_set: str, rubric: str, judge: str) -> dict[s
     """The process running the judge's current run now (this or another), or None: for the Judges page."""
     rv = get_rubric(store, rubric)
     gs = store.golden_set(golden_set)
-    row = store.judge_row(rv.id, judge)
-    runs = store.runs(gs.id, row["pk"])
+    runs = runs_of(store, gs.id, judge_row(store, rv.id, judge).pk)
     if not runs:
         return None
-    holder = leases.live_holder(store, _run_lease_key(runs[-1]["id"]))
+    holder = leases.live_holder(store, _run_lease_key(runs[-1].id))
     if holder is None:
         return None
-    return {"run": runs[-1]["name"], "pid": holder.pid, "host": holder.host, "since": holder.acquired_at,
+    return {"run": runs[-1].name, "pid": holder.pid, "host": holder.host, "since": holder.acquired_at,
             "heartbeat_at": holder.heartbeat_at, "description": holder.describe()}
 
 
@@ -236,14 +236,6 @@ def _complete(store: Store, p: Prepared, repeats: int | None, limit: int | None)
     return all(k in done for k, _ in work)
 
 
-def _report_dict(report: Any) -> dict[str, Any]:
-    if isinstance(report, RunReport):
-        d = {k: getattr(report, k) for k in report.__dataclass_fields__}
-        d["n_done"] = report.n_done
-        return d
-    return {k: getattr(report, k) for k in getattr(report, "__dataclass_fields__", {})}
-
-
 def judge_items(items: Sequence[Item], rubric: Rubric, spec: JudgeSpec, *, concurrency: int = 8,
                 provider_options: dict[str, Any] | None = None) -> list[Judgment]:
     """Judge items outside any golden set (grading with an approved bundle): repeat 0 of each."""
@@ -257,17 +249,18 @@ def run_status(store: Store, golden_set: str, rubric: str, judge: str) -> dict[s
     """Progress of the judge's current run: for the Judges page."""
     rv = get_rubric(store, rubric)
     gs = store.golden_set(golden_set)
-    row = store.judge_row(rv.id, judge)
-    runs = store.runs(gs.id, row["pk"])
+    row = judge_row(store, rv.id, judge)
+    runs = runs_of(store, gs.id, row.pk)
     spec = rv.rubric.judge(judge)
     n_items = len(store.item_index(gs.id))
-    out = {"runs": [{"name": r["name"], "source": r["source"], "status": r["status"], "judgments": r["n_judgments"]}
+    out = {"runs": [{"name": r.name, "source": r.source, "status": r.status, "judgments": r.n_judgments}
                     for r in runs], "planned": n_items * spec.repeats}
     if runs:
-        judgments = store.judgments(gs.id, row["pk"], runs[-1]["id"])
-        costs = [j["cost_usd"] for j in judgments if j["cost_usd"] is not None]
-        out.update(current=runs[-1]["name"], current_source=runs[-1]["source"], current_status=runs[-1]["status"],
-                   done=len(judgments), unscored=sum(j["score"] is None for j in judgments),
+        current = runs[-1]
+        judgments = [judgment_from_row(j) for j in store.judgments(gs.id, row.pk, current.id)]
+        costs = [j.cost_usd for j in judgments if j.cost_usd is not None]
+        out.update(current=current.name, current_source=current.source, current_status=current.status,
+                   done=len(judgments), unscored=sum(j.score is None for j in judgments),
                    # None when no judgment has a price: unknown, never $0
                    cost_usd=sum(costs) if costs else None, n_unpriced=len(judgments) - len(costs))
     return json.loads(json.dumps(out, default=str))

@@ -16,6 +16,7 @@ Robustness tab read.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -25,8 +26,9 @@ from workbench.core.models import Item
 from workbench.calibration.probes import Probe, ProbeTarget, get_probes, probe_frame, probe_section
 from workbench.store import Store
 from workbench.calibration.calibrate import Options, judge_data
-from workbench.calibration.golden_sets import consensus, load_items
-
+from workbench.calibration.golden_sets import RunRow, consensus, load_items
+from workbench.calibration.rubric_versions import JudgeRow
+from workbench.features.probes.records import ProbeEstimate, ProbeOutcome, ProbeRun, ProbesEstimate
 
 
 def target_of(data: Any) -> ProbeTarget:
@@ -38,8 +40,13 @@ def target_of(data: Any) -> ProbeTarget:
 def _baseline(data: Any) -> pd.Series:
     """The current calibration run's scores (repeat 0), by item id: the verdicts each probe is compared with."""
     j = data.judgments
-    sel = j[(j["run_id"] == data.run["id"]) & (j["repeat"] == 0)]
+    sel = j[(j["run_id"] == _run(data).id) & (j["repeat"] == 0)]
     return sel.set_index("item_id")["score"].dropna().astype(int)
+
+
+def _run(data: Any) -> RunRow:
+    """The judge's current calibration run, the one the probes are compared with."""
+    return RunRow(**data.run)
 
 
 def _transform(probe: Probe, target: ProbeTarget, scored: set[str], limit: int | None
@@ -66,40 +73,40 @@ def _prepare(store: Store, golden_set: str, rubric: str, judge: str, probes: Seq
     data = judge_data(store, golden_set, rubric, judge)  # NotFound with the command to run when never judged
     baseline = _baseline(data)
     if baseline.empty:
-        raise NotFound(f"judge '{judge}' has no scored verdict in its current run '{data.run['name']}' to compare "
+        raise NotFound(f"judge '{judge}' has no scored verdict in its current run '{_run(data).name}' to compare "
                        "the probes with; run it on the unperturbed items first with 'workbench judge run'")
     return data, baseline, get_probes(probes)
 
 
 def estimate(store: Store, golden_set: str, rubric: str, judge: str, *, probes: Sequence[str] | None = None,
-             limit: int | None = None) -> dict[str, Any]:
+             limit: int | None = None) -> ProbesEstimate:
     """The dry run: per probe, the judgments still to send and their estimated cost. Writes nothing."""
     data, baseline, chosen = _prepare(store, golden_set, rubric, judge, probes)
     target, scored = target_of(data), set(baseline.index)
-    rows, total, unknown = [], 0.0, False
     applicable = _applicable(store, golden_set, data, chosen, target, scored, limit)
     from workbench.features.judging import service as judging
 
+    rows = []
     for probe in applicable:
         e = judging.estimate(store, golden_set, rubric, judge, repeats=1, probe=probe.name,
-                             transform=_transform(probe, target, scored, limit)).to_dict()
+                             transform=_transform(probe, target, scored, limit))
         if probe.followup is not None:  # a second request carrying the first: about twice the tokens
-            for key in ("input_tokens", "output_tokens", "cost_usd", "max_cost_usd"):
-                e[key] = None if e[key] is None else 2 * e[key]
-        rows.append({"probe": probe.name, "kind": probe.kind, **e})
-        unknown |= e["cost_usd"] is None and e["n_to_run"] > 0
-        total += e["cost_usd"] or 0.0
-    return {"judge": judge, "model": data.spec.model, "baseline_run": data.run["name"], "probes": rows,
-            "not_applicable": [p.name for p in chosen if p not in applicable],
-            "n_to_run": sum(r["n_to_run"] for r in rows), "cost_usd": None if unknown else total,
-            "max_cost_usd": None if unknown else sum(r["max_cost_usd"] or 0.0 for r in rows)}
+            e = replace(e, input_tokens=_twice(e.input_tokens), output_tokens=_twice(e.output_tokens),
+                        cost_usd=_twice(e.cost_usd), max_cost_usd=_twice(e.max_cost_usd))
+        rows.append(ProbeEstimate(probe.name, probe.kind, e))
+    return ProbesEstimate(judge, data.spec.model, _run(data).name, rows,
+                          [p.name for p in chosen if p not in applicable])
+
+
+def _twice(x: float | None) -> float | None:
+    return None if x is None else 2 * x
 
 
 def run(store: Store, golden_set: str, rubric: str, judge: str, *, probes: Sequence[str] | None = None,
         limit: int | None = None, budget_usd: float | None = None, concurrency: int = 8,
         progress: Callable[[str, int, int, float], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
-        provider_options: dict[str, Any] | None = None) -> dict[str, Any]:
+        provider_options: dict[str, Any] | None = None) -> ProbeOutcome:
     """Run each probe in turn (each its own resumable run); ``budget_usd`` bounds the spend of all of them."""
     if budget_usd is not None and budget_usd <= 0:
         raise ConfigError(f"the budget must be a positive amount in USD, got {budget_usd}")
@@ -114,22 +121,19 @@ def run(store: Store, golden_set: str, rubric: str, judge: str, *, probes: Seque
         if left is not None and left <= 0:
             stopped = "budget"
             break
-        summary = judging.run(
+        summary = judging.run_summary(
             store, golden_set, rubric, judge, repeats=1, concurrency=concurrency, budget_usd=left,
             progress=None if progress is None else (lambda d, t, c, name=probe.name: progress(name, d, t, c)),
             should_stop=should_stop, provider_options=provider_options, probe=probe.name,
             transform=_transform(probe, target, scored, limit), followup=probe.objection(target))
-        spent += summary["spent_usd"]
-        runs.append({"probe": probe.name, **{k: summary[k] for k in (
-            "run", "n_planned", "n_skipped", "n_recorded", "n_unscored", "n_failed", "n_requests", "cost_usd",
-            "cost_unknown", "stopped", "complete")}})
-        if summary["stopped"]:
-            stopped = summary["stopped"]
+        spent += summary.report.spent_usd
+        runs.append(ProbeRun(probe.name, summary))
+        if summary.report.stopped:
+            stopped = summary.report.stopped
             break
-    return {"judge": judge, "model": data.spec.model, "baseline_run": data.run["name"], "runs": runs,
-            "not_applicable": [p.name for p in chosen if p not in applicable], "spent_usd": spent,
-            "stopped": stopped,
-            "report": report(store, golden_set, rubric, judge, data=data)}
+    return ProbeOutcome(judge, data.spec.model, _run(data).name, runs,
+                        [p.name for p in chosen if p not in applicable], spent, stopped,
+                        report(store, golden_set, rubric, judge, data=data))
 
 
 def report(store: Store, golden_set: str, rubric: str, judge: str, *, options: Options = Options(),
@@ -139,6 +143,6 @@ def report(store: Store, golden_set: str, rubric: str, judge: str, *, options: O
     gs = store.golden_set(golden_set)
     index = pd.DataFrame(store.item_index(gs.id)).set_index("item_id")
     resolved = consensus(store, golden_set, data.rubric.name).resolved
-    return probe_section(probe_frame(store, gs.id, data.judge_row["pk"]), _baseline(data), resolved, index,
-                         scale=list(data.rubric.rubric.scale.values), baseline_run=data.run["name"],
+    return probe_section(probe_frame(store, gs.id, JudgeRow(**data.judge_row).pk), _baseline(data), resolved, index,
+                         scale=list(data.rubric.rubric.scale.values), baseline_run=_run(data).name,
                          resamples=options.resamples, seed=options.seed)
