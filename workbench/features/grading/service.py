@@ -12,7 +12,7 @@ from workbench import stats
 from workbench.core.consensus import consensus_label
 from workbench.core.errors import InputError
 from workbench.core.formats import parse_item, parse_judgment, parse_label, read_records, write_jsonl
-from workbench.core.models import Item, Judgment, JudgeSpec
+from workbench.core.models import Item, Judgment, JudgeSpec, Rubric
 from workbench.core.scale import Scale
 from workbench.judges.rubrics import rubric_from_dict
 from workbench.stats.correction import YOUDEN_MARGIN
@@ -20,6 +20,8 @@ from workbench.store import Store
 from workbench.core.inputs import MAX_RESAMPLES, MAX_SEED
 from workbench.core.workspace import Workspace
 from workbench.features.export.bundle import load_bundle
+from workbench.features.export.records import Bundle, BundleCalibration
+from workbench.features.grading.records import GradedItem, PassRateCorrection
 
 # (items, rubric, judge spec) -> one judgment per item; the default runs the bundle's judge for real.
 ItemJudge = Callable[[Sequence[Item], Any, JudgeSpec], list[Judgment]]
@@ -70,9 +72,9 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
     if not 1 <= resamples <= MAX_RESAMPLES or not 0 <= seed <= MAX_SEED:
         raise InputError(f"resamples must be a whole number from 1 to {MAX_RESAMPLES:,} and the seed from 0 to "
                          f"2**63 - 1, got {resamples} and {seed}", fix="write e.g. --resamples 2000 --seed 0")
-    bundle = load_bundle(store, bundle_file, workspace)
-    rubric = rubric_from_dict(bundle["rubric"]["content"])
-    spec = rubric.judge(bundle["judge"]["id"])
+    bundle = Bundle.from_json(load_bundle(store, bundle_file, workspace))
+    rubric = rubric_from_dict(bundle.rubric.content)
+    spec = rubric.judge(bundle.judge.id)
     items = read_items(items_file)
     ids = {i.id for i in items}
     if judgments_file is not None:
@@ -82,71 +84,64 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
             from workbench.features.judging.service import judge_items  # runs the real provider
         judged = {j.item_id: j for j in judge_items(items, rubric, spec)}
     humans = read_human_labels(labels_file, ids, rubric.scale) if labels_file else {}
+    rows = [_graded(it.id, judged.get(it.id), humans, rubric) for it in items]
+    new_pass = [r.passed for r in rows if r.score is not None]
 
-    rows, new_pass = [], []
-    for it in items:
-        j = judged.get(it.id)
-        score = j.score if j else None
-        row: dict[str, Any] = {"item_id": it.id, "score": score,
-                               "pass": None if score is None else rubric.is_pass(score)}
-        if score is None:
-            row["unscored_reason"] = (j.unscored_reason if j else "no judgment for this item")
-        else:
-            new_pass.append(rubric.is_pass(score))
-        if j and j.rationale:
-            row["rationale"] = j.rationale
-        if it.id in humans:
-            row["human_score"] = humans[it.id]
-        rows.append(row)
-
-    cal = bundle["calibration"]
-    golden_human, golden_judge = stats.golden_pass_arrays(cal["confusion"]["matrix"], scale=list(rubric.scale.values),
+    cal = bundle.calibration
+    golden_human, golden_judge = stats.golden_pass_arrays(cal.confusion.matrix, scale=list(rubric.scale.values),
                                                           pass_threshold=rubric.pass_threshold)
     if not new_pass:
         raise InputError("no item received a score, so there is no pass rate to report", file=Path(items_file).name,
                          fix="check the judgments or the judge's unscored reasons")
-    corrected = stats.corrected_pass_rate(golden_human, golden_judge, np.array(new_pass),
-                                          design_effect=_bundle_design_effect(cal), resamples=resamples, seed=seed)
+    corrected = PassRateCorrection.from_json(stats.corrected_pass_rate(
+        golden_human, golden_judge, np.array(new_pass), design_effect=_bundle_design_effect(cal),
+        resamples=resamples, seed=seed))
     ppi = None
-    labeled = [r for r in rows if r.get("human_score") is not None and r["score"] is not None]
-    unlabeled = [r for r in rows if r.get("human_score") is None and r["score"] is not None]
+    labeled = [r for r in rows if r.human_score is not None and r.score is not None]
+    unlabeled = [r for r in rows if r.human_score is None and r.score is not None]
     if labeled:  # too few labels, or one-sided ones, give a refusal with its reason rather than nothing
-        ppi = stats.ppi_mean([rubric.is_pass(r["human_score"]) for r in labeled], [r["pass"] for r in labeled],
-                             [r["pass"] for r in unlabeled])
+        ppi = stats.ppi_mean([rubric.is_pass(r.human_score) for r in labeled], [r.passed for r in labeled],
+                             [r.passed for r in unlabeled])
+    if out is not None:
+        write_jsonl(Path(out), [r.to_json() for r in rows])
     # A refused correction shows no number: its bare point estimate would be read as a result.
-    corrected_rate = ({"value": None, "ci_low": None, "ci_high": None} if corrected["refused"]
-                      else corrected["corrected"])
-    result = {
+    corrected_rate = ({"value": None, "ci_low": None, "ci_high": None} if corrected.refused
+                      else corrected.corrected)
+    return stats.jsonable({
         "schema": "workbench.grade/1",
-        "bundle": {"file": Path(bundle_file).name, "sha256": bundle["sha256"], "rubric": bundle["rubric"]["name"],
-                   "rubric_version": bundle["rubric"]["version"], "judge": bundle["judge"]["id"]},
+        "bundle": {"file": Path(bundle_file).name, "sha256": bundle.sha256, "rubric": bundle.rubric.name,
+                   "rubric_version": bundle.rubric.version, "judge": bundle.judge.id},
         "n_items": len(items), "n_scored": len(new_pass), "n_unscored": len(items) - len(new_pass),
         "pass_threshold": rubric.pass_threshold,
-        "raw_pass_rate": corrected["raw"],
+        "raw_pass_rate": corrected.raw,
         "corrected_pass_rate": corrected_rate,
-        "tpr": corrected.get("tpr"), "tnr": corrected.get("tnr"),
-        "youden_index": corrected["youden"],
-        "correction_reason": corrected.get("reason"),
+        "tpr": corrected.tpr, "tnr": corrected.tnr,
+        "youden_index": corrected.youden,
+        "correction_reason": corrected.reason,
         "correction": {
             "method": "Rogan-Gladen; interval from Jeffreys beta posteriors of TPR, TNR and the observed pass rate",
-            "refused": corrected["refused"], "reason": corrected["reason"],
+            "refused": corrected.refused, "reason": corrected.reason,
             "youden_margin": YOUDEN_MARGIN,
-            "n_golden_pass": corrected["n_pos"], "n_golden_fail": corrected["n_neg"],
-            "design_effect": corrected["design_effect"],
-            "undefined_resamples": corrected["undefined_resamples"],
-            "resamples": resamples, "seed": seed, "level": corrected["bootstrap"]["level"],
+            "n_golden_pass": corrected.n_pos, "n_golden_fail": corrected.n_neg,
+            "design_effect": corrected.design_effect,
+            "undefined_resamples": corrected.undefined_resamples,
+            "resamples": resamples, "seed": seed, "level": corrected.bootstrap.level,
         },
         "ppi": ppi,
-        "results_file": None,
-    }
-    if out is not None:
-        write_jsonl(Path(out), rows)
-        result["results_file"] = str(out)
-    return stats.jsonable(result)
+        "results_file": None if out is None else str(out),
+    })
 
 
-def _bundle_design_effect(calibration: dict) -> tuple[float, float] | None:
+def _graded(item_id: str, j: Judgment | None, humans: dict[str, int | None], rubric: Rubric) -> GradedItem:
+    score = j.score if j else None
+    return GradedItem(item_id, score, None if score is None else rubric.is_pass(score),
+                      unscored_reason=(j.unscored_reason if j else "no judgment for this item") if score is None
+                      else None,
+                      rationale=j.rationale if j else None, human_score=humans.get(item_id),
+                      labeled=item_id in humans)
+
+
+def _bundle_design_effect(calibration: BundleCalibration) -> tuple[float, float] | None:
     """TPR's and TNR's design effects if the bundle records them; without them the golden items count as independent."""
-    metrics = calibration.get("metrics") or {}
-    found = tuple((metrics.get(name) or {}).get("design_effect") for name in ("tpr", "tnr"))
+    found = tuple(m.design_effect if (m := calibration.metrics.get(name)) else None for name in ("tpr", "tnr"))
     return None if None in found else found
