@@ -18,7 +18,7 @@ import math
 import os
 import sys
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,9 +32,9 @@ from workbench.stats.intervals import methods as interval_choices
 from workbench.store import Store
 from workbench.core.workspace import Workspace
 from workbench.core.workspace import current as current_workspace
-from workbench.calibration.golden_sets import Consensus, consensus
+from workbench.calibration.golden_sets import Consensus, RunRow, consensus, runs_of
 from workbench.calibration.snapshots import current_snapshot
-from workbench.calibration.rubric_versions import RubricVersion, get_rubric
+from workbench.calibration.rubric_versions import JudgeRow, RubricVersion, get_rubric, judge_row
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,14 +76,37 @@ def policy_for(rv: RubricVersion, workspace: Workspace | None = None) -> Policy:
 
 @dataclass(frozen=True)
 class Scope:
-    """A golden set, rubric version, judge and run, each looked up once and then passed down, not their names."""
+    """A golden set, rubric version, judge and run, each looked up once and then passed down, not their names.
+
+    ``judge`` is the judge's row under the rubric version, ``history`` its runs with judgments on the golden set
+    (oldest first) and ``chosen`` the one calibrated. ``judge_row``, ``runs`` and ``run`` are the same rows as the
+    store's dicts, for callers that still read those.
+    """
 
     golden_set: GoldenSetRecord
     rubric: RubricVersion
     spec: JudgeSpec
-    judge_row: dict
-    runs: list[dict]
-    run: dict
+    judge: JudgeRow
+    history: list[RunRow]
+    chosen: RunRow
+
+    def __post_init__(self) -> None:
+        if isinstance(self.judge, dict):  # built from the store's dicts (``versions.resolve_ref``): parsed once here
+            object.__setattr__(self, "judge", JudgeRow(**self.judge))
+            object.__setattr__(self, "history", [RunRow(**r) for r in self.history])
+            object.__setattr__(self, "chosen", RunRow(**self.chosen))
+
+    @property
+    def judge_row(self) -> dict:
+        return asdict(self.judge)
+
+    @property
+    def runs(self) -> list[dict]:
+        return [asdict(r) for r in self.history]
+
+    @property
+    def run(self) -> dict:
+        return asdict(self.chosen)
 
 
 @dataclass
@@ -102,6 +125,14 @@ class JudgeData:
         return self.scope.spec
 
     @property
+    def judge(self) -> JudgeRow:
+        return self.scope.judge
+
+    @property
+    def chosen(self) -> RunRow:
+        return self.scope.chosen
+
+    @property
     def judge_row(self) -> dict:
         return self.scope.judge_row
 
@@ -116,7 +147,7 @@ class JudgeData:
 
 def judge_run(store: Store, golden_set: str, rubric: str, judge: str,
               run: str | None = None) -> tuple[RubricVersion, JudgeSpec, dict, list[dict], dict]:
-    """(rubric version, spec, judge row, runs, chosen run): see :func:`resolve`."""
+    """(rubric version, spec, judge row, runs, chosen run) as the store's dicts: see :func:`resolve`."""
     s = resolve(store, golden_set, rubric, judge, run)
     return s.rubric, s.spec, s.judge_row, s.runs, s.run
 
@@ -133,26 +164,26 @@ def resolve(store: Store, golden_set: str, rubric: str, judge: str, run: str | N
     for version in range(rv.version, 0, -1):
         cand = rv if version == rv.version else get_rubric(store, rubric, version)
         try:
-            cand_row = store.judge_row(cand.id, judge)
+            cand_row = judge_row(store, cand.id, judge)
         except NotFound:
             continue
-        cand_runs = [r for r in store.runs(gs.id, cand_row["pk"]) if r["n_judgments"]]
+        cand_runs = [r for r in runs_of(store, gs.id, cand_row.pk) if r.n_judgments]
         if cand_runs or version == 1:
             rv, row, runs = cand, cand_row, cand_runs
             break
     spec = rv.rubric.judge(judge)
     if row is None:
-        row = store.judge_row(rv.id, judge)
-        runs = [r for r in store.runs(gs.id, row["pk"]) if r["n_judgments"]]
+        row = judge_row(store, rv.id, judge)
+        runs = [r for r in runs_of(store, gs.id, row.pk) if r.n_judgments]
     if not runs:
         raise NotFound(f"judge '{judge}' has no judgments on golden set '{golden_set}'; run it with 'workbench judge "
                        f"run --golden-set {golden_set} --rubric {rubric} --judge {judge}' or import its judgments")
     if run is None:
         chosen = runs[-1]
     else:
-        chosen = next((r for r in runs if r["name"] == run), None)
+        chosen = next((r for r in runs if r.name == run), None)
         if chosen is None:
-            raise NotFound(f"judge '{judge}' has no run '{run}' (runs: {', '.join(r['name'] for r in runs)})")
+            raise NotFound(f"judge '{judge}' has no run '{run}' (runs: {', '.join(r.name for r in runs)})")
     return Scope(gs, rv, spec, row, runs, chosen)
 
 
@@ -162,7 +193,7 @@ def judge_data(store: Store, golden_set: str, rubric: str, judge: str, run: str 
     import pandas as pd
 
     scope = scope or resolve(store, golden_set, rubric, judge, run)
-    frame = pd.DataFrame(store.judgment_columns(scope.golden_set.id, scope.judge_row["pk"]))
+    frame = pd.DataFrame(store.judgment_columns(scope.golden_set.id, scope.judge.pk))
     return JudgeData(scope, frame)
 
 
@@ -230,14 +261,14 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     the judge is compared with (default its own: a refinement candidate is compared with its base rubric's).
     """
     scope = data.scope if data is not None else scope or resolve(store, golden_set, rubric, judge, options.run)
-    rv, judge_row, run, gs = scope.rubric, scope.judge_row, scope.run, scope.golden_set
+    rv, gs = scope.rubric, scope.golden_set
     policy = policy_for(rv, workspace)
     from workbench.store.active_queue import cache_key as active_design_key  # SQL only: the cached path stays light
     # First a cheap key from the store's data version, checked before anything is loaded; then the key from the
     # data itself, which survives changes elsewhere in the database (another golden set's labels).
     quick_key = sha256_hex({"quick": REPORT_REVISION, "data_version": list(store.data_version()),
-                            "golden_set": gs.id, "rubric": rv.hash, "judge": judge_row["config_hash"],
-                            "run": run["id"], "options": options.to_dict(), "policy": policy.to_dict(),
+                            "golden_set": gs.id, "rubric": rv.hash, "judge": scope.judge.config_hash,
+                            "run": scope.chosen.id, "options": options.to_dict(), "policy": policy.to_dict(),
                             **({"labels_of": labels_of} if labels_of else {}),
                             **active_design_key(store, gs.id),  # {} unless the set has an active design
                             "methods": INTERVAL_METHODS})
@@ -310,7 +341,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
     index_rows = store.item_index(gs.id)
     index = pd.DataFrame(index_rows).set_index("item_id")
     from workbench.calibration.probes import probe_frame, probe_section  # probe runs: never calibration runs
-    probes = probe_frame(store, gs.id, data.judge_row["pk"])
+    probes = probe_frame(store, gs.id, data.judge.pk)
 
     # frames enter the key as digests of their row hashes, so missing values (NaN/NA) never reach the JSON
     key = sha256_hex({
@@ -318,21 +349,21 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "labels": _digest(labels), "judgments": _digest(data.judgments[["item_id", "run_id", "repeat", "score"]]),
         "items": _digest(index[["task_id", "category", "producer_model", "producer_family", "content_hash"]],
                          with_index=True),
-        "rubric": rv.hash, "judge": data.judge_row["config_hash"], "run": data.run["id"],
+        "rubric": rv.hash, "judge": data.judge.config_hash, "run": data.chosen.id,
         "options": options.to_dict(), "policy": policy.to_dict(), "methods": INTERVAL_METHODS,
         "probes": _digest(probes[["probe", "item_id", "repeat", "score"]]),
         **({"inclusion": sorted(inclusion.items())} if inclusion else {})})
     if use_cache:
         cached = store.report(key)
         if cached is not None:
-            store.save_report(quick_key, gs.id, rv.id, data.judge_row["pk"], "calibration", cached)
+            store.save_report(quick_key, gs.id, rv.id, data.judge.pk, "calibration", cached)
             return _current(store, CalibrationReport.from_json(cached), scope)
     version_hash, snapshot = current_snapshot(store, golden_set, known={labels_of or rv.name: cons}, gs=gs,
                                               index=index_rows)
     _remember(version_hash, snapshot)
     version_id, version = golden_set_version(store, gs.id, version_hash)
 
-    primary = _scores(data.judgments, data.run["id"])
+    primary = _scores(data.judgments, data.chosen.id)
     unscored = int(primary.isna().sum())
     scored = primary.dropna().astype(int)
     resolved = cons.resolved
@@ -369,7 +400,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
             epsilon=options.epsilon, alt_metric=options.alt_metric)
         alt_reason = alt.get("reason")
         alt = alt if alt.get("winning_rate") is not None else None
-    run_frame = data.judgments[data.judgments["run_id"] == data.run["id"]]
+    run_frame = data.judgments[data.judgments["run_id"] == data.chosen.id]
     noise = None
     if run_frame["repeat"].nunique() >= 2:
         noise = stats.repeat_noise(run_frame[["item_id", "repeat", "score"]], scale=scale,
@@ -385,8 +416,8 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "golden_set": {"name": golden_set, "version": version, "version_hash": version_hash},
         "rubric": {"name": rv.name, "version": rv.version, "hash": rv.hash},
         "judge": {"id": spec.id, "model": spec.model, "family": spec.family, "mode": spec.mode,
-                  "config_hash": data.judge_row["config_hash"]},
-        "run": {"name": data.run["name"], "source": data.run["source"],
+                  "config_hash": data.judge.config_hash},
+        "run": {"name": data.chosen.name, "source": data.chosen.source,
                 "model_versions": sorted({v for v in run_frame["model_version"].dropna()})},
         "n_items": agreement["n_items"],
         "n_unresolved": len(judged_unresolved),
@@ -410,7 +441,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "evidence": {"n_items": agreement["n_items"], "n_multi_rated": n_multi,
                      "unresolved_items": judged_unresolved},
         "cost": _cost(run_frame),
-        "probes": probe_section(probes, scored, resolved, index, scale=scale, baseline_run=data.run["name"],
+        "probes": probe_section(probes, scored, resolved, index, scale=scale, baseline_run=data.chosen.name,
                                 resamples=options.resamples, seed=options.seed),
         "policy": policy.to_dict(),
         "computed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -421,8 +452,8 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
     typed = CalibrationReport.from_json(stats.jsonable(report))
     typed = typed.but(verdict=evaluate(typed, policy), ids=_ids(scope, version_id))
     saved = typed.to_json()
-    store.save_report(key, gs.id, rv.id, data.judge_row["pk"], "calibration", saved)
-    store.save_report(quick_key, gs.id, rv.id, data.judge_row["pk"], "calibration", saved)
+    store.save_report(key, gs.id, rv.id, data.judge.pk, "calibration", saved)
+    store.save_report(quick_key, gs.id, rv.id, data.judge.pk, "calibration", saved)
     return typed
 
 
@@ -465,7 +496,7 @@ def golden_set_version(store: Store, golden_set_id: int, version_hash: str) -> t
 
 def _ids(scope: Scope, golden_set_version_id: int | None) -> Ids:
     return Ids(golden_set_id=scope.golden_set.id, golden_set_version_id=golden_set_version_id,
-               rubric_version_id=scope.rubric.id, judge_pk=scope.judge_row["pk"], run_id=scope.run["id"])
+               rubric_version_id=scope.rubric.id, judge_pk=scope.judge.pk, run_id=scope.chosen.id)
 
 
 def _current(store: Store, report: CalibrationReport, scope: Scope) -> CalibrationReport:
@@ -490,10 +521,10 @@ def _digest(frame: pd.DataFrame, *, with_index: bool = False) -> str:
 def _drift(data: JudgeData, resolved: dict[str, int], index: pd.DataFrame, scale: list[int], rv: RubricVersion,
            options: Options) -> dict | None:
     """Against the run just before the calibrated one, if there is one."""
-    earlier = [r for r in data.runs if r["id"] < data.run["id"]]
+    earlier = [r for r in data.scope.history if r.id < data.chosen.id]
     if not earlier:
         return None
-    return drift_between(data.judgments, earlier[-1], data.run, resolved, index, scale=scale,
+    return drift_between(data.judgments, asdict(earlier[-1]), data.run, resolved, index, scale=scale,
                          pass_threshold=rv.rubric.pass_threshold, options=options)
 
 
@@ -554,7 +585,7 @@ def compare(store: Store, golden_set: str, rubric: str, options: Options = Optio
         except NotFound:
             continue
         rows.append(calibrate(store, golden_set, rubric, judge, options, data=data, workspace=workspace))
-        scores[judge] = _scores(data.judgments, data.run["id"]).dropna().astype(int)
+        scores[judge] = _scores(data.judgments, data.chosen.id).dropna().astype(int)
     if not rows:
         raise NotFound(f"no judge of rubric '{rubric}' has judgments on golden set '{golden_set}'")
     cons = consensus(store, golden_set, rv.name, gs=gs).resolved
