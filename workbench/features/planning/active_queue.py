@@ -27,6 +27,8 @@ from workbench.stats import planning as sp
 from workbench.store import Store
 from workbench.store import active_queue as q
 from workbench.core.workspace import Workspace
+from workbench.calibration.design_weights import active_design
+from workbench.calibration.golden_sets import item_index
 
 ORDERS = ("random", "active")
 FLOOR = 0.25  # no stratum below a quarter of the uniform rate: weights at most 4x the uniform one
@@ -72,15 +74,13 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
                              "the order)")
     from workbench.calibration.calibrate import judge_data
     from workbench.calibration.golden_sets import consensus
-    from workbench.features.planning.plan import plan, undecided_checks
+    from workbench.features.planning.plan import first_scores, plan, undecided_checks
 
     data = judge_data(store, golden_set, rubric, judge)
     rv = data.rubric
-    index = store.item_index(gs.id)
-    frame = data.judgments
-    first = frame[(frame["run_id"] == data.run["id"]) & (frame["repeat"] == 0)].dropna(subset=["score"])
-    scores = {i: int(s) for i, s in zip(first["item_id"], first["score"])}
-    unscored = [r["item_id"] for r in index if r["item_id"] not in scores]
+    index = item_index(store, gs.id)
+    scores = first_scores(data)
+    unscored = [r.item_id for r in index if r.item_id not in scores]
     if len(unscored) == len(index):
         raise InputError(f"judge '{judge}' has scored no item of golden set '{golden_set}'",
                          fix="run or import the judge on the golden set first")
@@ -93,30 +93,29 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
     family = (data.spec.family or "").casefold()
     # items the judge did not score get its middle score: they stay in the design, with a fair chance
     middle = scale[len(scale) // 2]
-    judged = np.array([scores.get(r["item_id"], middle) for r in index])
-    same = np.array([(r["producer_family"] or "").casefold() == family and bool(family) for r in index])
-    group = {r["item_id"]: f"{f}|{r['category']}" for r, f in zip(index, same)}
+    judged = np.array([scores.get(r.item_id, middle) for r in index])
+    same = np.array([(r.producer_family or "").casefold() == family and bool(family) for r in index])
+    group = {r.item_id: f"{f}|{r.category}" for r, f in zip(index, same)}
     # P(human | judge score) in each family x category group: a judge may err more on one of them
     cond = sp.human_given_judge_by_group([j for _, j, _ in pairs], [h for _, _, h in pairs],
                                          [group[i] for i, _, _ in pairs], item_judge=judged,
-                                         item_group=[group[r["item_id"]] for r in index], scale=scale)
+                                         item_group=[group[r.item_id] for r in index], scale=scale)
     dev = sp.stratum_deviations(judged, same, cond, scale=scale, pass_threshold=rv.rubric.pass_threshold,
                                 checks=checks, by_item=True)
-    strata = [f"judge {s:+d} | {'own family' if f else 'other family'} | {r['category']}"
+    strata = [f"judge {s:+d} | {'own family' if f else 'other family'} | {r.category}"
               for s, f, r in zip(judged, same, index)]
     expected = float(min(len(index), expected_labels or max(len(index) / 4, 1)))
     pi = sp.neyman_inclusion(strata, dev, expected_labels=expected, floor=FLOOR)
-    earlier = q.design(store, gs.id)
+    earlier = active_design(store, gs.id)
     # the same rubric and judge again: a re-plan, a new phase; else a fresh design whose first phase is what
     # was labeled before it
-    replan = bool(earlier and earlier["rubric_name"] == rv.name and earlier["judge_id"] == judge)
-    phase = earlier["phase"] + 1 if replan else 1
-    pks = store.item_pks(gs.id)
-    rows = [{"item_pk": pks[r["item_id"]], "stratum": h, "probability": float(p),
-             "priority": float(unit_number(golden_set, r["item_id"], phase) / p)}
+    replan = bool(earlier and earlier.rubric_name == rv.name and earlier.judge_id == judge)
+    phase = earlier.phase + 1 if replan else 1
+    rows = [{"item_pk": r.pk, "stratum": h, "probability": float(p),
+             "priority": float(unit_number(golden_set, r.item_id, phase) / p)}
             for r, h, p in zip(index, strata, pi)]
     with store.transaction():
         q.save_design(store, gs.id, phase=phase, rubric_name=rv.name, judge_id=judge, expected_labels=expected,
-                      labeled_before=earlier["labeled_before"] if replan else q.labeled_share(store, gs.id, rv.name),
+                      labeled_before=earlier.labeled_before if replan else q.labeled_share(store, gs.id, rv.name),
                       checks=checks, created_by=lead, rows=rows)
     return queue_setting(store, golden_set)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Callable
 
 from workbench import stats
 from workbench.core.models import GoldenSetRecord
@@ -24,7 +24,9 @@ from workbench.stats import planning as sp
 from workbench.store import Store
 from workbench.core.workspace import Workspace
 from workbench.calibration.calibrate import Options, calibrate, judge_data, policy_for
-from workbench.calibration.golden_sets import consensus
+from workbench.calibration.design_weights import active_design
+from workbench.calibration.golden_sets import ItemIndexRow, RunRow, consensus, item_index
+from workbench.features.planning.records import MeasurementState
 
 DEFAULT_CATEGORY_WIDTH = 0.2
 # The plan is read again after every batch of labels: a failure counts as decided only at the interim boundary
@@ -122,9 +124,7 @@ class Plan:
         return " ".join(c.sentence for c in self.undecided)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["schema"] = "workbench.plan/2"
-        return d
+        return {**asdict(self), "schema": "workbench.plan/2"}
 
 
 #: The gate check each part belongs to (categories are a width goal, not a check).
@@ -152,10 +152,8 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     gs = store.golden_set(golden_set)
     overlap = int(gs.overlap)
     cons = consensus(store, golden_set, rv.name)
-    index = {r["item_id"]: r for r in store.item_index(gs.id)}
-    frame = data.judgments
-    first = frame[(frame["run_id"] == data.run["id"]) & (frame["repeat"] == 0)].dropna(subset=["score"])
-    scores = {i: int(s) for i, s in zip(first["item_id"], first["score"])}
+    index = {r.item_id: r for r in item_index(store, gs.id)}
+    scores = first_scores(data)
     threshold = rv.rubric.pass_threshold
     labeled = set(cons.labels)
     unlabeled = [i for i in index if i not in labeled and i in scores]
@@ -169,7 +167,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     resolved_share = len(cons.resolved) / len(cons.labels) if cons.labels else 1.0
     per_item = overlap / max(resolved_share, 0.5)  # labels per item with a consensus
     family = (data.spec.family or "").casefold()
-    n_family_pool = sum((index[i]["producer_family"] or "").casefold() == family for i in unlabeled) if family else 0
+    n_family_pool = sum(_same(index[i].producer_family, family) for i in unlabeled) if family else 0
 
     def labels(items: int | None, yield_: float = 1.0) -> int | None:
         return None if items is None else math.ceil(items / max(yield_, 1e-3) * per_item)
@@ -218,8 +216,8 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
     pf = gate["pass_fail"].value or {}
     for check, kind, yld, share_k in (("tpr", "judge passes", pass_given_jp, 1 - fail_share),
                                       ("tnr", "judge fails", fail_given_jf, fail_share)):
-        part = pf.get(check) or {}
-        state, more = part.get("state", PASSED), part.get("more_items")
+        part = MeasurementState.from_json(pf.get(check) or {})
+        state, more = part.state or PASSED, part.more_items
         what = "fails" if check == "tnr" else "passes"
         parts.append(PartPlan(
             check, state != UNDECIDED, kind, more if state == UNDECIDED else 0,
@@ -230,17 +228,15 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
             f"{check.upper()} is decided.", failed=state == FAILED))
     sp_values = gate["self_preference"].value or {}
     pool_ids = unlabeled or list(index)
-    share_same = max(sum((index[i]["producer_family"] or "").casefold() == family for i in pool_ids)
-                     / max(len(pool_ids), 1), 1e-3) if family else 1e-3
+    share_same = _share(index, pool_ids, lambda r: _same(r.producer_family, family)) if family else 1e-3
     # the same-model effect grows with items of the judge's own model, a smaller share than its family's
     model = (data.spec.model_name or "").casefold()
-    n_model_pool = sum((index[i]["producer_model"] or "").casefold() == model for i in unlabeled) if family else 0
-    share_model = max(sum((index[i]["producer_model"] or "").casefold() == model for i in pool_ids)
-                      / max(len(pool_ids), 1), 1e-3) if family else 1e-3
+    n_model_pool = sum(_same(index[i].producer_model, model) for i in unlabeled) if family else 0
+    share_model = _share(index, pool_ids, lambda r: _same(r.producer_model, model)) if family else 1e-3
     for effect in ("same_family", "same_model"):
-        e = sp_values.get(effect) or {}
+        e = MeasurementState.from_json(sp_values.get(effect) or {})
         who = "same-family" if effect == "same_family" else "same-model"
-        if "state" not in e:  # not measurable yet: undecided where labels can measure it, else the gate warns
+        if e.state is None:  # not measurable yet: undecided where labels can measure it, else the gate warns
             if effect == "same_family":
                 if gate["self_preference"].status == UNDECIDED:
                     parts.append(PartPlan(effect, False, who, None, None, None,
@@ -252,7 +248,7 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
                                           f"judge's family ({family or 'none given'}) and of others, so no label "
                                           "will settle it; add such items to measure it."))
             continue
-        state, more = e["state"], e.get("more_items")
+        state, more = e.state, e.more_items
         if state != UNDECIDED:
             parts.append(PartPlan(effect, True, who, 0, 0, 0, f"The {who} effect is decided.",
                                   failed=state == FAILED))
@@ -308,6 +304,23 @@ def plan(store: Store, golden_set: str, rubric: str, judge: str, *, target_width
         "at their share of the pool, and decides a check when its slowest part is decided.",
     ]
     return result
+
+
+def first_scores(data: Any) -> dict[str, int]:
+    """item_id -> the judge's score in its current run (repeat 0), for the items it scored."""
+    frame = data.judgments
+    first = frame[(frame["run_id"] == RunRow(**data.run).id) & (frame["repeat"] == 0)].dropna(subset=["score"])
+    return {i: int(s) for i, s in zip(first["item_id"], first["score"])}
+
+
+def _same(name: str | None, judges: str) -> bool:
+    """A producer's family or model is the judge's (compared without case)."""
+    return (name or "").casefold() == judges
+
+
+def _share(index: dict[str, ItemIndexRow], ids: list[str], kind: Callable[[ItemIndexRow], bool]) -> float:
+    """The share of the items of a kind, at least 0.001."""
+    return max(sum(kind(index[i]) for i in ids) / max(len(ids), 1), 1e-3)
 
 
 def _check_plan(check: Check, parts: list[PartPlan], supply: dict[str, float]) -> CheckPlan:
@@ -410,13 +423,13 @@ def _queue_advice(store: Store, gs: GoldenSetRecord, rubric: str, judge: str, p:
     """A re-plan suggestion when the active queue of this rubric and judge serves checks that are now decided."""
     from workbench.store import active_queue as q
 
-    d = q.design(store, gs.id)
-    if q.queue_order(store, gs.id) != "active" or not d or (d["rubric_name"], d["judge_id"]) != (rubric, judge):
+    d = active_design(store, gs.id)
+    if q.queue_order(store, gs.id) != "active" or not d or (d.rubric_name, d.judge_id) != (rubric, judge):
         return None
     now = undecided_checks(p) if p.undecided else []
-    if not now or set(now) == set(d["checks"]):
+    if not now or set(now) == set(d.checks):
         return None
-    return (f"The active queue serves {', '.join(d['checks'])}; the undecided checks are now {', '.join(now)}. "
+    return (f"The active queue serves {', '.join(d.checks)}; the undecided checks are now {', '.join(now)}. "
             f"Re-plan it to serve them: workbench golden-set queue {gs.name} --order active --rubric {rubric} "
             f"--judge {judge}.")
 
