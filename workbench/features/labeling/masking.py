@@ -48,6 +48,7 @@ from typing import Any, Iterable
 from workbench.core.errors import InputError
 from workbench.core.models import GoldenSetRecord
 from workbench.store import Store
+from workbench.features.labeling.records import MaskingSetting
 
 MASK = "[self-identification masked]"
 NAME_MASK = "[name masked]"
@@ -292,8 +293,8 @@ def masking_of(store: Store, golden_set: str | GoldenSetRecord) -> Masking:
     """The golden set's blind-review setting (``golden_set`` is its name, or its row from the store), with patterns
     for the producer names its items carry."""
     gs = golden_set if isinstance(golden_set, GoldenSetRecord) else store.golden_set(golden_set)
-    row = store.golden_set_masking(gs.id)
-    return Masking(row["enabled"], tuple(row["patterns"]), _producers_of(store, gs.id) if row["enabled"] else ())
+    setting = MaskingSetting(**store.golden_set_masking(gs.id))
+    return Masking(setting.enabled, tuple(setting.patterns), _producers_of(store, gs.id) if setting.enabled else ())
 
 
 _PRODUCERS: dict[tuple[str, int], tuple[int, tuple[str, ...]]] = {}
@@ -318,15 +319,15 @@ def set_masking(store: Store, golden_set: str, *, enabled: bool | None = None, a
     add = [check_pattern(p) for p in add]
     with store.transaction():
         gs = store.golden_set(golden_set)
-        current = store.golden_set_masking(gs.id)
+        current = MaskingSetting(**store.golden_set_masking(gs.id))
         gone = {p.strip() for p in remove}
-        patterns = [p for p in current["patterns"] if p not in gone]
+        patterns = [p for p in current.patterns if p not in gone]
         for p in add:
             if p not in patterns:
                 patterns.append(p)
         if len(patterns) > MAX_PATTERNS:
             raise InputError(f"golden set '{golden_set}' would have {len(patterns)} masking patterns "
                              f"(at most {MAX_PATTERNS})", fix="combine phrases into one pattern with |")
-        on = current["enabled"] if enabled is None else bool(enabled)
+        on = current.enabled if enabled is None else bool(enabled)
         store.set_golden_set_masking(gs.id, enabled=on, patterns=patterns)
     return Masking(on, tuple(patterns), _producers_of(store, gs.id) if on else ())

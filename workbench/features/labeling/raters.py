@@ -6,6 +6,7 @@ from workbench.core.errors import InputError
 from workbench.core.models import Role
 from workbench.core.names import check_name
 from workbench.store import Store
+from workbench.features.labeling.records import RaterRow
 
 
 def check_rater(name: str) -> str:
@@ -15,7 +16,7 @@ def check_rater(name: str) -> str:
 
 def rater_role(store: Store, name: str) -> str | None:
     row = store.rater(name.strip()) if name and name.strip() else None
-    return row["role"] if row else None
+    return RaterRow(**row).role if row else None
 
 
 def rater_for_email(store: Store, email: str) -> dict | None:
@@ -29,15 +30,15 @@ def rater_for_email(store: Store, email: str) -> dict | None:
     email = (email or "").strip().lower()
     if not email:
         return None
-    raters = store.raters()
-    by_email = [r for r in raters if (r["email"] or "").lower() == email]
+    raters = [(RaterRow(**row), row) for row in store.raters()]
+    by_email = [row for r, row in raters if (r.email or "").lower() == email]
     if by_email:
         return by_email[0]
-    return next((r for r in raters if r["name"].lower() == email), None)
+    return next((row for r, row in raters if r.name.lower() == email), None)
 
 
 def rater_names(store: Store) -> list[str]:
-    return [r["name"] for r in store.raters()]
+    return [RaterRow(**r).name for r in store.raters()]
 
 
 def set_role(store: Store, name: str, role: str, email: str | None = None) -> dict:

@@ -30,10 +30,11 @@ from workbench.core.scale import Scale
 from workbench.store import Store
 from workbench.store import active_queue as q
 from workbench.features.labeling import masking as masking_service
-from workbench.calibration.golden_sets import consensus, item_pk
+from workbench.calibration.golden_sets import consensus, item_pk, label_rows
 from workbench.features.labeling.masking import Masking
 from workbench.features.labeling.raters import check_rater
-from workbench.calibration.rubric_versions import get_rubric, list_rubrics
+from workbench.calibration.rubric_versions import get_rubric, rubric_summaries
+from workbench.features.labeling.records import HeldItem, ItemFlag, StoredBlindItem
 
 RESERVATION_TTL = timedelta(minutes=10)
 FLAG_KINDS = ("broken item", "unsure")
@@ -118,7 +119,8 @@ class BlindItem:
 def _blind(store: Store, gs: GoldenSetRecord, row: dict) -> BlindItem:
     """What a reviewer receives: the item's content only, masked by the golden set's blind-review setting (a lead's
     choice, never the reviewer's)."""
-    item = BlindItem(row["item_id"], row["input"] or "", row["output"], row["trajectory"] or [], row["reference"])
+    r = StoredBlindItem(**row)
+    item = BlindItem(r.item_id, r.input or "", r.output, r.trajectory or [], r.reference)
     return item.masked(masking_service.masking_of(store, gs))
 
 
@@ -149,8 +151,9 @@ def next_item(store: Store, golden_set: str, rubric: str, rater: str, *, at: dat
                                            order_key=order_key(store, gs) or queue_key)
             if held is None:
                 return None
-        queries.reserve(held["pk"], rv.name, rater, expires_at=until)
-        return _blind(store, gs, queries.blind_item(gs.id, held["item_id"]))
+        h = HeldItem(**held)
+        queries.reserve(h.pk, rv.name, rater, expires_at=until)
+        return _blind(store, gs, queries.blind_item(gs.id, h.item_id))
 
 
 def open_item(store: Store, golden_set: str, item_id: str) -> BlindItem:
@@ -195,8 +198,7 @@ def labeling_progress(store: Store, golden_set: str, rubric: str, rater: str, *,
     name = get_rubric(store, rubric).name
     p = store.labeling.progress(gs.id, name, rater, overlap=gs.overlap)
     waiting = store.labeling.count_queue(gs.id, name, rater, overlap=gs.overlap, at=_iso(at))
-    return LabelingProgress(p["n_items"], p["n_complete"], p["n_labels"], gs.overlap, p["mine"], p["set_aside"],
-                            waiting)
+    return LabelingProgress(**p, overlap=gs.overlap, waiting=waiting)
 
 
 # -- adjudication --------------------------------------------------------------
@@ -225,13 +227,14 @@ def adjudication_status(store: Store, golden_set: str, rubric: str) -> Adjudicat
     c = consensus(store, golden_set, rv.name)
     open_ids = set(c.unresolved)
     by_item: dict[str, list[dict]] = {i: [] for i in c.unresolved}
-    for r in store.labels(gs.id, rv.name):
-        if r["item_id"] in open_ids:
-            by_item[r["item_id"]].append({k: r[k] for k in ("rater", "score", "rationale", "updated_at")})
+    for r in label_rows(store, gs.id, rv.name):
+        if r.item_id in open_ids:
+            by_item[r.item_id].append({"rater": r.rater, "score": r.score, "rationale": r.rationale,
+                                       "updated_at": r.updated_at})
     flags_by: dict[str, list[dict]] = {}
-    for f in store.labeling.flags(gs.id, rv.name, kinds=FLAG_KINDS):
-        if f["item_id"] in open_ids:
-            flags_by.setdefault(f["item_id"], []).append({k: f[k] for k in ("rater", "kind", "note")})
+    for f in (ItemFlag(**row) for row in store.labeling.flags(gs.id, rv.name, kinds=FLAG_KINDS)):
+        if f.item_id in open_ids:
+            flags_by.setdefault(f.item_id, []).append({"rater": f.rater, "kind": f.kind, "note": f.note})
     return AdjudicationStatus(len(c.labels), len(c.resolved), len(c.adjudicated),
                               [Disagreement(i, by_item[i], flags_by.get(i, [])) for i in c.unresolved])
 
@@ -250,7 +253,7 @@ def golden_set_names(store: Store) -> list[str]:
 
 def rubric_names(store: Store) -> list[str]:
     """The rubrics a picker offers: refinement candidates are reached from the Refine page, not listed here."""
-    return [r["name"] for r in list_rubrics(store, candidates=False)]
+    return [r.name for r in rubric_summaries(store, candidates=False)]
 
 
 def default_rubric(store: Store, golden_set: str) -> str | None:
