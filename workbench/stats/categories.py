@@ -28,6 +28,7 @@ worse".
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,78 @@ CATEGORY_METRICS = ("exact_agreement", "krippendorff_alpha_ordinal", "mean_signe
 POSTERIOR_METRICS = ("krippendorff_alpha_ordinal", "mean_signed_error")
 #: Default of the gate policy's ``min_category_items``: a smaller category gets no interval.
 MIN_CATEGORY_ITEMS = 10
+
+
+@dataclass(slots=True)
+class MetricInterval:
+    """A metric's value in a category and its interval; a proportion (exact agreement) also carries its
+    denominator ``n`` and the cluster design effect of its interval."""
+
+    value: float
+    ci_low: float
+    ci_high: float
+    n: int | None = None
+    design_effect: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high,
+                **({"n": self.n} if self.n is not None else {}),
+                **({"design_effect": self.design_effect} if self.design_effect is not None else {})}
+
+
+@dataclass(frozen=True, slots=True)
+class WorseThanRest:
+    """The category's exact agreement minus that of every other item, with Newcombe's interval at ``level``;
+    ``significant`` when the whole interval is below 0."""
+
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    level: float
+    significant: bool
+    reason: str | None
+
+    @classmethod
+    def not_tested(cls, level: float, reason: str) -> WorseThanRest:
+        return cls(None, None, None, level, False, reason)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"difference": self.difference, "ci_low": self.ci_low, "ci_high": self.ci_high, "level": self.level,
+                "significant": self.significant, "reason": self.reason}
+
+
+@dataclass(slots=True)
+class CategoryAgreement:
+    """One category's agreement: ``metrics`` holds :data:`CATEGORY_METRICS` by name, ``intervals`` how each
+    interval is made, ``reason`` why the category has no interval (None if it has), ``reasons`` a sentence per
+    metric whose value or interval is missing or to be read with care."""
+
+    n_items: int
+    n_clusters: int
+    metrics: dict[str, MetricInterval]
+    intervals: dict[str, str]
+    reason: str | None = None
+    reasons: dict[str, str] = field(default_factory=dict)
+    worse_than_rest: WorseThanRest | None = None
+
+    @classmethod
+    def from_bootstrap(cls, result: dict[str, Any]) -> CategoryAgreement:
+        """The category's values from :func:`agreement_with_intervals` on its items (intervals refined later)."""
+        metrics, reasons = result["metrics"], result["reasons"]
+        return cls(result["n_items"], result["n_clusters"],
+                   {m: MetricInterval(**metrics[m]) for m in CATEGORY_METRICS},
+                   {"exact_agreement": PROPORTION_METHOD, **{m: CATEGORY_INTERVAL for m in POSTERIOR_METRICS}},
+                   reasons={m: reasons[m] for m in CATEGORY_METRICS if m in reasons})
+
+    @property
+    def exact_agreement(self) -> MetricInterval:
+        return self.metrics["exact_agreement"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n_items": self.n_items, "n_clusters": self.n_clusters,
+                **{m: self.metrics[m].to_json() for m in CATEGORY_METRICS},
+                "intervals": dict(self.intervals), "reason": self.reason, "reasons": dict(self.reasons),
+                "worse_than_rest": self.worse_than_rest.to_json() if self.worse_than_rest else None}
 
 
 def per_category_agreement(
@@ -98,39 +171,29 @@ def per_category_agreement(
     cats = pd.Series(np.asarray(categories, dtype=object)).fillna("default").astype(str).to_numpy(dtype=object)
     groups = np.arange(len(c)) if clusters is None else np.asarray(clusters, dtype=object)
     names = sorted(set(cats))
-    reports = {}
+    entries = {}
     for name in names:
         mask = cats == name
-        r = agreement_with_intervals(c[mask], j[mask], groups[mask], scale=scale, pass_threshold=pass_threshold,
-                                     resamples=resamples, seed=seed, level=level)
-        reports[name] = r
-    tested = [name for name in names if reports[name]["n_items"] >= min_category_items]
+        entries[name] = CategoryAgreement.from_bootstrap(agreement_with_intervals(
+            c[mask], j[mask], groups[mask], scale=scale, pass_threshold=pass_threshold, resamples=resamples,
+            seed=seed, level=level))
+    tested = [name for name in names if entries[name].n_items >= min_category_items]
     flag_level = 1 - (1 - level) / max(1, len(tested))
-    out: dict[str, dict[str, Any]] = {}
     for name in names:
-        r = reports[name]
+        entry = entries[name]
         mask = cats == name
-        entry: dict[str, Any] = {"n_items": r["n_items"], "n_clusters": r["n_clusters"],
-                                 **{m: dict(r["metrics"][m]) for m in CATEGORY_METRICS},
-                                 "intervals": {"exact_agreement": PROPORTION_METHOD,
-                                               **{m: CATEGORY_INTERVAL for m in POSTERIOR_METRICS}},
-                                 "reason": None,
-                                 "reasons": {m: r["reasons"][m] for m in CATEGORY_METRICS if m in r["reasons"]}}
-        if r["n_items"] < min_category_items:
-            why = too_small(r["n_items"], min_category_items)
-            entry["reason"] = why
+        if entry.n_items < min_category_items:
+            why = too_small(entry.n_items, min_category_items)
+            entry.reason = why
             for m in CATEGORY_METRICS:
-                entry[m].update(ci_low=float("nan"), ci_high=float("nan"))
-                entry["reasons"][m] = why
-            entry["worse_than_rest"] = {"difference": None, "ci_low": None, "ci_high": None, "level": flag_level,
-                                        "significant": False, "reason": why}
+                entry.metrics[m].ci_low = entry.metrics[m].ci_high = float("nan")
+                entry.reasons[m] = why
+            entry.worse_than_rest = WorseThanRest.not_tested(flag_level, why)
         else:
             _posterior_intervals(entry, c[mask], j[mask], groups[mask], scale=scale,
                                  pass_threshold=pass_threshold, draws=resamples, seed=seed, level=level)
-            rest = [reports[o] for o in names if o != name]
-            entry["worse_than_rest"] = _worse_than_rest(r, rest, flag_level)
-        out[name] = entry
-    return out
+            entry.worse_than_rest = _worse_than_rest(entry, [entries[o] for o in names if o != name], flag_level)
+    return {name: entries[name].to_json() for name in names}
 
 
 def too_small(n_items: int, min_category_items: int) -> str:
@@ -145,7 +208,7 @@ def one_cluster(n_items: int) -> str:
             "varies from task to task: the interval is the whole range the metric can take")
 
 
-def _posterior_intervals(entry: dict[str, Any], consensus: np.ndarray, judge: np.ndarray, clusters: np.ndarray, *,
+def _posterior_intervals(entry: CategoryAgreement, consensus: np.ndarray, judge: np.ndarray, clusters: np.ndarray, *,
                          scale: Any, pass_threshold: int, draws: int, seed: int, level: float) -> None:
     """Alpha's and the mean signed error's intervals from the posterior over the category's task clusters."""
     values = np.asarray(sorted(int(v) for v in scale), dtype=np.int64)
@@ -166,39 +229,38 @@ def _posterior_intervals(entry: dict[str, Any], consensus: np.ndarray, judge: np
                                   values, pass_index)
     span = float(values[-1] - values[0])
     for m in POSTERIOR_METRICS:
-        point = entry[m]["value"]
-        entry[m].update(ci_low=float("nan"), ci_high=float("nan"))
+        metric = entry.metrics[m]
+        point = metric.value
+        metric.ci_low = metric.ci_high = float("nan")
         if not np.isfinite(point):
             continue  # undefined here: the reason from the point estimate stays
-        entry["reasons"].pop(m, None)  # the bootstrap's sentences do not describe this interval
+        entry.reasons.pop(m, None)  # the bootstrap's sentences do not describe this interval
         if samples is None:
-            if entry["n_items"] >= 2:
+            if entry.n_items >= 2:
                 low, high = (-1.0, 1.0) if m == "krippendorff_alpha_ordinal" else (-span, span)
-                entry[m].update(ci_low=min(low, point), ci_high=max(high, point))
-                entry["reasons"][m] = one_cluster(entry["n_items"])
+                metric.ci_low, metric.ci_high = min(low, point), max(high, point)
+                entry.reasons[m] = one_cluster(entry.n_items)
             continue
-        low, high, undefined = posterior_interval(samples[m], point, level)
-        entry[m].update(ci_low=low, ci_high=high)
+        metric.ci_low, metric.ci_high, undefined = posterior_interval(samples[m], point, level)
         if undefined > 0.05 * draws:
-            entry["reasons"][m] = (f"{m} is undefined in {undefined / draws:.0%} of the posterior draws, so its "
+            entry.reasons[m] = (f"{m} is undefined in {undefined / draws:.0%} of the posterior draws, so its "
                                    "interval describes only the rest; label more items of this category")
 
 
-def _worse_than_rest(cat: dict[str, Any], rest: list[dict[str, Any]], level: float) -> dict[str, Any]:
-    result: dict[str, Any] = {"difference": None, "ci_low": None, "ci_high": None, "level": level,
-                              "significant": False, "reason": None}
-    n_rest = sum(r["n_items"] for r in rest)
-    if not rest or n_rest == 0 or cat["n_items"] == 0:
-        result["reason"] = "no other category to compare with"
-        return result
-    agree_rest = sum(r["metrics"]["exact_agreement"]["value"] * r["n_items"] for r in rest if r["n_items"])
-    deff_rest = (sum(r["metrics"]["exact_agreement"].get("design_effect", 1.0) * r["n_items"] for r in rest
-                     if r["n_items"]) / n_rest)
-    m = cat["metrics"]["exact_agreement"]
-    n_eff = cat["n_items"] / m.get("design_effect", 1.0)
+def _worse_than_rest(cat: CategoryAgreement, rest: list[CategoryAgreement], level: float) -> WorseThanRest:
+    n_rest = sum(r.n_items for r in rest)
+    if not rest or n_rest == 0 or cat.n_items == 0:
+        return WorseThanRest.not_tested(level, "no other category to compare with")
+    agree_rest = sum(r.exact_agreement.value * r.n_items for r in rest if r.n_items)
+    deff_rest = sum(_design_effect(r) * r.n_items for r in rest if r.n_items) / n_rest
+    n_eff = cat.n_items / _design_effect(cat)
     n_rest_eff = n_rest / deff_rest
-    p_cat, p_rest = m["value"], agree_rest / n_rest
+    p_cat, p_rest = cat.exact_agreement.value, agree_rest / n_rest
     low, high = newcombe_difference_interval(p_cat * n_eff, n_eff, p_rest * n_rest_eff, n_rest_eff, level=level)
-    result.update(difference=float(p_cat - p_rest), ci_low=float(low), ci_high=float(high),
-                  significant=bool(high < 0))
-    return result
+    return WorseThanRest(float(p_cat - p_rest), float(low), float(high), level, bool(high < 0), None)
+
+
+def _design_effect(category: CategoryAgreement) -> float:
+    """The design effect of the category's exact agreement (1 where its interval had none)."""
+    deff = category.exact_agreement.design_effect
+    return 1.0 if deff is None else deff
