@@ -63,16 +63,17 @@ def import_from_source(ctx: Ctx, source: str, uri: str, golden_set: str, rubric:
     """
     from workbench.features.interop.service import import_from
 
-    shown = {"n": None}
+    shown = False
 
     def progress(n: int) -> None:
-        shown["n"] = n
+        nonlocal shown
+        shown = True
         click.echo(f"\rReading {source} records: {n}", err=True, nl=False)
 
     try:
         res = import_from(ctx.store, source, uri, golden_set, rubric, map_file=map_file, progress=progress)
     finally:
-        if shown["n"] is not None:  # end the progress line, so an error starts a line of its own
+        if shown:  # end the progress line, so an error starts a line of its own
             click.echo(err=True)
     for line in res.summary_lines():
         click.echo(line)

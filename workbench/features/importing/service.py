@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -21,7 +21,9 @@ from workbench.core.models import Judgment, Label
 from workbench.core.names import check_name
 from workbench.store import Store, staging
 from workbench.store.mapping import item_row
-from workbench.calibration.rubric_versions import get_rubric, get_rubric_ref
+from workbench.calibration.golden_sets import ItemIndexRow
+from workbench.calibration.rubric_versions import get_rubric, get_rubric_ref, judge_row
+from workbench.features.importing.records import ItemColumns, ParsedAdjudication
 
 Progress = Callable[[int], None]
 BATCH = 1000
@@ -33,7 +35,11 @@ class ImportResult:
     records: int = 0
     added: int = 0
     unchanged: int = 0
-    details: dict = field(default_factory=dict)
+    write_lock_s: float | None = None  # how long the items' landing held the write lock
+
+    @property
+    def details(self) -> dict:
+        return {} if self.write_lock_s is None else {"write_lock_s": self.write_lock_s}
 
     def summary(self, what: str) -> str:
         return f"{self.file}: {self.records} {what} read, {self.added} added or changed, {self.unchanged} already present"
@@ -66,22 +72,22 @@ def import_items(store: Store, path: str | Path, golden_set: str, *, progress: P
     with staging.StagedItems() as staged:
         if gs_id is not None:
             staged.check_against(store, gs_id)
-        batch: dict[str, tuple[int, dict]] = {}  # item_id -> (line, row)
+        batch: dict[str, tuple[int, dict, str]] = {}  # item_id -> (line, row, content hash)
 
         def flush() -> None:
             ids = list(batch)
             earlier = staged.earlier(ids)
             existing = store.item_hashes(gs_id, ids) if gs_id is not None else {}
             rows = []
-            for item_id, (line, row) in batch.items():
+            for item_id, (line, row, content_hash) in batch.items():
                 if (prior := earlier.get(item_id)) is not None:
-                    if prior[1] != row["content_hash"]:
+                    if prior[1] != content_hash:
                         raise InputError(f"item id '{item_id}' appears twice with different content (first on line "
                                          f"{prior[0]})", file=path.name, line=line, field="id",
                                          fix="give each item its own id")
                     continue
                 old = existing.get(item_id)
-                if old is not None and old != row["content_hash"]:
+                if old is not None and old != content_hash:
                     raise _changed_item(item_id, golden_set, path, line)
                 rows.append({**row, "line": line, "present": old is not None})
             staged.add(rows)
@@ -90,13 +96,14 @@ def import_items(store: Store, path: str | Path, golden_set: str, *, progress: P
         for rec in read_records(path):
             item = parse_item(rec)
             row = item_row(item)
+            content_hash = ItemColumns(**row).content_hash
             prior = batch.get(item.id)
             if prior is not None:
-                if prior[1]["content_hash"] != row["content_hash"]:
+                if prior[2] != content_hash:
                     raise rec.error(f"item id '{item.id}' appears twice with different content (first on line {prior[0]})",
                                     field="id", fix="give each item its own id")
             else:
-                batch[item.id] = (rec.line, row)
+                batch[item.id] = (rec.line, row, content_hash)
             result.records += 1
             _tick(progress, result.records)
             if len(batch) >= BATCH:
@@ -108,7 +115,7 @@ def import_items(store: Store, path: str | Path, golden_set: str, *, progress: P
         raise _changed_item(item_id, golden_set, path, line)
     result.added = landed.added
     result.unchanged = result.records - result.added
-    result.details["write_lock_s"] = round(landed.lock_s, 3)
+    result.write_lock_s = round(landed.lock_s, 3)
     return result
 
 
@@ -162,13 +169,12 @@ def import_adjudications(store: Store, path: str | Path, golden_set: str, rubric
     rows = []
     seen: dict[str, int] = {}
     for rec in read_records(path):
-        a = parse_adjudication(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
-        pk = _item_pk(pks, a["item_id"], rec, golden_set)
-        if (first := seen.setdefault(a["item_id"], rec.line)) != rec.line:
-            raise rec.error(f"item '{a['item_id']}' is adjudicated twice (also line {first})", field="item_id",
+        a = ParsedAdjudication(**parse_adjudication(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'"))
+        pk = _item_pk(pks, a.item_id, rec, golden_set)
+        if (first := seen.setdefault(a.item_id, rec.line)) != rec.line:
+            raise rec.error(f"item '{a.item_id}' is adjudicated twice (also line {first})", field="item_id",
                             fix="keep one final label per item")
-        rows.append({"item_pk": pk, "rubric_name": rv.name, "rubric_id": rv.id, "score": a["score"],
-                     "note": a["note"], "lead": a["lead"], "created_at": a["created_at"]})
+        rows.append(a.row(pk, rv.name, rv.id))
         result.records += 1
     with store.transaction():
         result.added = store.upsert_adjudications(rows)
@@ -191,8 +197,8 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
     spec = rv.rubric.judge(judge)
     file_hash = _file_sha256(path)
     gs = store.golden_set(golden_set)
-    judge_row = store.judge_row(rv.id, spec.id)
-    items = {r["item_id"]: r for r in store.item_index(gs.id)}
+    row = judge_row(store, rv.id, spec.id)
+    items = {ItemIndexRow(**r).item_id: r for r in store.item_index(gs.id)}  # rows as the store writes from them
     by_run: dict[str, list[Judgment]] = defaultdict(list)
     seen: dict[tuple, int] = {}
     n_steps: dict[str, int] = {}
@@ -217,9 +223,9 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
         _tick(progress, result.records)
     with store.transaction():  # the file is validated: only the writes hold the lock
         for run_name, judgments in by_run.items():
-            run_id, _ = store.ensure_run(judge_row["pk"], gs.id, source="import", name=run_name,
+            run_id, _ = store.ensure_run(row.pk, gs.id, source="import", name=run_name,
                                          params={"file": path.name}, status="done")
-            result.added += store.insert_judgments(run_id, judge_row["config_hash"], judgments, items)
+            result.added += store.insert_judgments(run_id, row.config_hash, judgments, items)
     result.unchanged = result.records - result.added
     return result
 
