@@ -174,9 +174,9 @@ BOWKER = {"statistic": 19.106550215266772, "df": 6, "pvalue": 0.0039874198404285
 def test_stuart_maxwell_published():
     right, left = _pairs_from_table(STUART)
     result = stuart_maxwell(right, left, scale=(1, 2, 3, 4))
-    assert result["statistic"] == pytest.approx(STUART_MAXWELL["statistic"], rel=1e-12)
-    assert result["df"] == STUART_MAXWELL["df"]
-    assert result["p_value"] == pytest.approx(STUART_MAXWELL["pvalue"], rel=1e-9)
+    assert result.statistic == pytest.approx(STUART_MAXWELL["statistic"], rel=1e-12)
+    assert result.df == STUART_MAXWELL["df"]
+    assert result.p_value == pytest.approx(STUART_MAXWELL["pvalue"], rel=1e-9)
 
 
 def test_bowker_symmetry_library():
@@ -195,8 +195,8 @@ MCNEMAR_EXPECTED = {"chi2_no_correction": 17.35593220338983, "p_no_correction": 
 def test_mcnemar_is_stuart_maxwell_on_two_labels():
     first, second = _pairs_from_table(MCNEMAR)
     result = stuart_maxwell(first, second, scale=(1, 2))
-    assert result["statistic"] == pytest.approx(MCNEMAR_EXPECTED["chi2_no_correction"], rel=1e-12)
-    assert result["p_value"] == pytest.approx(MCNEMAR_EXPECTED["p_no_correction"], rel=1e-9)
+    assert result.statistic == pytest.approx(MCNEMAR_EXPECTED["chi2_no_correction"], rel=1e-12)
+    assert result.p_value == pytest.approx(MCNEMAR_EXPECTED["p_no_correction"], rel=1e-9)
 
 
 def test_mcnemar_library_variants():

@@ -435,7 +435,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "self_preference": {"same_model": bias["same_model"], "same_family": bias["same_family"],
                             "measurable_in_pool": _family_in_pool(index, judged, spec.family)},
         "per_category": per_category,
-        "noise": noise,
+        "noise": noise.to_json() if noise else None,
         "drift": drift,
         "noise_floor": stats.noise_floor(agreement, target_width=options.target_width),
         "evidence": {"n_items": agreement["n_items"], "n_multi_rated": n_multi,
@@ -550,8 +550,7 @@ def drift_between(judgments: pd.DataFrame, base_run: dict, run: dict, resolved: 
                     baseline_versions=judgments[judgments["run_id"] == base_run["id"]]["model_version"].dropna(),
                     candidate_versions=cand_frame[cand_frame["run_id"] == run["id"]]["model_version"].dropna(),
                     resamples=options.resamples, seed=options.seed)
-    d["baseline_run"], d["run"] = base_run["name"], run["name"]
-    return d
+    return {**d.to_json(), "baseline_run": base_run["name"], "run": run["name"]}
 
 
 def _cost(frame: pd.DataFrame) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import krippendorff
@@ -20,6 +21,91 @@ from workbench.stats._common import as_score_map, check_frame, check_same_length
 from workbench.stats.intervals.bootstrap import paired_bootstrap_delta
 
 REPEAT_COLUMNS = ("item_id", "repeat", "score")
+
+
+@dataclass(frozen=True, slots=True)
+class PassHatK:
+    """pass^k at one ``k``: the chance that k repeats of an item all equal its consensus, averaged over items."""
+
+    k: int
+    value: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"k": self.k, "value": self.value}
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatNoise:
+    """How much a judge's score of an item changes when it is asked again (:func:`repeat_noise`)."""
+
+    n_items: int
+    repeats: int
+    flip_rate: float
+    pairwise_flip_rate: float
+    krippendorff_alpha_ordinal: float
+    pass_hat_k: float | None
+    pass_hat_k_curve: list[PassHatK]
+    n_items_with_consensus: int
+    n_unscored: int
+    reasons: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n_items": self.n_items, "repeats": self.repeats, "flip_rate": self.flip_rate,
+                "pairwise_flip_rate": self.pairwise_flip_rate,
+                "krippendorff_alpha_ordinal": self.krippendorff_alpha_ordinal, "pass_hat_k": self.pass_hat_k,
+                "pass_hat_k_curve": [p.to_json() for p in self.pass_hat_k_curve],
+                "n_items_with_consensus": self.n_items_with_consensus, "n_unscored": self.n_unscored,
+                "reasons": dict(self.reasons)}
+
+
+@dataclass(frozen=True, slots=True)
+class StuartMaxwellTest:
+    """Whether two runs give each label equally often (:func:`stuart_maxwell`); ``table`` is baseline (rows) by
+    candidate (columns) counts in scale order, ``reason`` why the test is trivial or undefined."""
+
+    statistic: float
+    df: int
+    p_value: float
+    n_items: int
+    table: list[list[int]]
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"statistic": self.statistic, "df": self.df, "p_value": self.p_value, "n_items": self.n_items,
+                "table": self.table, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelVersions:
+    """The model versions the API reported in each run, and whether they differ."""
+
+    baseline: list[str]
+    candidate: list[str]
+    changed: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "candidate": self.candidate, "changed": self.changed}
+
+
+@dataclass(frozen=True, slots=True)
+class RunDrift:
+    """What changed from an earlier (baseline) to a later (candidate) run on the same items (:func:`drift`):
+    ``deltas`` and ``delta_reasons`` by metric, ``bootstrap`` the paired bootstrap's settings."""
+
+    n_items: int
+    flip_rate: float
+    stuart_maxwell: StuartMaxwellTest
+    deltas: dict[str, dict[str, Any]]
+    delta_reasons: dict[str, str]
+    n_items_with_consensus: int
+    bootstrap: dict[str, Any]
+    model_versions: ModelVersions
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n_items": self.n_items, "flip_rate": self.flip_rate, "stuart_maxwell": self.stuart_maxwell.to_json(),
+                "deltas": self.deltas, "delta_reasons": self.delta_reasons,
+                "n_items_with_consensus": self.n_items_with_consensus, "bootstrap": self.bootstrap,
+                "model_versions": self.model_versions.to_json()}
 
 
 def pass_hat_k(n: Any, c: Any, k: int) -> float:
@@ -58,7 +144,7 @@ def pass_at_k(n: Any, c: Any, k: int) -> float:
     return float(np.mean([1 - math.comb(ni - ci, k) / math.comb(ni, k) for ni, ci in zip(n_arr, c_arr)]))
 
 
-def repeat_noise(repeats: pd.DataFrame, *, scale: Any, consensus: Any = None) -> dict[str, Any]:
+def repeat_noise(repeats: pd.DataFrame, *, scale: Any, consensus: Any = None) -> RepeatNoise:
     """How much a judge's score of an item changes when it is asked again.
 
     Parameters
@@ -73,7 +159,7 @@ def repeat_noise(repeats: pd.DataFrame, *, scale: Any, consensus: Any = None) ->
 
     Returns
     -------
-    dict
+    RepeatNoise
         Computed on items with at least two scored repeats (``n_items``):
         ``flip_rate``: share of items whose repeats are not all equal (what
         the gate checks); ``pairwise_flip_rate``: mean over items of the share
@@ -98,55 +184,48 @@ def repeat_noise(repeats: pd.DataFrame, *, scale: Any, consensus: Any = None) ->
     sizes = frame.groupby("item_id", sort=False)["_code"].transform("size")
     frame = frame[sizes >= 2]
     reasons: dict[str, str] = {}
-    out: dict[str, Any] = {
-        "n_items": 0, "repeats": 0, "flip_rate": float("nan"), "pairwise_flip_rate": float("nan"),
-        "krippendorff_alpha_ordinal": float("nan"), "pass_hat_k": None, "pass_hat_k_curve": [],
-        "n_items_with_consensus": 0, "n_unscored": n_unscored, "reasons": reasons,
-    }
     if frame.empty:
         why = "no item has two or more scored repeats, so run-to-run noise cannot be measured"
         reasons.update(dict.fromkeys(("flip_rate", "pairwise_flip_rate", "krippendorff_alpha_ordinal"), why))
         if consensus is not None:
             reasons["pass_hat_k"] = why
-        return out
+        return RepeatNoise(0, 0, float("nan"), float("nan"), float("nan"), None, [], 0, n_unscored, reasons)
 
     item_idx, items = pd.factorize(frame["item_id"])
     k = len(values)
     counts = np.zeros((len(items), k), dtype=np.int64)
     np.add.at(counts, (item_idx, frame["_code"].to_numpy()), 1)
     m = counts.sum(axis=1)
-    out["n_items"] = int(len(items))
-    out["repeats"] = int(m.max())
-    out["flip_rate"] = float(np.mean(counts.max(axis=1) < m))
-    out["pairwise_flip_rate"] = float(np.mean(1 - (counts * (counts - 1)).sum(axis=1) / (m * (m - 1))))
-
+    alpha = float("nan")
     if (counts.sum(axis=0) > 0).sum() < 2:
         only = int(values[np.flatnonzero(counts.sum(axis=0))[0]])
         reasons["krippendorff_alpha_ordinal"] = (f"every repeat of every item scored {only}, "
                                                  "so alpha has no variation to measure")
     else:
         matrix = frame.pivot(index="repeat", columns="item_id", values="score").to_numpy(dtype=np.float64)
-        out["krippendorff_alpha_ordinal"] = float(krippendorff.alpha(
-            reliability_data=matrix, level_of_measurement="ordinal", value_domain=values.tolist()))
+        alpha = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal",
+                                         value_domain=values.tolist()))
 
+    n_with_consensus, hat_k, curve = 0, None, []
     if consensus is not None:
         cmap = as_score_map(consensus, name="consensus")
         ccodes = pd.Series(score_codes(cmap.to_numpy(dtype=object), name="consensus", scale=values),
                            index=cmap.index).reindex(items).fillna(-1).to_numpy(dtype=np.int64)
         has = ccodes >= 0
-        out["n_items_with_consensus"] = int(has.sum())
+        n_with_consensus = int(has.sum())
         if has.any():
             n_rep = m[has]
             hits = counts[has][np.arange(int(has.sum())), ccodes[has]]
-            out["pass_hat_k"] = float(np.mean(hits == n_rep))
-            out["pass_hat_k_curve"] = [{"k": kk, "value": pass_hat_k(n_rep, hits, kk)}
-                                       for kk in range(1, int(n_rep.min()) + 1)]
+            hat_k = float(np.mean(hits == n_rep))
+            curve = [PassHatK(kk, pass_hat_k(n_rep, hits, kk)) for kk in range(1, int(n_rep.min()) + 1)]
         else:
             reasons["pass_hat_k"] = "no item with repeats has a consensus label"
-    return out
+    return RepeatNoise(int(len(items)), int(m.max()), float(np.mean(counts.max(axis=1) < m)),
+                       float(np.mean(1 - (counts * (counts - 1)).sum(axis=1) / (m * (m - 1)))), alpha, hat_k, curve,
+                       n_with_consensus, n_unscored, reasons)
 
 
-def stuart_maxwell(baseline: Any, candidate: Any, *, scale: Any) -> dict[str, Any]:
+def stuart_maxwell(baseline: Any, candidate: Any, *, scale: Any) -> StuartMaxwellTest:
     """Stuart-Maxwell test that two runs give each label equally often.
 
     Calls ``statsmodels.stats.contingency_tables.SquareTable(table).homogeneity()``
@@ -164,7 +243,7 @@ def stuart_maxwell(baseline: Any, candidate: Any, *, scale: Any) -> dict[str, An
 
     Returns
     -------
-    dict
+    StuartMaxwellTest
         ``statistic``, ``df``, ``p_value``, ``n_items``, ``table`` (full K x K
         counts, scale order), ``reason`` (None, or why the test is trivial or
         undefined). When no item changed label the statistic is 0 and the
@@ -177,26 +256,23 @@ def stuart_maxwell(baseline: Any, candidate: Any, *, scale: Any) -> dict[str, An
     both = (b >= 0) & (c >= 0)
     k = len(values)
     table = np.bincount(b[both] * k + c[both], minlength=k * k).reshape(k, k)
-    out = {"statistic": float("nan"), "df": 0, "p_value": float("nan"), "n_items": int(both.sum()),
-           "table": table.tolist(), "reason": None}
+    n_items, counts = int(both.sum()), table.tolist()
     if not both.any():
-        out["reason"] = "no item was scored in both runs"
-        return out
+        return StuartMaxwellTest(float("nan"), 0, float("nan"), n_items, counts, "no item was scored in both runs")
     off = table - np.diag(np.diag(table))
     moved = (off.sum(axis=0) + off.sum(axis=1)) > 0
     if not moved.any():
-        out.update(statistic=0.0, p_value=1.0, reason="no item changed its label between the runs")
-        return out
+        return StuartMaxwellTest(0.0, 0, 1.0, n_items, counts, "no item changed its label between the runs")
     sub = table[np.ix_(moved, moved)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from statsmodels.stats.contingency_tables import SquareTable  # slow to import: only when needed
 
         result = SquareTable(sub, shift_zeros=False).homogeneity()
-    out.update(statistic=float(result.statistic), df=int(result.df), p_value=float(result.pvalue))
-    if not np.isfinite(out["p_value"]):
-        out["reason"] = "the covariance of the margin differences is singular, so the test is undefined"
-    return out
+    p_value = float(result.pvalue)
+    singular = None if np.isfinite(p_value) else \
+        "the covariance of the margin differences is singular, so the test is undefined"
+    return StuartMaxwellTest(float(result.statistic), int(result.df), p_value, n_items, counts, singular)
 
 
 def drift(
@@ -212,7 +288,7 @@ def drift(
     resamples: int = 2000,
     seed: int = 0,
     level: float = 0.95,
-) -> dict[str, Any]:
+) -> RunDrift:
     """What changed between an earlier (baseline) and a later (candidate) run on the same items.
 
     Parameters
@@ -229,7 +305,7 @@ def drift(
 
     Returns
     -------
-    dict
+    RunDrift
         ``flip_rate`` (share of items scored in both runs whose score
         changed), ``n_items`` (those items), ``stuart_maxwell`` (see
         :func:`stuart_maxwell`), ``deltas`` (the ``metrics`` of
@@ -248,16 +324,9 @@ def drift(
                                     pass_threshold=pass_threshold, resamples=resamples, seed=seed, level=level)
     base_v = sorted({str(v) for v in baseline_versions if v is not None})
     cand_v = sorted({str(v) for v in candidate_versions if v is not None})
-    return {
-        "n_items": int(both.sum()),
-        "flip_rate": float(np.mean(b[both] != c[both])) if both.any() else float("nan"),
-        "stuart_maxwell": sm_result,
-        "deltas": deltas["metrics"],
-        "delta_reasons": deltas["reasons"],
-        "n_items_with_consensus": deltas["n_items"],
-        "bootstrap": deltas["bootstrap"],
-        "model_versions": {"baseline": base_v, "candidate": cand_v, "changed": base_v != cand_v},
-    }
+    return RunDrift(int(both.sum()), float(np.mean(b[both] != c[both])) if both.any() else float("nan"), sm_result,
+                    deltas["metrics"], deltas["reasons"], deltas["n_items"], deltas["bootstrap"],
+                    ModelVersions(base_v, cand_v, base_v != cand_v))
 
 
 def _counts(n: Any, c: Any, k: int) -> tuple[list[int], list[int]]:
