@@ -23,6 +23,10 @@ NO_ITEMS = "there are no items with both a consensus label and a judge score"
 ONE_ITEM = "only one item has both a consensus label and a judge score; agreement needs at least two"
 
 
+#: The package whose ``__init__`` :func:`special_functions` avoids, and its compiled ufuncs.
+SPECIAL, SPECIAL_UFUNCS = "scipy.special", "scipy.special._ufuncs"
+
+
 def special_functions() -> ModuleType:
     """scipy.special's compiled ufuncs (``ndtr``, ``ndtri``, ``stdtr``, ``stdtrit``: the same objects
     ``scipy.special`` exports), without running ``scipy.special``'s ``__init__``.
@@ -32,16 +36,15 @@ def special_functions() -> ModuleType:
     package is a bare module (their relative imports need it), removed again at once, so a later
     ``import scipy.special`` runs the real ``__init__`` and finds them already loaded.
     """
-    if "scipy.special" in sys.modules:  # imported already (the UI preloads it): nothing to save
-        return sys.modules["scipy.special"]
-    if "scipy.special._ufuncs" not in sys.modules:
-        spec = importlib.util.find_spec("scipy.special")
-        sys.modules["scipy.special"] = importlib.util.module_from_spec(spec)
+    if SPECIAL in sys.modules:  # imported already (the UI preloads it): nothing to save
+        return sys.modules[SPECIAL]
+    if SPECIAL_UFUNCS not in sys.modules:
+        sys.modules[SPECIAL] = importlib.util.module_from_spec(importlib.util.find_spec(SPECIAL))
         try:
-            importlib.import_module("scipy.special._ufuncs")
+            importlib.import_module(SPECIAL_UFUNCS)
         finally:
-            del sys.modules["scipy.special"]
-    return sys.modules["scipy.special._ufuncs"]
+            del sys.modules[SPECIAL]
+    return sys.modules[SPECIAL_UFUNCS]
 
 
 def check_scale(scale: Any) -> np.ndarray:
