@@ -31,28 +31,28 @@ def test_plan_predicts_the_items_for_a_target_width(tmp_path: Path) -> None:
     cfg = replace(with_effects(n_items=1500, seed=21, error=0.15), true_distribution=(0.3, 0.5, 0.2))
     data = generate(cfg)
     by_item: dict[str, list[int]] = {}
-    for lab in data["labels"]:
+    for lab in data.labels:
         by_item.setdefault(lab["item_id"], []).append(lab["score"])
     cons = {i: consensus_label(s) for i, s in by_item.items()}
     cons = {i: c for i, c in cons.items() if c is not None}
-    judged = {r["item_id"]: r["score"] for r in data["judgments"]["sim"] if r["repeat"] == 0}
-    task = {it["id"]: it["task_id"] for it in data["items"]}
+    judged = {r["item_id"]: r["score"] for r in data.judgments["sim"] if r["repeat"] == 0}
+    task = {it["id"]: it["task_id"] for it in data.items}
     pool = sorted(i for i in cons if i in judged)
 
     store = Store(tmp_path / "wb.db")
-    rubric = json.loads(json.dumps(data["rubric"]))
+    rubric = json.loads(json.dumps(data.rubric))
     rubric["judges"] = [{"id": "sim", "model": "openai/gpt-4o", "family": "openai"}]
     import yaml
 
     (tmp_path / f"{RUBRIC}.yaml").write_text(yaml.safe_dump(rubric, sort_keys=False))
     add_rubric(store, tmp_path / f"{RUBRIC}.yaml")
-    importing.import_items(store, _jsonl(tmp_path / "items.jsonl", data["items"]), "big")
+    importing.import_items(store, _jsonl(tmp_path / "items.jsonl", data.items), "big")
     importing.import_judgments(store, _jsonl(tmp_path / "j.jsonl", [
         {"item_id": i, "score": s} for i, s in judged.items()]), "big", RUBRIC, "sim")
     rng = np.random.default_rng(3)
     labeled = set(rng.choice(pool, size=100, replace=False).tolist())
     importing.import_labels(store, _jsonl(tmp_path / "l.jsonl", [
-        {k: lab[k] for k in ("item_id", "rater", "score")} for lab in data["labels"] if lab["item_id"] in labeled]),
+        {k: lab[k] for k in ("item_id", "rater", "score")} for lab in data.labels if lab["item_id"] in labeled]),
         "big", RUBRIC)
     p = plan(store, "big", RUBRIC, "sim", target_width=0.1)
     predicted = p.widths["krippendorff_alpha_ordinal"]["items_needed"]

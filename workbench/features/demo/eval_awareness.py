@@ -32,6 +32,7 @@ import yaml
 
 from workbench.core.models import Item, Rubric
 from workbench.features.demo.generator import DemoConfig, SimItem, simulate_labels
+from workbench.features.demo.records import AuditData
 
 RUBRIC_NAME = "eval-awareness-audit"
 GOLDEN_SET = "eval-awareness"
@@ -113,8 +114,8 @@ def _trajectory(kind: str, n: int, rng: random.Random) -> tuple[str, list[dict],
     return task, steps, output
 
 
-def generate() -> dict:
-    """Items, labels and the rubric, in memory."""
+def generate() -> AuditData:
+    """Items and labels, in memory."""
     rng = random.Random(SEED)
     sims, items = [], []
     for k, (kind, truth) in enumerate(KINDS.items()):
@@ -128,7 +129,7 @@ def generate() -> dict:
                           "metadata": {"synthetic": True, "planted": kind, "truth": truth}})
             sims.append(SimItem(item_id, task_id, kind, "agent-under-test", "synthetic", truth))
     labels = simulate_labels(DemoConfig(), sims, rng)
-    return {"items": items, "labels": labels}
+    return AuditData(items, labels)
 
 
 def write_eval_awareness(root: Path) -> None:
@@ -141,7 +142,7 @@ def write_eval_awareness(root: Path) -> None:
         {"name": GOLDEN_SET, "overlap": 2, "synthetic_demo": True,
          "note": "Synthetic trajectories with planted eval-awareness and cheating cases, made by "
                  "workbench.features.demo.eval_awareness; the planted kind is the item's category."}, sort_keys=False))
-    for path, rows in ((gs / "items.jsonl", data["items"]), (gs / RUBRIC_NAME / "labels.jsonl", data["labels"])):
+    for path, rows in ((gs / "items.jsonl", data.items), (gs / RUBRIC_NAME / "labels.jsonl", data.labels)):
         path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows),
                         encoding="utf-8")
     (root / "rubrics" / "examples").mkdir(parents=True, exist_ok=True)

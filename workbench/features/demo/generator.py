@@ -29,6 +29,8 @@ from typing import Any
 
 import yaml
 
+from workbench.features.demo.records import DemoData, SimLabel, SimVerdict
+
 SCALE = (-1, 0, 1)
 CATEGORIES = ("bug-fix", "feature", "refactor", "test-writing")
 PRODUCERS = (("claude-sonnet-4", "anthropic"), ("gpt-4o", "openai"), ("gemini-2.5-pro", "google"))
@@ -272,56 +274,62 @@ RATIONALES = {
 
 # -- files ---------------------------------------------------------------------
 
-def generate(cfg: DemoConfig = DemoConfig()) -> dict[str, Any]:
+def generate(cfg: DemoConfig = DemoConfig()) -> DemoData:
     """Everything in memory: items, labels, adjudications, judgments per judge, and the rubric."""
     rng = random.Random(cfg.seed)
     sims = simulate_items(cfg, rng)
-    items = []
+    items, n_steps = [], {}
     for it in sims:
         task, steps, output = _trajectory(it, rng)
         items.append({"id": it.id, "task_id": it.task_id, "category": it.category, "input": task,
                       "output": output, "trajectory": steps,
                       "producer": {"model": it.producer_model, "family": it.producer_family},
                       "metadata": {"synthetic": True}})
-    labels = simulate_labels(cfg, sims, rng)
-    for lab in labels:
-        if lab["score"] != 0 or rng.random() < 0.3:
-            lab["rationale"] = rng.choice(RATIONALES[lab["score"]])
-    judgments = {}
-    for judge in cfg.judges:
-        rows = simulate_judge(judge, sims, rng)
-        out = []
-        for r in rows:
-            versions = judge.model_versions or (judge.model.split("/")[-1],)
-            n_steps = len(items[int(r["item_id"].split("-")[1])]["trajectory"])
-            rec = {"item_id": r["item_id"], "score": r["score"], "repeat": r["repeat"],
-                   "run": f"run-{r['run'] + 1}", "rationale": rng.choice(RATIONALES[r["score"]]),
-                   "evidence_steps": sorted(rng.sample(range(n_steps), k=2)),
-                   "model_version": versions[min(r["run"], len(versions) - 1)],
-                   "created_at": f"2026-{10 + r['run']:02d}-{1 + r['repeat']:02d}T12:00:00+00:00",
-                   "tokens_in": 1800 + n_steps * 220, "tokens_out": 160 + rng.randint(0, 80),
-                   "cost_usd": _cost(judge.price_per_item, rng.uniform(0.8, 1.2)),
-                   "latency_ms": round(judge.latency_ms * rng.uniform(0.6, 1.6), 1)}
-            if judge.mode == "agentic":
-                ev = rec["evidence_steps"]
-                rec["trace"] = [
-                    {"tool": "overview", "arguments": {}, "result": f"{n_steps} steps"},
-                    {"tool": "read_steps", "arguments": {"start": ev[0], "end": ev[1]}, "result": "(steps shown)"},
-                    {"tool": "search_steps", "arguments": {"pattern": "passed|failed"}, "result": "(matches shown)"},
-                    {"tool": "submit_verdict", "arguments": {"score": r["score"]}, "result": "recorded"},
-                ]
-            out.append(rec)
-        judgments[judge.id] = out
+        n_steps[it.id] = len(steps)
+    sim_labels = [SimLabel(**lab) for lab in simulate_labels(cfg, sims, rng)]
+    labels = [_label_record(lab, rng) for lab in sim_labels]
+    judgments = {judge.id: [_judgment_record(judge, v, n_steps[v.item_id], rng)
+                            for v in [SimVerdict(**r) for r in simulate_judge(judge, sims, rng)]]
+                 for judge in cfg.judges}
     # a lead has settled a few disagreements already; the rest wait on the Adjudicate page
     by_item: dict[str, list[int]] = {}
-    for lab in labels:
-        by_item.setdefault(lab["item_id"], []).append(lab["score"])
+    for lab in sim_labels:
+        by_item.setdefault(lab.item_id, []).append(lab.score)
     truth = {it.id: it.truth for it in sims}
     split = [i for i, s in by_item.items() if len(s) == 2 and s[0] != s[1]]
     adjudications = [{"item_id": i, "score": truth[i], "note": "Checked the final test run.", "lead": "lead",
                       "created_at": "2026-11-20T09:00:00+00:00"} for i in split[: len(split) // 2]]
-    return {"items": items, "labels": labels, "adjudications": adjudications, "judgments": judgments,
-            "rubric": demo_rubric(cfg)}
+    return DemoData(items, labels, adjudications, judgments, demo_rubric(cfg))
+
+
+def _label_record(lab: SimLabel, rng: random.Random) -> dict[str, Any]:
+    """The labels.jsonl record: fails, exceptional items and some passes carry a rationale."""
+    record = {"item_id": lab.item_id, "rater": lab.rater, "score": lab.score}
+    if lab.score != 0 or rng.random() < 0.3:
+        record["rationale"] = rng.choice(RATIONALES[lab.score])
+    return record
+
+
+def _judgment_record(judge: SimJudge, v: SimVerdict, n_steps: int, rng: random.Random) -> dict[str, Any]:
+    """The judgments file's record of a simulated verdict (the random draws in the order they always came)."""
+    versions = judge.model_versions or (judge.model.split("/")[-1],)
+    rationale = rng.choice(RATIONALES[v.score])
+    evidence = sorted(rng.sample(range(n_steps), k=2))
+    record = {"item_id": v.item_id, "score": v.score, "repeat": v.repeat, "run": f"run-{v.run + 1}",
+              "rationale": rationale, "evidence_steps": evidence,
+              "model_version": versions[min(v.run, len(versions) - 1)],
+              "created_at": f"2026-{10 + v.run:02d}-{1 + v.repeat:02d}T12:00:00+00:00",
+              "tokens_in": 1800 + n_steps * 220, "tokens_out": 160 + rng.randint(0, 80),
+              "cost_usd": _cost(judge.price_per_item, rng.uniform(0.8, 1.2)),
+              "latency_ms": round(judge.latency_ms * rng.uniform(0.6, 1.6), 1)}
+    if judge.mode == "agentic":
+        record["trace"] = [
+            {"tool": "overview", "arguments": {}, "result": f"{n_steps} steps"},
+            {"tool": "read_steps", "arguments": {"start": evidence[0], "end": evidence[1]}, "result": "(steps shown)"},
+            {"tool": "search_steps", "arguments": {"pattern": "passed|failed"}, "result": "(matches shown)"},
+            {"tool": "submit_verdict", "arguments": {"score": v.score}, "result": "recorded"},
+        ]
+    return record
 
 
 def demo_rubric(cfg: DemoConfig) -> dict:
@@ -368,10 +376,10 @@ def write_demo(root: Path, cfg: DemoConfig = DemoConfig()) -> None:
         path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows),
                         encoding="utf-8")
 
-    jsonl(gs / "items.jsonl", data["items"])
-    jsonl(rub / "labels.jsonl", data["labels"])
-    jsonl(rub / "adjudications.jsonl", data["adjudications"])
-    for judge_id, rows in data["judgments"].items():
+    jsonl(gs / "items.jsonl", data.items)
+    jsonl(rub / "labels.jsonl", data.labels)
+    jsonl(rub / "adjudications.jsonl", data.adjudications)
+    for judge_id, rows in data.judgments.items():
         jsonl(rub / "judgments" / f"{judge_id}.jsonl", rows)
     (root / "rubrics").mkdir(exist_ok=True)
     (root / "rubrics" / f"{RUBRIC_NAME}.yaml").write_text(
@@ -379,7 +387,7 @@ def write_demo(root: Path, cfg: DemoConfig = DemoConfig()) -> None:
         "# (see workbench/features/demo/generator.py): careful-sonnet is well calibrated, lenient-mini is lenient,\n"
         "# gpt4o-self favours its own family, noisy-llama is noisy and its second run drifts;\n"
         "# test-results is a deterministic Python grader that reads the trajectory's last test run.\n"
-        + yaml.safe_dump(data["rubric"], sort_keys=False, allow_unicode=True, width=100))
+        + yaml.safe_dump(data.rubric, sort_keys=False, allow_unicode=True, width=100))
 
 
 def with_effects(*, n_items: int = 200, seed: int = 0, self_preference: float = 0.0, leniency: float = 0.0,
