@@ -32,7 +32,7 @@ from workbench.stats.intervals import methods as interval_choices
 from workbench.store import Store
 from workbench.core.workspace import Workspace
 from workbench.core.workspace import current as current_workspace
-from workbench.calibration.golden_sets import Consensus, RunRow, consensus, runs_of
+from workbench.calibration.golden_sets import Consensus, GoldenSetVersion, RunRow, consensus, runs_of
 from workbench.calibration.snapshots import current_snapshot
 from workbench.calibration.rubric_versions import JudgeRow, RubricVersion, get_rubric, judge_row
 
@@ -480,9 +480,9 @@ def freeze_version(store: Store, report: CalibrationReport, scope: Scope) -> Cal
         if now != version_hash:
             raise WorkbenchError(f"golden set '{scope.golden_set.name}' changed while the report was read (its items or "
                            "consensus labels are not those the report was computed on); run the command again")
-    row = store.insert_golden_set_version(scope.golden_set.id, version_hash, snapshot)
-    return report.but(golden_set=report.golden_set.but(version=row["version"]),
-                      ids=(report.ids or _ids(scope, None)).but(golden_set_version_id=row["id"]))
+    frozen = GoldenSetVersion.from_row(store.insert_golden_set_version(scope.golden_set.id, version_hash, snapshot))
+    return report.but(golden_set=report.golden_set.but(version=frozen.version),
+                      ids=(report.ids or _ids(scope, None)).but(golden_set_version_id=frozen.id))
 
 
 def golden_set_version(store: Store, golden_set_id: int, version_hash: str) -> tuple[int | None, int]:
@@ -490,8 +490,10 @@ def golden_set_version(store: Store, golden_set_id: int, version_hash: str) -> t
     state has not been frozen. Reads only: calibrating must not write."""
     row = store.golden_set_version_by_hash(golden_set_id, version_hash)
     if row is not None:
-        return row["id"], row["version"]
-    return None, max((v["version"] for v in store.golden_set_versions(golden_set_id)), default=0) + 1
+        frozen = GoldenSetVersion.from_row(row)
+        return frozen.id, frozen.version
+    versions = [GoldenSetVersion.from_row(v) for v in store.golden_set_versions(golden_set_id)]
+    return None, max((v.version for v in versions), default=0) + 1
 
 
 def _ids(scope: Scope, golden_set_version_id: int | None) -> Ids:
@@ -602,11 +604,10 @@ def compare(store: Store, golden_set: str, rubric: str, options: Options = Optio
                                          [scores[jid][i] for i in ids], index.loc[ids, "task_id"].to_numpy(),
                                          scale=list(rv.rubric.scale.values), pass_threshold=rv.rubric.pass_threshold,
                                          resamples=options.resamples, seed=options.seed)
-        m = stats.jsonable(d["metrics"][metric])
-        significant = m["ci_high"] is not None and m["ci_low"] is not None and (m["ci_high"] < 0 or m["ci_low"] > 0)
-        differences.append(Difference.from_json(
-            {"judge": jid, "baseline": best_id, "metric": metric, "n_items": d["n_items"], **m,
-             "significant": bool(significant)}))
+        diff = Difference.from_json({"judge": jid, "baseline": best_id, "metric": metric, "n_items": d["n_items"],
+                                     **stats.jsonable(d["metrics"][metric]), "significant": False})
+        significant = diff.ci_high is not None and diff.ci_low is not None and (diff.ci_high < 0 or diff.ci_low > 0)
+        differences.append(diff.but(significant=bool(significant)))
     return Comparison(golden_set=golden_set, rubric=rubric, best=best_id, judges=tuple(rows),
                       differences=tuple(differences))
 
