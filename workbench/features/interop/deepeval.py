@@ -17,12 +17,75 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.features.interop.base import SourceError, SourceItem, SourceJudgment, SourceRecord, read_json
 
 SOURCE = "deepeval"
 _DEFAULT_NAME = re.compile(r"test_case_\d+")
+
+
+_CONTEXT = ("context", "retrievalContext", "toolsCalled", "tags", "metadata", "scenario", "expectedOutcome")
+
+
+@dataclass(frozen=True, slots=True)
+class DeepEvalMetric:
+    """A ``metricsData[]`` entry: the metric's result on a test case."""
+
+    name: Any
+    score: Any
+    success: Any
+    error: Any
+    reason: str | None
+    evaluation_model: str | None
+    evaluation_cost: Any
+
+    @classmethod
+    def from_json(cls, d: dict) -> DeepEvalMetric:
+        return cls(d.get("name"), d.get("score"), d.get("success"), d.get("error"), d.get("reason"),
+                   d.get("evaluationModel"), d.get("evaluationCost"))
+
+
+@dataclass(frozen=True, slots=True)
+class DeepEvalTurn:
+    """A turn of a conversational test case."""
+
+    role: Any
+    content: str
+    order: Any
+    tools_called: list[dict]
+
+    @classmethod
+    def from_json(cls, d: dict) -> DeepEvalTurn:
+        return cls(d.get("role"), d.get("content") or "", d.get("order", 0), d.get("toolsCalled") or [])
+
+    def step(self) -> dict[str, Any]:
+        """The trajectory step: the turn's role and text, with the tools it called."""
+        calls = [{"name": c.get("name"), "arguments": c.get("inputParameters") or {}} for c in self.tools_called]
+        return {"role": self.role, "content": self.content, **({"tool_calls": calls} if calls else {})}
+
+
+@dataclass(frozen=True, slots=True)
+class DeepEvalCase:
+    """A ``testCases[]`` or ``conversationalTestCases[]`` entry, with its context fields (kept as metadata)."""
+
+    name: Any
+    input: Any
+    actual_output: str | None
+    expected_output: str | None
+    scenario: str | None
+    expected_outcome: str | None
+    turns: list[DeepEvalTurn]
+    metrics: list[dict]
+    context: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, d: dict) -> DeepEvalCase:
+        turns = [DeepEvalTurn.from_json(t) for t in d.get("turns") or []]
+        return cls(d.get("name"), d.get("input"), d.get("actualOutput"), d.get("expectedOutput"), d.get("scenario"),
+                   d.get("expectedOutcome"), sorted(turns, key=lambda t: t.order), d.get("metricsData") or [],
+                   {k: v for k in _CONTEXT if (v := d.get(k)) is not None})
 
 
 class DeepEvalAdapter:
@@ -35,13 +98,14 @@ class DeepEvalAdapter:
                               fix="give the test_run_*.json that evaluate() writes to DEEPEVAL_RESULTS_FOLDER")
         cases = [(c, False) for c in run.get("testCases") or []] + \
                 [(c, True) for c in run.get("conversationalTestCases") or []]
-        for n, (case, conversational) in enumerate(cases, start=1):
-            if not isinstance(case, dict):
+        for n, (raw, conversational) in enumerate(cases, start=1):
+            if not isinstance(raw, dict):
                 raise SourceError(SOURCE, n, "a test case must be an object", fix="give the file evaluate() wrote")
+            case = DeepEvalCase.from_json(raw)
             item = _conversation(n, case) if conversational else _single(n, case)
             yield SourceItem(n, item)
             item_id = item.get("id") or _derived_id(item)
-            for m, metric in enumerate(case.get("metricsData") or []):
+            for m, metric in enumerate(case.metrics):
                 yield _judgment(n, m, item_id, metric)
 
 
@@ -50,62 +114,46 @@ def _derived_id(item: dict) -> str:
     return derived_item_id(item)
 
 
-def _named(case: dict) -> dict[str, Any]:
+def _named(case: DeepEvalCase) -> dict[str, Any]:
     """The item id (the case's own name) and the case's context fields as metadata."""
-    name = case.get("name")
-    meta = {k: case[k] for k in ("context", "retrievalContext", "toolsCalled", "tags", "metadata", "scenario",
-                                 "expectedOutcome") if case.get(k) is not None}
-    out: dict[str, Any] = {}
-    if isinstance(name, str) and name and not _DEFAULT_NAME.fullmatch(name):
-        out["id"] = name
-    elif name:
-        meta["name"] = name
-    if meta:
-        out["metadata"] = {"deepeval": meta}
-    return out
+    name = case.name
+    own = isinstance(name, str) and name and not _DEFAULT_NAME.fullmatch(name)
+    meta = {**case.context, **({"name": name} if name and not own else {})}
+    return {**({"id": name} if own else {}), **({"metadata": {"deepeval": meta}} if meta else {})}
 
 
-def _single(n: int, case: dict) -> dict:
-    if not isinstance(case.get("input"), str):
+def _single(n: int, case: DeepEvalCase) -> dict:
+    if not isinstance(case.input, str):
         raise SourceError(SOURCE, n, "the test case has no input", field="testCases.input",
                           fix="give the test run as DeepEval wrote it")
-    item = {**_named(case), "input": case["input"], "output": case.get("actualOutput") or "",
-            "reference": case.get("expectedOutput")}
+    item = {**_named(case), "input": case.input, "output": case.actual_output or "",
+            "reference": case.expected_output}
     return {k: v for k, v in item.items() if v is not None}
 
 
-def _conversation(n: int, case: dict) -> dict:
-    turns = sorted(case.get("turns") or [], key=lambda t: t.get("order", 0))
-    if not turns:
+def _conversation(n: int, case: DeepEvalCase) -> dict:
+    if not case.turns:
         raise SourceError(SOURCE, n, "the conversational test case has no turns",
                           field="conversationalTestCases.turns", fix="give the test run as DeepEval wrote it")
-    steps = []
-    for t in turns:
-        step: dict[str, Any] = {"role": t.get("role"), "content": t.get("content") or ""}
-        if t.get("toolsCalled"):
-            step["tool_calls"] = [{"name": c.get("name"), "arguments": c.get("inputParameters") or {}}
-                                  for c in t["toolsCalled"]]
-        steps.append(step)
-    user = next((s["content"] for s in steps if s["role"] == "user"), None)
-    last = next((s["content"] for s in reversed(steps) if s["role"] == "assistant"), None)
-    item = {**_named(case), "input": case.get("scenario") or user or "", "trajectory": steps, "output": last,
-            "reference": case.get("expectedOutcome")}
+    user = next((t.content for t in case.turns if t.role == "user"), None)
+    last = next((t.content for t in reversed(case.turns) if t.role == "assistant"), None)
+    item = {**_named(case), "input": case.scenario or user or "", "trajectory": [t.step() for t in case.turns],
+            "output": last, "reference": case.expected_outcome}
     return {k: v for k, v in item.items() if v is not None}
 
 
-def _judgment(n: int, m: int, item_id: str, metric: Any) -> SourceJudgment:
+def _judgment(n: int, m: int, item_id: str, raw: Any) -> SourceJudgment:
     where = f"metricsData[{m}]"
-    if not isinstance(metric, dict) or not isinstance(metric.get("name"), str):
+    metric = DeepEvalMetric.from_json(raw) if isinstance(raw, dict) else None
+    if metric is None or not isinstance(metric.name, str):
         raise SourceError(SOURCE, n, "a metric result needs a name", field=where,
                           fix="give the test run as DeepEval wrote it")
-    name = metric["name"]
-    error = metric.get("error")
-    value = metric.get("score")
-    field = f"{where}.score"
-    if value is None and not error and metric.get("success") is not None:
-        value, field = metric["success"], f"{where}.success"
-    extra = {"cost_usd": metric["evaluationCost"]} if isinstance(metric.get("evaluationCost"), (int, float)) else {}
-    return SourceJudgment(n, item_id, judge=name, name=name, value=None if error else value,
-                          model=metric.get("evaluationModel"), field=field, rationale=metric.get("reason"),
+    error, value, field = metric.error, metric.score, f"{where}.score"
+    if value is None and not error and metric.success is not None:
+        value, field = metric.success, f"{where}.success"
+    cost = metric.evaluation_cost
+    extra = {"cost_usd": cost} if isinstance(cost, (int, float)) else {}
+    return SourceJudgment(n, item_id, judge=metric.name, name=metric.name, value=None if error else value,
+                          model=metric.evaluation_model, field=field, rationale=metric.reason,
                           unscored_reason=f"DeepEval error: {error}" if error else (
                               "DeepEval recorded no score" if value is None else None), extra=extra)
