@@ -72,8 +72,8 @@ def _model_name(option: Any) -> str | None:
     list of them (a panel of graders)."""
     if isinstance(option, str):
         return option
-    if isinstance(option, dict) and isinstance(option.get("model"), str):
-        return option["model"]
+    if isinstance(option, dict) and isinstance(model := option.get("model"), str):
+        return model
     if isinstance(option, list):
         names = [n for n in map(_model_name, option) if n]
         return "+".join(names) or None

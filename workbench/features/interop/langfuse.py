@@ -111,26 +111,26 @@ def _text(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         return value
-    if isinstance(value, dict) and isinstance(value.get("messages"), list):  # chat inputs
-        return "\n".join(text_of(m.get("content")) for m in value["messages"] if isinstance(m, dict))
+    if isinstance(value, dict) and isinstance(messages := value.get("messages"), list):  # chat inputs
+        return "\n".join(text_of(m.get("content")) for m in messages if isinstance(m, dict))
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def _item(entity: Any, file: str, n: int, *, observation: bool) -> dict:
-    if not isinstance(entity, dict) or not isinstance(entity.get("id"), str):
+    if not isinstance(entity, dict) or not isinstance(entity_id := entity.get("id"), str):
         raise SourceError(f"{SOURCE} {file}", n, "needs an 'id'", field="id", fix="save the response as it came")
     meta = {k: entity[k] for k in ("traceId", "sessionId", "type", "model", "tags", "environment")
             if entity.get(k) not in (None, [], "")}
-    item = {"id": entity["id"], "input": _text(entity.get("input")) or "", "output": _text(entity.get("output")) or "",
+    item = {"id": entity_id, "input": _text(entity.get("input")) or "", "output": _text(entity.get("output")) or "",
             "category": entity.get("name") or "default", "metadata": {"langfuse": meta} if meta else None}
     return {k: v for k, v in item.items() if v is not None}
 
 
 def _score(n: int, score: Any, origin: str | None) -> SourceRecord:
     where = f"{SOURCE} {origin}" if origin else SOURCE
-    if not isinstance(score, dict) or not isinstance(score.get("name"), str):
+    if not isinstance(score, dict) or not isinstance(name := score.get("name"), str):
         raise SourceError(where, n, "a score needs a 'name'", field="name", fix="save the response as it came")
-    name, source, data_type = score["name"], str(score.get("source", "")).upper(), str(score.get("dataType", ""))
+    source, data_type = str(score.get("source", "")).upper(), str(score.get("dataType", ""))
     subject = score.get("subject")
     if not isinstance(subject, dict):
         raise SourceError(where, n, "the score has no subject", field="subject",

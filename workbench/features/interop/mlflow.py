@@ -155,8 +155,8 @@ def _value(raw: Any) -> str:
             return raw
     if isinstance(raw, dict) and len(raw) == 1 and isinstance(next(iter(raw.values())), str):
         return next(iter(raw.values()))
-    if isinstance(raw, dict) and isinstance(raw.get("messages"), list):  # chat requests
-        return "\n".join(text_of(m.get("content")) for m in raw["messages"] if isinstance(m, dict))
+    if isinstance(raw, dict) and isinstance(messages := raw.get("messages"), list):  # chat requests
+        return "\n".join(text_of(m.get("content")) for m in messages if isinstance(m, dict))
     return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
 
 

@@ -63,11 +63,11 @@ def _text(value: Any) -> str:
 
 def _item(span: Any, file: str, n: int) -> dict:
     context = span.get("context") if isinstance(span, dict) else None
-    if not isinstance(context, dict) or not context.get("span_id"):
+    if not isinstance(context, dict) or not (span_id := context.get("span_id")):
         raise SourceError(f"{SOURCE} {file}", n, "the span has no context.span_id", field="context.span_id",
                           fix="save the response as it came")
     attributes = span.get("attributes") or {}
-    item: dict[str, Any] = {"id": context["span_id"], "input": _text(_attribute(attributes, "input.value")),
+    item: dict[str, Any] = {"id": span_id, "input": _text(_attribute(attributes, "input.value")),
                             "output": _text(_attribute(attributes, "output.value")),
                             "category": span.get("name") or "default",
                             "metadata": {"phoenix": {"trace_id": context.get("trace_id"),

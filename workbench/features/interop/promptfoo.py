@@ -64,8 +64,8 @@ def _provider_id(provider: Any) -> str | None:
     if isinstance(provider, str):
         return provider
     if isinstance(provider, dict):
-        if isinstance(provider.get("id"), str):
-            return provider["id"]
+        if isinstance(provider_id := provider.get("id"), str):
+            return provider_id
         text = provider.get("text")
         return _provider_id(text) if text is not None else None
     return None

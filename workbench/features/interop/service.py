@@ -31,7 +31,8 @@ from workbench.core.models import Item, JudgeSpec, Judgment, Label
 from workbench.core.names import NAME_MAX, check_name
 from workbench.store import Store
 from workbench.features.importing import service as importing
-from workbench.calibration.rubric_versions import RubricVersion, get_rubric, register_rubric
+from workbench.calibration.golden_sets import ItemIndexRow, item_index
+from workbench.calibration.rubric_versions import RubricVersion, get_rubric, judge_row, register_rubric
 
 Progress = Callable[[int], None]
 PROGRESS_EVERY = 200
@@ -113,7 +114,7 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
             gs_id: int | None = store.golden_set(golden_set).id
         except NotFound:  # verdicts without their items, into a new golden set: each is refused by its record
             gs_id = None
-        index = {r["item_id"]: r for r in store.item_index(gs_id)} if gs_id is not None else {}
+        index = {r.item_id: r for r in item_index(store, gs_id)} if gs_id is not None else {}
         if read.labels:
             result.labels_added = _land_labels(store, source, target, read.labels, index, golden_set)
         for key, rows in read.judgments.items():
@@ -254,12 +255,13 @@ def _slug(text: str) -> str:
 def _land_labels(store: Store, source: str, rv: RubricVersion, labels: dict, index: dict, golden_set: str) -> int:
     pks, rows = {}, []
     for (item_id, rater), (rec, score) in labels.items():
-        pks[item_id] = _item_row(source, rec, item_id, index, golden_set)["pk"]
+        pks[item_id] = _item_row(source, rec, item_id, index, golden_set).pk
         rows.append(Label(item_id, rater, score, rec.rationale, rec.created_at))
     return store.upsert_labels(rv.name, rv.id, rows, pks)
 
 
-def _item_row(source: str, rec: SourceLabel | SourceJudgment, item_id: str, index: dict, golden_set: str) -> dict:
+def _item_row(source: str, rec: SourceLabel | SourceJudgment, item_id: str, index: dict[str, ItemIndexRow],
+              golden_set: str) -> ItemIndexRow:
     item = index.get(item_id)
     if item is None:
         raise SourceError(_where(source, rec), rec.record, f"refers to item '{item_id}', which is neither in this "
@@ -270,7 +272,7 @@ def _item_row(source: str, rec: SourceLabel | SourceJudgment, item_id: str, inde
 
 def _land_judgments(store: Store, source: str, rv: RubricVersion, spec: JudgeSpec, rows: list, index: dict,
                     gs_id: int, golden_set: str, uri: str) -> tuple[int, str]:
-    judge_row = store.judge_row(rv.id, spec.id)
+    row = judge_row(store, rv.id, spec.id)
     judgments = []
     for rec, score, reason in rows:
         _item_row(source, rec, rec.item_id, index, golden_set)  # refuses an unknown item
@@ -280,9 +282,10 @@ def _land_judgments(store: Store, source: str, rv: RubricVersion, spec: JudgeSpe
                                   latency_ms=rec.extra.get("latency_ms"), model_version=rec.model_version,
                                   created_at=rec.created_at))
     # the run is named by what it holds: the same results imported again land in the same run and add nothing
-    digest = sha256_hex([[index[j.item_id]["content_hash"], j.repeat, j.score, j.unscored_reason, j.rationale]
+    digest = sha256_hex([[index[j.item_id].content_hash, j.repeat, j.score, j.unscored_reason, j.rationale]
                          for j in judgments])
     run = f"{source}-{digest[:12]}"
-    run_id, _ = store.ensure_run(judge_row["pk"], gs_id, source="import", name=run,
+    run_id, _ = store.ensure_run(row.pk, gs_id, source="import", name=run,
                                  params={"source": source, "uri": str(uri)}, status="done")
-    return store.insert_judgments(run_id, judge_row["config_hash"], judgments, index), run
+    judged = {i: {"pk": r.pk, "content_hash": r.content_hash} for i, r in index.items()}
+    return store.insert_judgments(run_id, row.config_hash, judgments, judged), run
