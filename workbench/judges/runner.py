@@ -192,6 +192,14 @@ class RunReport:
         return self.n_skipped + self.n_recorded
 
 
+@dataclass
+class _RunState:
+    """Whether the workers are stopping, and the error that aborted the run (a wrong key, an unknown model)."""
+
+    stopping: bool = False
+    fatal: ProviderError | None = None
+
+
 class _Gate:
     """Budget reservation and rate limiting in front of each API request."""
 
@@ -311,17 +319,17 @@ async def run_judge(
     limiter = RateLimiter(requests_per_minute, tokens_per_minute, clock=clock, sleep=sleep)
     gate = _Gate(limiter, budget_usd, model_id, billed=billed)
     system = system_prompt(rubric, spec) if prompted else None
-    state: dict[str, Any] = {"stopping": False, "fatal": None}
+    state = _RunState()
 
     def stop(reason: str) -> None:
-        if not state["stopping"]:
-            state["stopping"] = True
+        if not state.stopping:
+            state.stopping = True
             report.stopped = reason
 
     async def handle_error(err: ProviderError, key: WorkKey, item: Item, attempt: int) -> None:
         text = err.describe()
         if err.fatal:
-            state["fatal"] = err
+            state.fatal = err
             stop("aborted")
             return
         if err.retryable and attempt + 1 < max_attempts:
@@ -373,7 +381,7 @@ async def run_judge(
             progress(report.n_done, report.n_planned, report.cost_usd)
 
     async def worker() -> None:
-        while todo and not state["stopping"]:
+        while todo and not state.stopping:
             if should_stop is not None and should_stop():
                 stop("stopped")
                 break
@@ -415,8 +423,8 @@ async def run_judge(
         report.wall_s = time.perf_counter() - started
         if own_provider:
             await provider.aclose()
-    if state["fatal"] is not None:
-        err: ProviderError = state["fatal"]
+    if state.fatal is not None:
+        err = state.fatal
         fix = {"auth": "check the API key in the environment (and that the account may use this model)",
                "not_found": f"check the model name '{spec.model}'"}.get(err.kind, "check the judge configuration")
         raise RunAborted(f"judge run stopped: {err.describe()}; {fix}", report)

@@ -43,12 +43,15 @@ def main():
         pass
     import regex
 
-    job = json.load(sys.stdin)
-    rx = regex.compile(job["pattern"], job["flags"])
-    window, max_matches = job["window"], job["max_matches"]
+    _search(regex, **json.load(sys.stdin))
+
+
+def _search(regex, pattern, flags, window, texts, max_matches):
+    """The job the parent sent: the pattern's matches in each text, written as they are found."""
+    rx = regex.compile(pattern, flags)
     out = sys.stdout
     total = 0
-    for i, text in enumerate(job["texts"]):
+    for i, text in enumerate(texts):
         seen = set()
         for offset, chunk in _windows(text, window):
             for m in rx.finditer(chunk):
