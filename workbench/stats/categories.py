@@ -41,6 +41,7 @@ from workbench.stats.intervals.methods import CATEGORY_INTERVAL
 from workbench.stats.intervals.posterior import PRIOR_ITEMS, confusion_draws, posterior_interval
 from workbench.stats.intervals.proportion import METHOD as PROPORTION_METHOD
 from workbench.stats.intervals.proportion import newcombe_difference_interval
+from workbench.stats.intervals.records import MetricInterval
 
 #: The per-category measurements shown beside each category.
 CATEGORY_METRICS = ("exact_agreement", "krippendorff_alpha_ordinal", "mean_signed_error")
@@ -48,23 +49,6 @@ CATEGORY_METRICS = ("exact_agreement", "krippendorff_alpha_ordinal", "mean_signe
 POSTERIOR_METRICS = ("krippendorff_alpha_ordinal", "mean_signed_error")
 #: Default of the gate policy's ``min_category_items``: a smaller category gets no interval.
 MIN_CATEGORY_ITEMS = 10
-
-
-@dataclass(slots=True)
-class MetricInterval:
-    """A metric's value in a category and its interval; a proportion (exact agreement) also carries its
-    denominator ``n`` and the cluster design effect of its interval."""
-
-    value: float
-    ci_low: float
-    ci_high: float
-    n: int | None = None
-    design_effect: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high,
-                **({"n": self.n} if self.n is not None else {}),
-                **({"design_effect": self.design_effect} if self.design_effect is not None else {})}
 
 
 @dataclass(frozen=True, slots=True)

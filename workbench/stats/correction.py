@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ import numpy as np
 from workbench.stats._common import (check_bootstrap_options, check_level, check_pass_threshold, check_scale,
     cluster_codes)
 from workbench.stats.intervals.bootstrap import percentile_interval
+from workbench.stats.intervals.records import MetricInterval
 
 # The correction divides by J = TPR + TNR - 1. It is refused unless the lower
 # end of J's interval clears this margin: at J = 0.05 an error of 0.01 in the
@@ -60,6 +62,40 @@ def rogan_gladen(p_observed: float, *, tpr: float, tnr: float) -> float:
     if not youden > 0:
         return float("nan")
     return float(min(1.0, max(0.0, (p_observed + tnr - 1) / youden)))
+
+
+@dataclass(slots=True)
+class CorrectedPassRate:
+    """The judge's pass rate on new items corrected for its errors on the golden set (:func:`corrected_pass_rate`,
+    whose ``Returns`` describes each field); ``design_effect`` holds ``tpr``, ``tnr`` and, with new clusters,
+    ``new``."""
+
+    n_golden: int
+    n_pos: int
+    n_neg: int
+    n_new: int
+    bootstrap: dict[str, Any]
+    raw: MetricInterval = field(default_factory=MetricInterval.nan)
+    corrected: MetricInterval = field(default_factory=MetricInterval.nan)
+    youden: MetricInterval = field(default_factory=MetricInterval.nan)
+    tpr: float = float("nan")
+    tnr: float = float("nan")
+    design_effect: dict[str, float] = field(default_factory=lambda: {"tpr": float("nan"), "tnr": float("nan")})
+    undefined_resamples: int = 0
+    refused: bool = False
+    reason: str | None = None
+
+    def refuse(self, reason: str) -> dict[str, Any]:
+        """The result withheld for ``reason``, as JSON."""
+        self.refused, self.reason = True, reason
+        return self.to_json()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"raw": self.raw.to_json(), "corrected": self.corrected.to_json(), "youden": self.youden.to_json(),
+                "tpr": self.tpr, "tnr": self.tnr, "n_golden": self.n_golden, "n_pos": self.n_pos,
+                "n_neg": self.n_neg, "n_new": self.n_new, "design_effect": dict(self.design_effect),
+                "bootstrap": self.bootstrap, "undefined_resamples": self.undefined_resamples,
+                "refused": self.refused, "reason": self.reason}
 
 
 def corrected_pass_rate(
@@ -193,32 +229,24 @@ def corrected_pass_rate(
                          "the clusters")
     groups, n_clusters = cluster_codes(golden_clusters, len(human))
     n_pos, n_neg = int(human.sum()), int((~human).sum())
-    out: dict[str, Any] = {
-        "raw": _nan_interval(), "corrected": _nan_interval(), "youden": _nan_interval(),
-        "tpr": float("nan"), "tnr": float("nan"),
-        "n_golden": int(len(human)), "n_pos": n_pos, "n_neg": n_neg, "n_new": int(len(new)),
-        "design_effect": {"tpr": float("nan"), "tnr": float("nan")},
-        "bootstrap": {"resamples": int(resamples), "seed": int(seed), "cluster": golden_clusters is not None,
-                      "level": float(level), "method": "parametric: Jeffreys beta posteriors of TPR, TNR and p_obs"},
-        "undefined_resamples": 0, "refused": False, "reason": None,
-    }
+    result = CorrectedPassRate(
+        int(len(human)), n_pos, n_neg, int(len(new)),
+        {"resamples": int(resamples), "seed": int(seed), "cluster": golden_clusters is not None,
+         "level": float(level), "method": "parametric: Jeffreys beta posteriors of TPR, TNR and p_obs"})
     if len(new) == 0:
-        out.update(refused=True, reason="there are no new items to grade")
-        return out
+        return result.refuse("there are no new items to grade")
     x, n = int(new.sum()), len(new)
     if new_clusters is not None:
         new_groups, n_new_clusters = cluster_codes(new_clusters, n)
         deff_new = _design_effect(new, np.ones(n, bool), new_groups, n_new_clusters)
-        out["design_effect"]["new"] = deff_new
+        result.design_effect.update(new=deff_new)
         x, n = x / deff_new, n / deff_new  # effective counts: what the tasks support
-    out["raw"] = _jeffreys_interval(x, n, level)
-    out["raw"]["value"] = float(new.mean())
+    result.raw = _jeffreys_interval(x, n, level)
+    result.raw.value = float(new.mean())
     if n_pos == 0 or n_neg == 0:
         which = "fail" if n_neg == 0 else "pass"
-        out.update(refused=True, reason=(
-            f"no golden item has a {which}ing consensus label, so the judge's "
-            f"{'TNR' if which == 'fail' else 'TPR'} is unknown and the rate cannot be corrected"))
-        return out
+        return result.refuse(f"no golden item has a {which}ing consensus label, so the judge's "
+                             f"{'TNR' if which == 'fail' else 'TPR'} is unknown and the rate cannot be corrected")
 
     tp = int((human & judged).sum())
     tn = int((~human & ~judged).sum())
@@ -229,9 +257,9 @@ def corrected_pass_rate(
     else:
         deff = _check_design_effect(design_effect)
     youden = tpr + tnr - 1
-    out.update(tpr=tpr, tnr=tnr)
-    out["design_effect"].update(tpr=deff[0], tnr=deff[1])
-    out["corrected"]["value"] = rogan_gladen(x / n, tpr=tpr, tnr=tnr)
+    result.tpr, result.tnr = tpr, tnr
+    result.design_effect.update(tpr=deff[0], tnr=deff[1])
+    result.corrected.value = rogan_gladen(x / n, tpr=tpr, tnr=tnr)
 
     rng = np.random.default_rng(seed)
     p_draws = rng.beta(x + _JEFFREYS, n - x + _JEFFREYS, size=resamples)
@@ -239,23 +267,18 @@ def corrected_pass_rate(
     tnr_draws = rng.beta(tn / deff[1] + _JEFFREYS, fp / deff[1] + _JEFFREYS, size=resamples)
     youden_draws = tpr_draws + tnr_draws - 1
     j_low, j_high, _ = percentile_interval(youden_draws, level)
-    out["youden"] = {"value": youden, "ci_low": j_low, "ci_high": j_high}
+    result.youden = MetricInterval(youden, j_low, j_high)
 
     if not youden > 0:
-        out.update(refused=True, reason=(
-            f"TPR + TNR = {tpr + tnr:.3f} is not above 1: the judge does no better than chance "
-            "on the golden set, so its pass rate cannot be corrected"))
-        return out
+        return result.refuse(f"TPR + TNR = {tpr + tnr:.3f} is not above 1: the judge does no better than chance "
+                             "on the golden set, so its pass rate cannot be corrected")
     if not j_low > YOUDEN_MARGIN:
-        out.update(refused=True, reason=_youden_reason(youden, j_low, level, n_pos, n_neg,
-                                                       weaker="TNR" if tnr_draws.var() > tpr_draws.var() else "TPR"))
-        return out
+        return result.refuse(_youden_reason(youden, j_low, level, n_pos, n_neg,
+                                            weaker="TNR" if tnr_draws.var() > tpr_draws.var() else "TPR"))
     with np.errstate(divide="ignore", invalid="ignore"):
         theta = np.where(youden_draws > 0, np.clip((p_draws + tnr_draws - 1) / youden_draws, 0, 1), np.nan)
-    low, high, undefined = percentile_interval(theta, level)
-    out["corrected"].update(ci_low=low, ci_high=high)
-    out["undefined_resamples"] = undefined
-    return out
+    result.corrected.ci_low, result.corrected.ci_high, result.undefined_resamples = percentile_interval(theta, level)
+    return result.to_json()
 
 
 def golden_design_effects(golden_human_pass: Any, golden_judge_pass: Any, golden_clusters: Any) -> dict[str, float]:
@@ -333,7 +356,7 @@ def _check_design_effect(design_effect: Any) -> tuple[float, float]:
     return pair
 
 
-def _jeffreys_interval(successes: int, n: int, level: float) -> dict[str, float]:
+def _jeffreys_interval(successes: int, n: int, level: float) -> MetricInterval:
     """Observed proportion with its Jeffreys interval, the end at 0 or 1 fixed there (Brown, Cai and DasGupta 2001)."""
     from scipy.stats import beta as beta_dist
 
@@ -341,11 +364,7 @@ def _jeffreys_interval(successes: int, n: int, level: float) -> dict[str, float]
     a, b = successes + _JEFFREYS, n - successes + _JEFFREYS
     low = 0.0 if successes == 0 else float(beta_dist.ppf(tail, a, b))
     high = 1.0 if successes == n else float(beta_dist.ppf(1 - tail, a, b))
-    return {"value": successes / n, "ci_low": low, "ci_high": high}
-
-
-def _nan_interval() -> dict[str, float]:
-    return {"value": float("nan"), "ci_low": float("nan"), "ci_high": float("nan")}
+    return MetricInterval(successes / n, low, high)
 
 
 def golden_pass_arrays(confusion: Any, *, scale: Any, pass_threshold: int) -> tuple[np.ndarray, np.ndarray]:
