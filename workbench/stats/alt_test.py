@@ -30,6 +30,7 @@ The t-test and the correction are computed by :func:`ttest_less_pvalue` and
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,57 @@ from workbench.stats.humans import check_labels, judge_codes_for
 EPSILON_BY_RATER = {"expert": 0.2, "skilled": 0.15, "crowd": 0.1}
 
 ALIGNMENT_METRICS = ("accuracy", "neg_rmse")
+
+
+@dataclass(slots=True)
+class RaterTest:
+    """One rater's one-sided test that the judge aligns with the other raters at least as well as this rater,
+    less ``epsilon``; ``rejected`` after the Benjamini-Yekutieli step across raters."""
+
+    rater: Any
+    n_items: int
+    p_value: float
+    advantage_probability: float
+    rejected: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rater": self.rater, "n_items": self.n_items, "p_value": self.p_value, "rejected": self.rejected,
+                "advantage_probability": self.advantage_probability}
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedRater:
+    """A rater with too few items that another rater also labeled and the judge scored."""
+
+    rater: Any
+    n_items: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rater": self.rater, "n_items": self.n_items}
+
+
+@dataclass(slots=True)
+class AltTest:
+    """The alternative-annotator test (:func:`alternative_annotator_test`, whose ``Returns`` describes each field)."""
+
+    epsilon: float
+    metric: str
+    q: float
+    min_items: int
+    n_items: int
+    winning_rate: float | None = None
+    advantage_probability: float | None = None
+    passed: bool | None = None
+    raters: list[RaterTest] = field(default_factory=list)
+    skipped_raters: list[SkippedRater] = field(default_factory=list)
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "metric": self.metric, "q": self.q, "min_items": self.min_items,
+                "winning_rate": self.winning_rate, "advantage_probability": self.advantage_probability,
+                "passed": self.passed, "raters": [r.to_json() for r in self.raters],
+                "skipped_raters": [r.to_json() for r in self.skipped_raters], "n_raters": len(self.raters),
+                "n_items": self.n_items, "reason": self.reason}
 
 
 def alternative_annotator_test(
@@ -137,11 +189,7 @@ def alternative_annotator_test(
     })
     if weights is not None:
         per_label["weight"] = pd.Series(weights, dtype=float).reindex(items[item_idx[rows]]).to_numpy()
-    result: dict[str, Any] = {
-        "epsilon": float(epsilon), "metric": metric, "q": float(q), "min_items": int(min_items),
-        "winning_rate": None, "advantage_probability": None, "passed": None,
-        "raters": [], "skipped_raters": [], "n_raters": 0, "n_items": int(kept_item.sum()), "reason": None,
-    }
+    result = AltTest(float(epsilon), metric, float(q), int(min_items), int(kept_item.sum()))
     all_raters = sorted(pd.unique(frame["rater"]), key=str)
     grouped = dict(tuple(per_label.groupby("rater", sort=False)))
     qualifying = []
@@ -149,18 +197,16 @@ def alternative_annotator_test(
         group = grouped.get(rater)
         n = 0 if group is None else len(group)
         if n < min_items:
-            result["skipped_raters"].append({"rater": _plain(rater), "n_items": n})
+            result.skipped_raters.append(SkippedRater(_plain(rater), n))
         else:
             qualifying.append((rater, group))
     if not qualifying:
-        result["reason"] = (
+        result.reason = (
             f"no rater has {min_items} or more items that another rater also labeled and the judge scored"
             if len(frame) else "there are no human labels"
         )
-        return result
+        return result.to_json()
 
-    p_values = []
-    rows_out = []
     for rater, group in qualifying:
         with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
             # d constant (e.g. all ties): t = -inf gives p = 0, as in the reference; mean(d) == epsilon gives NaN.
@@ -171,26 +217,18 @@ def alternative_annotator_test(
                 from workbench.stats.intervals.weighted import weighted_one_sided_t
 
                 p = weighted_one_sided_t(group["d"].to_numpy(), group["weight"].to_numpy(), epsilon)
-        p_values.append(p)
         advantage = (float(group["w_judge"].mean()) if weights is None else
                      float(np.average(group["w_judge"], weights=group["weight"])))
-        rows_out.append({"rater": _plain(rater), "n_items": int(len(group)), "p_value": p,
-                         "advantage_probability": advantage})
+        result.raters.append(RaterTest(_plain(rater), int(len(group)), p, advantage))
     # A NaN p-value never rejects but still counts among the m hypotheses, as in the reference.
-    safe = np.where(np.isnan(p_values), 1.0, p_values)
-    rejected = benjamini_yekutieli_rejections(safe, q)
-    for row, rej in zip(rows_out, rejected):
-        row["rejected"] = bool(rej)
-    winning_rate = float(np.mean(rejected))
-    result.update(
-        winning_rate=winning_rate,
-        advantage_probability=float(np.mean([r["advantage_probability"] for r in rows_out])),
-        passed=winning_rate >= 0.5,
-        raters=[{key: r[key] for key in ("rater", "n_items", "p_value", "rejected", "advantage_probability")}
-                for r in rows_out],
-        n_raters=len(rows_out),
-    )
-    return result
+    p_values = [r.p_value for r in result.raters]
+    rejected = benjamini_yekutieli_rejections(np.where(np.isnan(p_values), 1.0, p_values), q)
+    for row, rej in zip(result.raters, rejected):
+        row.rejected = bool(rej)
+    result.winning_rate = float(np.mean(rejected))
+    result.advantage_probability = float(np.mean([r.advantage_probability for r in result.raters]))
+    result.passed = result.winning_rate >= 0.5
+    return result.to_json()
 
 
 def ttest_less_pvalue(sample: np.ndarray, popmean: float) -> float:
