@@ -24,6 +24,7 @@ Whether an interval excluding 0 makes a probe "move" the judge is decided in
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -32,13 +33,40 @@ from workbench.stats._common import (check_bootstrap_options, check_same_length,
     score_codes)
 from workbench.stats.intervals.bootstrap import expanded_level, percentile_interval, resample_sums
 from workbench.stats.intervals.proportion import design_effect, proportion_interval
+from workbench.stats.intervals.records import MetricInterval
 
 NOT_ENOUGH = "fewer than two items were scored both as they are and perturbed"
 ONE_CLUSTER = "all items belong to one task cluster, so the cluster bootstrap cannot show any uncertainty"
 
 
-def _nan_interval(value: float) -> dict[str, float]:
-    return {"value": value, "ci_low": float("nan"), "ci_high": float("nan")}
+@dataclass(slots=True)
+class ProbeEffect:
+    """A judge's change under one probe (:func:`probe_effect`, whose ``Returns`` describes each field)."""
+
+    mean_shift: MetricInterval
+    flip_rate: MetricInterval
+    robustness_rate: MetricInterval
+    consensus_shift: MetricInterval
+    agreement_change: MetricInterval
+    n_items: int
+    n_missing: int
+    n_clusters: int
+    n_up: int
+    n_down: int
+    n_consensus: int
+    bootstrap: dict[str, Any]
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mean_shift": self.mean_shift.to_json(), "flip_rate": self.flip_rate.to_json(),
+                "robustness_rate": self.robustness_rate.to_json(), "consensus_shift": self.consensus_shift.to_json(),
+                "agreement_change": self.agreement_change.to_json(), "n_items": self.n_items,
+                "n_missing": self.n_missing, "n_clusters": self.n_clusters, "n_up": self.n_up, "n_down": self.n_down,
+                "n_consensus": self.n_consensus, "bootstrap": self.bootstrap, "reasons": dict(self.reasons)}
+
+
+def _nan_interval(value: float) -> MetricInterval:
+    return MetricInterval(value, float("nan"), float("nan"))
 
 
 def probe_effect(
@@ -118,25 +146,20 @@ def probe_effect(
     def ratio(num: float, den: float) -> float:
         return float(num / den) if den > 0 else float("nan")
 
-    out: dict[str, Any] = {
-        "mean_shift": _nan_interval(ratio(total[1], total[0])),
-        "flip_rate": _nan_interval(ratio(total[2], total[0])),
-        "robustness_rate": _nan_interval(ratio(total[0] - total[2], total[0])),
-        "consensus_shift": _nan_interval(ratio(total[4], total[3])),
-        "agreement_change": _nan_interval(ratio(total[5], total[3])),
-        "n_items": n, "n_missing": int(n_all - n), "n_clusters": n_clusters,
-        "n_up": int((d > 0).sum()), "n_down": int((d < 0).sum()), "n_consensus": n_c,
-        "bootstrap": {"resamples": int(resamples), "seed": int(seed), "cluster": True, "level": float(level),
-                      "interval": "expanded percentile (shifts), wilson (rates)"},
-        "reasons": {},
-    }
+    out = ProbeEffect(
+        _nan_interval(ratio(total[1], total[0])), _nan_interval(ratio(total[2], total[0])),
+        _nan_interval(ratio(total[0] - total[2], total[0])), _nan_interval(ratio(total[4], total[3])),
+        _nan_interval(ratio(total[5], total[3])), n, int(n_all - n), n_clusters, int((d > 0).sum()),
+        int((d < 0).sum()), n_c,
+        {"resamples": int(resamples), "seed": int(seed), "cluster": True, "level": float(level),
+         "interval": "expanded percentile (shifts), wilson (rates)"})
     if n < 2:
-        out["reasons"] = {k: NOT_ENOUGH for k in ("mean_shift", "flip_rate", "robustness_rate", "consensus_shift",
-                                                   "agreement_change")}
-        return out
+        out.reasons = {k: NOT_ENOUGH for k in ("mean_shift", "flip_rate", "robustness_rate", "consensus_shift",
+                                               "agreement_change")}
+        return out.to_json()
     if n_clusters < 2:
         for k in ("mean_shift", "consensus_shift", "agreement_change"):
-            out["reasons"][k] = ONE_CLUSTER
+            out.reasons[k] = ONE_CLUSTER
     else:
         sums = resample_sums(per_cluster, resamples=resamples, seed=seed)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -145,19 +168,19 @@ def probe_effect(
             c_shift = np.where(sums[:, 3] > 0, sums[:, 4] / sums[:, 3], np.nan)
             c_agree = np.where(sums[:, 3] > 0, sums[:, 5] / sums[:, 3], np.nan)
         wide = expanded_level(level, n_clusters)
-        for key, samples in (("mean_shift", shift), ("consensus_shift", c_shift), ("agreement_change", c_agree)):
-            if np.isnan(out[key]["value"]):
-                out["reasons"][key] = "no item has a consensus label" if key != "mean_shift" else NOT_ENOUGH
+        for key, metric, samples in (("mean_shift", out.mean_shift, shift),
+                                     ("consensus_shift", out.consensus_shift, c_shift),
+                                     ("agreement_change", out.agreement_change, c_agree)):
+            if np.isnan(metric.value):
+                out.reasons[key] = "no item has a consensus label" if key != "mean_shift" else NOT_ENOUGH
                 continue
-            low, high, _ = percentile_interval(samples, wide)
-            out[key].update(ci_low=low, ci_high=high)
-        deff = design_effect(out["flip_rate"]["value"], n, float(np.var(flip, ddof=1)), n_clusters)
-        low, high = proportion_interval(out["flip_rate"]["value"], n, level=level, deff=deff)
-        out["flip_rate"].update(ci_low=low, ci_high=high)
-        out["robustness_rate"].update(ci_low=1 - high, ci_high=1 - low)
-        out["flip_rate"]["design_effect"] = deff
+            metric.ci_low, metric.ci_high, _ = percentile_interval(samples, wide)
+        deff = design_effect(out.flip_rate.value, n, float(np.var(flip, ddof=1)), n_clusters)
+        low, high = proportion_interval(out.flip_rate.value, n, level=level, deff=deff)
+        out.flip_rate.ci_low, out.flip_rate.ci_high, out.flip_rate.design_effect = low, high, deff
+        out.robustness_rate.ci_low, out.robustness_rate.ci_high = 1 - high, 1 - low
     if n_clusters < 2:  # a proportion still has an interval: each cluster counts as one item
-        low, high = proportion_interval(out["flip_rate"]["value"], n, level=level, deff=float(n))
-        out["flip_rate"].update(ci_low=low, ci_high=high)
-        out["robustness_rate"].update(ci_low=1 - high, ci_high=1 - low)
-    return out
+        low, high = proportion_interval(out.flip_rate.value, n, level=level, deff=float(n))
+        out.flip_rate.ci_low, out.flip_rate.ci_high = low, high
+        out.robustness_rate.ci_low, out.robustness_rate.ci_high = 1 - high, 1 - low
+    return out.to_json()
