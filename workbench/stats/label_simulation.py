@@ -23,6 +23,7 @@ import numpy as np
 from workbench.stats.agreement import agreement_metrics
 from workbench.stats.planning import (CHECK_TARGETS, COUNT_TARGETS, human_given_judge_by_group, neyman_inclusion,
     band_decision, stratum_deviations, threshold_decision)
+from workbench.stats.intervals.records import MetricInterval
 from workbench.stats.intervals.weighted import weighted_agreement_with_intervals, weighted_self_preference
 
 
@@ -64,24 +65,67 @@ class Campaign:
     correct: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class PoolValues:
+    """The full-pool value of each gate measurement: what a campaign's decision is checked against."""
+
+    krippendorff_alpha_ordinal: float
+    tpr: float
+    tnr: float
+    same_family: float
+
+    def to_json(self) -> dict[str, float]:
+        return {"krippendorff_alpha_ordinal": self.krippendorff_alpha_ordinal, "tpr": self.tpr, "tnr": self.tnr,
+                "same_family": self.same_family}
+
+
+@dataclass(frozen=True, slots=True)
+class GateEstimates:
+    """The gate's measurements estimated from the labeled items, with intervals; ``n_pos`` and ``n_neg`` count
+    consensus passes and fails, ``family_in_pool`` whether any pool item is of the judge's family."""
+
+    krippendorff_alpha_ordinal: MetricInterval
+    tpr: MetricInterval
+    tnr: MetricInterval
+    same_family: MetricInterval
+    n_items: int
+    n_pos: int
+    n_neg: int
+    family_in_pool: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"krippendorff_alpha_ordinal": self.krippendorff_alpha_ordinal.to_json(), "tpr": self.tpr.to_json(),
+                "tnr": self.tnr.to_json(), "same_family": self.same_family.to_json(), "n_items": self.n_items,
+                "n_pos": self.n_pos, "n_neg": self.n_neg, "family_in_pool": self.family_in_pool}
+
+
 def pool_values(pool: Pool) -> dict[str, float]:
+    """The full-pool value of each gate measurement (:class:`PoolValues` as JSON)."""
+    return full_pool(pool).to_json()
+
+
+def full_pool(pool: Pool) -> PoolValues:
     """The full-pool value of each gate measurement."""
     m = agreement_metrics(pool.consensus, pool.judge, scale=pool.scale, pass_threshold=pool.pass_threshold)
     same = np.char.lower(pool.family.astype(str)) == pool.judge_family.lower()
     r = (pool.judge - pool.consensus).astype(float)
     effect = float(r[same].mean() - r[~same].mean()) if same.any() and (~same).any() else float("nan")
-    return {"krippendorff_alpha_ordinal": m["krippendorff_alpha_ordinal"], "tpr": m["tpr"], "tnr": m["tnr"],
-            "same_family": effect}
+    return PoolValues(m["krippendorff_alpha_ordinal"], m["tpr"], m["tnr"], effect)
 
 
 def pool_decision(pool: Pool, rule: GateRule = GateRule()) -> bool:
-    v = pool_values(pool)
-    bias_ok = not np.isfinite(v["same_family"]) or abs(v["same_family"]) <= rule.max_self_preference
-    return bool(v["krippendorff_alpha_ordinal"] >= rule.min_agreement_lower and v["tpr"] >= rule.min_tpr_lower
-                and v["tnr"] >= rule.min_tnr_lower and bias_ok)
+    v = full_pool(pool)
+    bias_ok = not np.isfinite(v.same_family) or abs(v.same_family) <= rule.max_self_preference
+    return bool(v.krippendorff_alpha_ordinal >= rule.min_agreement_lower and v.tpr >= rule.min_tpr_lower
+                and v.tnr >= rule.min_tnr_lower and bias_ok)
 
 
 def estimates(pool: Pool, idx: np.ndarray, weights: np.ndarray, *, resamples: int, seed: int) -> dict[str, Any]:
+    """Estimates with intervals from the labeled items ``idx`` with weights (ones for random order), as JSON."""
+    return gate_estimates(pool, idx, weights, resamples=resamples, seed=seed).to_json()
+
+
+def gate_estimates(pool: Pool, idx: np.ndarray, weights: np.ndarray, *, resamples: int, seed: int) -> GateEstimates:
     """Estimates with intervals from the labeled items ``idx`` with weights (ones for random order)."""
     a = weighted_agreement_with_intervals(pool.consensus[idx], pool.judge[idx], pool.clusters[idx], weights,
                                           scale=pool.scale, pass_threshold=pool.pass_threshold,
@@ -90,35 +134,35 @@ def estimates(pool: Pool, idx: np.ndarray, weights: np.ndarray, *, resamples: in
                                   producer_model=pool.model[idx], producer_family=pool.family[idx],
                                   judge_model=pool.judge_model, judge_family=pool.judge_family,
                                   clusters=pool.clusters[idx], resamples=resamples, seed=seed)
-    out = {name: dict(a["metrics"][name]) for name in ("krippendorff_alpha_ordinal", "tpr", "tnr")}
-    out["same_family"] = {k: sp["same_family"][k] for k in ("value", "ci_low", "ci_high")}
-    out["n_items"], out["n_pos"], out["n_neg"] = a["n_items"], a["denominators"]["n_pos"], a["denominators"]["n_neg"]
-    out["family_in_pool"] = bool((np.char.lower(pool.family.astype(str)) == pool.judge_family.lower()).any())
-    return out
+    metrics, denominators, family = a["metrics"], a["denominators"], sp["same_family"]
+    alpha, tpr, tnr = (MetricInterval(**metrics[name]) for name in ("krippendorff_alpha_ordinal", "tpr", "tnr"))
+    same_family = MetricInterval(family["value"], family["ci_low"], family["ci_high"])
+    return GateEstimates(alpha, tpr, tnr, same_family, a["n_items"], denominators["n_pos"], denominators["n_neg"],
+                         bool((np.char.lower(pool.family.astype(str)) == pool.judge_family.lower()).any()))
 
 
-def check_states(est: dict[str, Any], rule: GateRule = GateRule()) -> dict[str, bool | None]:
+def check_states(est: GateEstimates, rule: GateRule = GateRule()) -> dict[str, bool | None]:
     """Each check: True (decided pass), False (decided fail) or None (undecided), keyed by ``CHECK_TARGETS``."""
-    def side(m: dict, threshold: float) -> bool | None:  # as `workbench plan` reads it
-        return threshold_decision(m.get("value"), m.get("ci_low"), m.get("ci_high"), threshold)
+    def side(m: MetricInterval, threshold: float) -> bool | None:  # as `workbench plan` reads it
+        return threshold_decision(m.value, m.ci_low, m.ci_high, threshold)
 
-    alpha = side(est["krippendorff_alpha_ordinal"], rule.min_agreement_lower)
-    tpr = side(est["tpr"], rule.min_tpr_lower) if est["n_pos"] >= rule.min_class_items else None
-    tnr = side(est["tnr"], rule.min_tnr_lower) if est["n_neg"] >= rule.min_class_items else None
-    sf = est["same_family"]
-    if not est.get("family_in_pool", True):
+    alpha = side(est.krippendorff_alpha_ordinal, rule.min_agreement_lower)
+    tpr = side(est.tpr, rule.min_tpr_lower) if est.n_pos >= rule.min_class_items else None
+    tnr = side(est.tnr, rule.min_tnr_lower) if est.n_neg >= rule.min_class_items else None
+    sf = est.same_family
+    if not est.family_in_pool:
         bias = True  # no item of the judge's family anywhere: not measurable, and no label will change that
     else:
-        bias = band_decision(sf["value"], sf["ci_low"], sf["ci_high"], rule.max_self_preference)
+        bias = band_decision(sf.value, sf.ci_low, sf.ci_high, rule.max_self_preference)
     return {"agreement": alpha, "tpr": tpr, "tnr": tnr, "self_preference": bias}
 
 
-def decide(est: dict[str, Any], rule: GateRule = GateRule()) -> bool | None:
+def decide(est: GateEstimates, rule: GateRule = GateRule()) -> bool | None:
     """The gate's decision if every check is decided (or one decisively failed), else None."""
     checks = check_states(est, rule).values()
     if any(c is False for c in checks):
         return False
-    if all(c is True for c in checks) and est["n_items"] >= rule.min_items:
+    if all(c is True for c in checks) and est.n_items >= rule.min_items:
         return True
     return None
 
@@ -154,9 +198,9 @@ def oracle_design(pool: Pool, *, expected_labels: float, floor: float = 0.25, la
     values = np.asarray(pool.scale)
     truth = np.eye(len(values))[np.searchsorted(values, pool.consensus)]
     same = np.char.lower(pool.family.astype(str)) == pool.judge_family.lower()
-    v = pool_values(pool)
+    v = full_pool(pool)
     dev = stratum_deviations(pool.judge, same, truth, scale=pool.scale, pass_threshold=pool.pass_threshold,
-                             checks=checks, by_item=True, tpr=v["tpr"], tnr=v["tnr"])
+                             checks=checks, by_item=True, tpr=v.tpr, tnr=v.tnr)
     strata = np.unique([f"{s}|{f}|{c}" for s, f, c in zip(pool.judge, same, pool.category)], return_inverse=True)[1]
     rms = np.sqrt(np.bincount(strata, weights=dev**2) / np.bincount(strata))  # S_h: root mean square per stratum
     return neyman_inclusion(strata, rms[strata], expected_labels=min(expected_labels, pool.size), floor=floor)
@@ -203,14 +247,14 @@ def campaign(pool: Pool, order: str, *, seed: int, step: int = 10, resamples: in
         threshold = max(threshold, float((v[take] / rate[take]).max()))
         idx = np.array(sequence)
         weights = 1.0 / phased_inclusion(0.0, phases + [(rate, threshold)])[idx]
-        est = estimates(pool, idx, weights, resamples=resamples, seed=seed)
+        est = gate_estimates(pool, idx, weights, resamples=resamples, seed=seed)
         decision = decide(est, rule)
         if decision is not None:
             result.labels, result.decision = len(sequence), decision
             break
         states = check_states(est, rule)
         open_now = tuple(name for name, state in states.items() if state is None) or CHECK_TARGETS
-        wanted = open_now + tuple(name for name, c in (("find_fails", est["n_neg"]), ("find_passes", est["n_pos"]))
+        wanted = open_now + tuple(name for name, c in (("find_fails", est.n_neg), ("find_passes", est.n_pos))
                                   if c < rule.min_class_items)
         if order == "active" and replan and wanted != served:
             phases.append((rate, threshold))
