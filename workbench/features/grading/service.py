@@ -94,7 +94,7 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
         raise InputError("no item received a score, so there is no pass rate to report", file=Path(items_file).name,
                          fix="check the judgments or the judge's unscored reasons")
     corrected = PassRateCorrection.from_json(stats.corrected_pass_rate(
-        golden_human, golden_judge, np.array(new_pass), design_effect=_bundle_design_effect(cal),
+        golden_human, golden_judge, np.array(new_pass), design_effect=_design_effects(cal),
         resamples=resamples, seed=seed))
     ppi = None
     labeled = [r for r in rows if r.human_score is not None and r.score is not None]
@@ -141,7 +141,12 @@ def _graded(item_id: str, j: Judgment | None, humans: dict[str, int | None], rub
                       labeled=item_id in humans)
 
 
-def _bundle_design_effect(calibration: BundleCalibration) -> tuple[float, float] | None:
+def _design_effects(calibration: BundleCalibration) -> tuple[float, float] | None:
     """TPR's and TNR's design effects if the bundle records them; without them the golden items count as independent."""
     found = tuple(m.design_effect if (m := calibration.metrics.get(name)) else None for name in ("tpr", "tnr"))
     return None if None in found else found
+
+
+def _bundle_design_effect(calibration: dict) -> tuple[float, float] | None:
+    """:func:`_design_effects` of a bundle's calibration section as JSON (the board reads stored bundles so)."""
+    return _design_effects(BundleCalibration.from_json(calibration))
