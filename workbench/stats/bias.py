@@ -17,6 +17,7 @@ measurable, never as zero: absence of evidence is not absence of bias.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,46 @@ from workbench.stats.intervals.posterior import PRIOR_ITEMS, cluster_weights, po
 #: Interval of the effects, one of INTERVALS (the default and why: :mod:`workbench.stats.intervals.methods`).
 INTERVAL = SELF_PREFERENCE_INTERVAL
 INTERVALS = ("posterior", "expanded", "percentile", "bca", "studentized")
+
+
+@dataclass(slots=True)
+class Effect:
+    """One self-preference effect (same model or same family): how much more lenient than humans the judge is on
+    those items than on other families' (:func:`self_preference`, whose ``Returns`` describes each field)."""
+
+    n: int
+    n_other_family: int
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    ols_coefficient: float | None = None
+    measurable: bool = False
+    undefined_resamples: int = 0
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high, "n": self.n,
+                "n_other_family": self.n_other_family, "p_value": self.p_value,
+                "ols_coefficient": self.ols_coefficient, "measurable": self.measurable,
+                "undefined_resamples": self.undefined_resamples, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class SelfPreference:
+    """Both effects of a judge, with the judge's names, the items behind them and the bootstrap's settings."""
+
+    judge_model: str
+    judge_family: str | None
+    n_items: int
+    bootstrap: dict[str, Any]
+    same_model: Effect
+    same_family: Effect
+
+    def to_json(self) -> dict[str, Any]:
+        return {"judge_model": self.judge_model, "judge_family": self.judge_family, "n_items": self.n_items,
+                "bootstrap": self.bootstrap, "same_model": self.same_model.to_json(),
+                "same_family": self.same_family.to_json()}
 
 
 def self_preference(
@@ -128,52 +169,48 @@ def self_preference(
     kept_clusters, groups = np.unique(groups_all[keep], return_inverse=True)
     n_clusters = len(kept_clusters)
 
-    out: dict[str, Any] = {
-        "judge_model": bare,
-        "judge_family": judge_family,
-        "n_items": int(len(residual)),
-        "bootstrap": {"resamples": int(resamples), "seed": int(seed), "cluster": True, "level": float(level)},
-    }
     masks = {"same_model": same_model, "same_family": same_family}
     per_cluster = np.column_stack([
         np.bincount(groups, weights=w, minlength=n_clusters) for mask in (same_model, same_family, other)
         for w in (residual * mask, mask.astype(np.float64))
     ]) if len(residual) else np.zeros((0, 6))
     samples = None
+    effects = {}
     for name, mask in masks.items():
-        entry = _effect(name, residual, mask, other, family_key, bare)
-        if entry["measurable"]:
-            if n_clusters >= 2:
-                if interval == "posterior":
-                    low, high, undefined = _posterior(residual, mask, other, groups, n_clusters, entry["value"],
-                                                      values, draws=resamples, seed=seed, level=level)
-                elif interval == "studentized":
-                    low, high, undefined = _studentized(residual, mask, other, groups, n_clusters, entry["value"],
-                                                        resamples=resamples, seed=seed, level=level)
-                else:
-                    if samples is None:
-                        sums = resample_sums(per_cluster, resamples=resamples, seed=seed)
-                        with np.errstate(divide="ignore", invalid="ignore"):
-                            other_mean = sums[:, 4] / sums[:, 5]
-                            samples = {"same_model": sums[:, 0] / sums[:, 1] - other_mean,
-                                       "same_family": sums[:, 2] / sums[:, 3] - other_mean}
-                    if interval == "expanded":
-                        # the units behind the effect: clusters holding same-X items, or other-family ones
-                        units = min(np.count_nonzero(np.bincount(groups, weights=mask, minlength=n_clusters)),
-                                    np.count_nonzero(np.bincount(groups, weights=other, minlength=n_clusters)))
-                        low, high, undefined = percentile_interval(samples[name], expanded_level(level, units))
-                    elif interval == "bca":
-                        jackknife, weights = _jackknife(per_cluster)
-                        low, high, undefined = bca_interval(samples[name], entry["value"], jackknife[name], weights,
-                                                            level)
-                    else:
-                        low, high, undefined = percentile_interval(samples[name], level)
-                entry.update(ci_low=low, ci_high=high, undefined_resamples=undefined)
+        entry = effects[name] = _effect(name, residual, mask, other, family_key, bare)
+        if not entry.measurable:
+            continue
+        if n_clusters >= 2:
+            if interval == "posterior":
+                low, high, undefined = _posterior(residual, mask, other, groups, n_clusters, entry.value,
+                                                  values, draws=resamples, seed=seed, level=level)
+            elif interval == "studentized":
+                low, high, undefined = _studentized(residual, mask, other, groups, n_clusters, entry.value,
+                                                    resamples=resamples, seed=seed, level=level)
             else:
-                entry["reason"] = "all items belong to one task cluster, so no interval or p-value can be computed"
-            entry.update(_ols(residual, mask, other, categories[keep], groups, n_clusters, entry))
-        out[name] = entry
-    return out
+                if samples is None:
+                    sums = resample_sums(per_cluster, resamples=resamples, seed=seed)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        other_mean = sums[:, 4] / sums[:, 5]
+                        samples = {"same_model": sums[:, 0] / sums[:, 1] - other_mean,
+                                   "same_family": sums[:, 2] / sums[:, 3] - other_mean}
+                if interval == "expanded":
+                    # the units behind the effect: clusters holding same-X items, or other-family ones
+                    units = min(np.count_nonzero(np.bincount(groups, weights=mask, minlength=n_clusters)),
+                                np.count_nonzero(np.bincount(groups, weights=other, minlength=n_clusters)))
+                    low, high, undefined = percentile_interval(samples[name], expanded_level(level, units))
+                elif interval == "bca":
+                    jackknife, weights = _jackknife(per_cluster)
+                    low, high, undefined = bca_interval(samples[name], entry.value, jackknife[name], weights, level)
+                else:
+                    low, high, undefined = percentile_interval(samples[name], level)
+            entry.ci_low, entry.ci_high, entry.undefined_resamples = low, high, undefined
+        else:
+            entry.reason = "all items belong to one task cluster, so no interval or p-value can be computed"
+        _add_ols_p_value(entry, residual, mask, other, categories[keep], groups, n_clusters)
+    return SelfPreference(bare, judge_family, int(len(residual)),
+                          {"resamples": int(resamples), "seed": int(seed), "cluster": True, "level": float(level)},
+                          *effects.values()).to_json()
 
 
 def _posterior(residual: np.ndarray, same: np.ndarray, other: np.ndarray, groups: np.ndarray, n_clusters: int,
@@ -261,26 +298,24 @@ def _jackknife(per_cluster: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarr
 
 
 def _effect(name: str, residual: np.ndarray, mask: np.ndarray, other: np.ndarray,
-            family_key: str | None, bare: str) -> dict[str, Any]:
-    entry: dict[str, Any] = {"value": None, "ci_low": None, "ci_high": None, "n": int(mask.sum()),
-                             "n_other_family": int(other.sum()), "p_value": None, "ols_coefficient": None,
-                             "measurable": False, "undefined_resamples": 0, "reason": None}
+            family_key: str | None, bare: str) -> Effect:
+    entry = Effect(int(mask.sum()), int(other.sum()))
     what = "the judge's own model" if name == "same_model" else "the judge's family"
     if family_key is None:
-        entry["reason"] = "the judge has no family, so same-family items cannot be told from others"
+        entry.reason = "the judge has no family, so same-family items cannot be told from others"
     elif not mask.any():
         who = f"model {bare!r}" if name == "same_model" else f"family {family_key!r}"
-        entry["reason"] = (f"no item was produced by {what} ({who}), so self-preference is not measurable; "
-                           "add items from it to the golden set")
+        entry.reason = (f"no item was produced by {what} ({who}), so self-preference is not measurable; "
+                        "add items from it to the golden set")
     elif not other.any():
-        entry["reason"] = "no item was produced by another family, so there is nothing to compare with"
+        entry.reason = "no item was produced by another family, so there is nothing to compare with"
     else:
-        entry.update(value=float(residual[mask].mean() - residual[other].mean()), measurable=True)
+        entry.value, entry.measurable = float(residual[mask].mean() - residual[other].mean()), True
     return entry
 
 
-def _ols(residual, mask, other, categories, groups, n_clusters, entry) -> dict[str, Any]:
-    """Cluster-robust OLS p-value of the same-X indicator with category fixed effects."""
+def _add_ols_p_value(entry: Effect, residual, mask, other, categories, groups, n_clusters) -> None:
+    """The cluster-robust OLS p-value of the same-X indicator with category fixed effects, or why there is none."""
     rows = mask | other
     y = residual[rows]
     indicator = mask[rows].astype(np.float64)
@@ -289,19 +324,20 @@ def _ols(residual, mask, other, categories, groups, n_clusters, entry) -> dict[s
     x = np.column_stack([np.ones(len(y)), indicator, dummies])
     group_ids = np.unique(groups[rows], return_inverse=True)[1]
     if len(np.unique(group_ids)) < 2:
-        return {"reason": entry["reason"] or "fewer than two task clusters, so no cluster-robust p-value"}
-    if np.linalg.matrix_rank(x) < x.shape[1]:
-        return {"reason": "every category holds only same-family or only other-family items, so the category "
-                          "fixed effects absorb the effect and no p-value can be computed"}
-    if len(y) <= x.shape[1]:  # statsmodels' small-sample factor (n - 1) / (n - k) divides by zero
-        return {"reason": "too few items for the OLS of the effect within categories, so no p-value"}
-    if np.ptp(y) == 0:
-        return {"reason": "every residual is the same, so the OLS has no variation to test"}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        params, p_values = cluster_robust_ols(y, x, group_ids)
-    p = float(p_values[1])
-    return {"p_value": p if np.isfinite(p) else None, "ols_coefficient": float(params[1])}
+        entry.reason = entry.reason or "fewer than two task clusters, so no cluster-robust p-value"
+    elif np.linalg.matrix_rank(x) < x.shape[1]:
+        entry.reason = ("every category holds only same-family or only other-family items, so the category "
+                        "fixed effects absorb the effect and no p-value can be computed")
+    elif len(y) <= x.shape[1]:  # statsmodels' small-sample factor (n - 1) / (n - k) divides by zero
+        entry.reason = "too few items for the OLS of the effect within categories, so no p-value"
+    elif np.ptp(y) == 0:
+        entry.reason = "every residual is the same, so the OLS has no variation to test"
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            params, p_values = cluster_robust_ols(y, x, group_ids)
+        p = float(p_values[1])
+        entry.p_value, entry.ols_coefficient = (p if np.isfinite(p) else None), float(params[1])
 
 
 def cluster_robust_ols(y: np.ndarray, x: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
