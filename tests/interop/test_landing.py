@@ -118,6 +118,29 @@ def test_a_name_without_a_map_says_how_to_write_one(scripted, store, tmp_path):
                             "faithfulness: {cut_points: [0.5, 0.9]}.")
 
 
+def test_a_scale_the_source_declares_maps_its_values_unless_a_map_is_given(scripted, store, tmp_path):
+    """An exported judge's results carry its scale (promptfoo's 0..1 with the lowest level at 0, the highest at
+    1): they come back without --map; the rubric's own map for the name still wins; a bad carried map is refused."""
+    add_qa_rubric(store, tmp_path, "import_maps:\n  ours: {categorical: {good: 1}}\n")
+    carried = {"cut_points": [0.25, 0.75], "range": [0, 1]}
+    scripted += _items(3) + [
+        SourceJudgment(1, "i1", judge="j", name="score", value=0.0, model="openai/m", carried_map=carried),
+        SourceJudgment(2, "i2", judge="j", name="score", value=0.5, model="openai/m", carried_map=carried),
+        SourceJudgment(3, "i3", judge="j", name="score", value=1.0, model="openai/m", carried_map=carried),
+        SourceJudgment(4, "i1", judge="k", name="ours", value="good", model="openai/m", carried_map=carried)]
+    result = import_from(store, "scripted", "x", "g", "qa")
+    assert sorted((j.judge_id, j.added) for j in result.judges) == [("scripted.j@m", 3), ("scripted.k@m", 1)]
+    gs, rubric_id = store.golden_set("g").id, store.rubric_row("qa")["id"]
+    scores = {judge: [(r["item_id"], r["score"]) for r in store.judgments(gs, store.judge_row(rubric_id, judge)["pk"])]
+              for judge in ("scripted.j@m", "scripted.k@m")}
+    assert scores == {"scripted.j@m": [("i1", -1), ("i2", 0), ("i3", 1)],
+                      "scripted.k@m": [("i1", 1)]}  # "ours" maps by the rubric, not by the carried 0..1 cuts
+    scripted[:] = _items(1) + [SourceJudgment(1, "i1", judge="z", name="z", value=0.5, field="score",
+                                              carried_map={"cut_points": [0.5]})]  # 1 cut: 2 levels, not 3
+    with pytest.raises(InputError, match=r"^scripted record 1: field score: .*export the judge again"):
+        import_from(store, "scripted", "x", "g2", "qa")
+
+
 def test_maps_cut_continuous_scores_and_keep_to_the_scale():
     maps = ImportMaps.parse({"s": {"cut_points": [0.5, 0.9], "range": [0, 1]}, "*": {"categorical": {"A": 1}}},
                             DEFAULT_SCALE, "m.yaml")

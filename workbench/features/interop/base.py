@@ -50,6 +50,7 @@ class SourceLabel:
     rationale: str | None = None
     created_at: str | None = None
     origin: str | None = None
+    carried_map: dict[str, Any] | None = None  # see SourceJudgment
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ class SourceJudgment:
     created_at: str | None = None
     extra: dict[str, Any] = dc_field(default_factory=dict)  # tokens_in, tokens_out, cost_usd, latency_ms
     origin: str | None = None
+    # the import map the source file declares itself (an exported judge's scale, in import-map form): used when
+    # neither --map nor the rubric's import_maps map this name, so the tool's results come back without a map
+    carried_map: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ adds nothing.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import tempfile
 from collections import Counter, defaultdict
@@ -28,6 +29,7 @@ from workbench.features.interop.base import (Adapter, LibraryMissing, SourceErro
 from workbench.features.interop.registry import adapter_entry, get_adapter
 from workbench.core.import_maps import UNSCORED, ImportMaps
 from workbench.core.models import Item, JudgeSpec, Judgment, Label
+from workbench.core.scale import Scale
 from workbench.core.names import NAME_MAX, check_name
 from workbench.store import Store
 from workbench.features.importing import service as importing
@@ -96,7 +98,7 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
     adapter_entry(source)  # an unknown source is refused before its library is looked for
     result = InteropResult(source, str(uri), rubric=rv.name)
     try:
-        read = _read(source, get_adapter(source, **(adapter_options or {})), uri, maps, result, progress)
+        read = _read(source, get_adapter(source, **(adapter_options or {})), uri, maps, result, progress, scale)
     except LibraryMissing:  # an adapter that needs its tool's library only for some inputs (Langfuse's pull)
         raise adapter_entry(source).library_missing() from None
     specs = _judge_specs(source, rv, read.judgments)
@@ -138,8 +140,9 @@ class _Read:
 
 
 def _read(source: str, adapter: Adapter, uri: str, maps: ImportMaps, result: InteropResult,
-          progress: Progress | None) -> _Read:
+          progress: Progress | None, scale: Scale) -> _Read:
     read = _Read()
+    carried: dict[str, ImportMaps] = {}
     seen_repeat: dict[tuple, int] = {}
     for rec in adapter.read(str(uri)):
         result.records += 1
@@ -157,7 +160,8 @@ def _read(source: str, adapter: Adapter, uri: str, maps: ImportMaps, result: Int
                                   f"record {prior[0].record})", field="id", fix="give each item its own id")
             read.items.setdefault(item.id, (rec, item))
         elif isinstance(rec, SourceLabel):
-            score = maps.score(where, rec.record, rec.field, rec.name, rec.value)
+            score = _maps_for(maps, carried, rec, where, scale).score(where, rec.record, rec.field, rec.name,
+                                                                       rec.value)
             if score is UNSCORED:
                 result.skipped["label mapped to unscored"] += 1
                 continue
@@ -171,7 +175,8 @@ def _read(source: str, adapter: Adapter, uri: str, maps: ImportMaps, result: Int
             if rec.value is None:
                 score, reason = None, rec.unscored_reason or "the source gives no score"
             else:
-                mapped = maps.score(where, rec.record, rec.field, rec.name, rec.value)
+                mapped = _maps_for(maps, carried, rec, where, scale).score(where, rec.record, rec.field, rec.name,
+                                                                           rec.value)
                 score, reason = ((None, f"the import map sends {rec.value!r} to unscored") if mapped is UNSCORED
                                  else (mapped, None))
             key = (rec.judge, rec.model, rec.item_id, rec.repeat)
@@ -188,6 +193,21 @@ def _read(source: str, adapter: Adapter, uri: str, maps: ImportMaps, result: Int
                           + (f", {sum(result.skipped.values())} skipped" if result.skipped else "") + ")",
                           fix="check that the file or URI is the tool's results export")
     return read
+
+
+def _maps_for(maps: ImportMaps, carried: dict[str, ImportMaps], rec: SourceLabel | SourceJudgment, where: str,
+              scale: Scale) -> ImportMaps:
+    """The import's maps, or, for a name they do not map, the map the source record carries (checked once)."""
+    if rec.carried_map is None or maps.for_name(rec.name) is not None:
+        return maps
+    key = json.dumps([rec.name, rec.carried_map], sort_keys=True, default=str)
+    if key not in carried:
+        try:
+            carried[key] = ImportMaps.parse({rec.name: rec.carried_map}, scale, f"the scale {where} declares")
+        except InputError as e:
+            raise SourceError(where, rec.record, e.problem, field=rec.field,
+                              fix="export the judge again from the workbench, or give --map") from None
+    return carried[key]
 
 
 def _where(source: str, rec: SourceItem | SourceLabel | SourceJudgment) -> str:
