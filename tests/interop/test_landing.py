@@ -141,6 +141,20 @@ def test_a_scale_the_source_declares_maps_its_values_unless_a_map_is_given(scrip
         import_from(store, "scripted", "x", "g2", "qa")
 
 
+def test_verdicts_of_two_source_runs_land_as_two_runs_once(scripted, store, tmp_path):
+    """Two experiments of one evaluator (``source_run``) are two runs of one judge, even with equal verdicts; the
+    same repeat of an item in each is no conflict; importing them again adds nothing."""
+    add_qa_rubric(store, tmp_path, MAPS)
+    scripted += _items(2) + [SourceJudgment(n, f"i{1 + n % 2}", judge="ok", name="ok", value=True,
+                                            model="openai/m", source_run=f"exp-{n // 2}") for n in range(4)]
+    (j,) = import_from(store, "scripted", "x", "g", "qa").judges
+    assert j.added == 4 and len(j.run.split(", ")) == 2, j
+    runs = {r["run_name"] for r in store.judgments(store.golden_set("g").id,
+                                                  store.judge_row(store.rubric_row("qa")["id"], j.judge_id)["pk"])}
+    assert runs == set(j.run.split(", "))
+    assert import_from(store, "scripted", "x", "g", "qa").judges[0].added == 0
+
+
 def test_maps_cut_continuous_scores_and_keep_to_the_scale():
     maps = ImportMaps.parse({"s": {"cut_points": [0.5, 0.9], "range": [0, 1]}, "*": {"categorical": {"A": 1}}},
                             DEFAULT_SCALE, "m.yaml")

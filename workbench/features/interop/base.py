@@ -78,6 +78,9 @@ class SourceJudgment:
     # the import map the source file declares itself (an exported judge's scale, in import-map form): used when
     # neither --map nor the rubric's import_maps map this name, so the tool's results come back without a map
     carried_map: dict[str, Any] | None = None
+    # the run the source says the verdict belongs to (an experiment, an eval log): one judge's verdicts of two
+    # source runs land as two runs (each still named by what it holds); None: all of the judge's verdicts, one run
+    source_run: str | None = None
 
 
 @dataclass(frozen=True)

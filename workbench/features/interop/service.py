@@ -123,7 +123,15 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
             spec = specs[key]
             ji = JudgeImport(spec.id, spec.model, declared=spec not in new, read=len(rows),
                              unscored=sum(s is None for _, s, _ in rows))
-            ji.added, ji.run = _land_judgments(store, source, target, spec, rows, index, gs_id, golden_set, uri)
+            by_run: dict[str | None, list] = defaultdict(list)
+            for row in rows:
+                by_run[row[0].source_run].append(row)
+            runs = []
+            for run_rows in by_run.values():
+                added, run = _land_judgments(store, source, target, spec, run_rows, index, gs_id, golden_set, uri)
+                ji.added += added
+                runs.append(run)
+            ji.run = ", ".join(runs)
             result.judges.append(ji)
     return result
 
@@ -179,7 +187,7 @@ def _read(source: str, adapter: Adapter, uri: str, maps: ImportMaps, result: Int
                                                                            rec.value)
                 score, reason = ((None, f"the import map sends {rec.value!r} to unscored") if mapped is UNSCORED
                                  else (mapped, None))
-            key = (rec.judge, rec.model, rec.item_id, rec.repeat)
+            key = (rec.judge, rec.model, rec.source_run, rec.item_id, rec.repeat)
             if key in seen_repeat:
                 raise SourceError(where, rec.record, f"judge '{rec.judge}' grades item '{rec.item_id}' repeat "
                                   f"{rec.repeat} twice (also record {seen_repeat[key]})", field=rec.field,
@@ -302,8 +310,9 @@ def _land_judgments(store: Store, source: str, rv: RubricVersion, spec: JudgeSpe
                                   latency_ms=rec.extra.get("latency_ms"), model_version=rec.model_version,
                                   created_at=rec.created_at))
     # the run is named by what it holds: the same results imported again land in the same run and add nothing
-    digest = sha256_hex([[index[j.item_id].content_hash, j.repeat, j.score, j.unscored_reason, j.rationale]
-                         for j in judgments])
+    held = [[index[j.item_id].content_hash, j.repeat, j.score, j.unscored_reason, j.rationale] for j in judgments]
+    source_run = rows[0][0].source_run  # two source runs with the same verdicts stay two runs
+    digest = sha256_hex(held if source_run is None else [source_run, held])
     run = f"{source}-{digest[:12]}"
     run_id, _ = store.ensure_run(row.pk, gs_id, source="import", name=run,
                                  params={"source": source, "uri": str(uri)}, status="done")
