@@ -17,7 +17,7 @@ measurable, never as zero: absence of evidence is not absence of bias.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -39,11 +39,11 @@ class Effect:
     """One self-preference effect (same model or same family): how much more lenient than humans the judge is on
     those items than on other families' (:func:`self_preference`, whose ``Returns`` describes each field)."""
 
-    n: int
-    n_other_family: int
     value: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    n: int = 0
+    n_other_family: int = 0
     p_value: float | None = None
     ols_coefficient: float | None = None
     measurable: bool = False
@@ -51,10 +51,7 @@ class Effect:
     reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high, "n": self.n,
-                "n_other_family": self.n_other_family, "p_value": self.p_value,
-                "ols_coefficient": self.ols_coefficient, "measurable": self.measurable,
-                "undefined_resamples": self.undefined_resamples, "reason": self.reason}
+        return asdict(self)  # the fields in the JSON's key order
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +66,7 @@ class SelfPreference:
     same_family: Effect
 
     def to_json(self) -> dict[str, Any]:
-        return {"judge_model": self.judge_model, "judge_family": self.judge_family, "n_items": self.n_items,
-                "bootstrap": self.bootstrap, "same_model": self.same_model.to_json(),
-                "same_family": self.same_family.to_json()}
+        return asdict(self)  # the fields in the JSON's key order
 
 
 def self_preference(
@@ -299,7 +294,7 @@ def _jackknife(per_cluster: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarr
 
 def _effect(name: str, residual: np.ndarray, mask: np.ndarray, other: np.ndarray,
             family_key: str | None, bare: str) -> Effect:
-    entry = Effect(int(mask.sum()), int(other.sum()))
+    entry = Effect(n=int(mask.sum()), n_other_family=int(other.sum()))
     what = "the judge's own model" if name == "same_model" else "the judge's family"
     if family_key is None:
         entry.reason = "the judge has no family, so same-family items cannot be told from others"

@@ -28,7 +28,7 @@ worse".
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -68,8 +68,7 @@ class WorseThanRest:
         return cls(None, None, None, level, False, reason)
 
     def to_json(self) -> dict[str, Any]:
-        return {"difference": self.difference, "ci_low": self.ci_low, "ci_high": self.ci_high, "level": self.level,
-                "significant": self.significant, "reason": self.reason}
+        return asdict(self)  # the fields in the JSON's key order
 
 
 @dataclass(slots=True)

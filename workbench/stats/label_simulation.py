@@ -15,7 +15,7 @@ inverse-probability weights (:mod:`workbench.stats.intervals.weighted`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -75,8 +75,7 @@ class PoolValues:
     same_family: float
 
     def to_json(self) -> dict[str, float]:
-        return {"krippendorff_alpha_ordinal": self.krippendorff_alpha_ordinal, "tpr": self.tpr, "tnr": self.tnr,
-                "same_family": self.same_family}
+        return asdict(self)  # the fields in the JSON's key order
 
 
 @dataclass(frozen=True, slots=True)

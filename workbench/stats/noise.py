@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import krippendorff
@@ -31,7 +31,7 @@ class PassHatK:
     value: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"k": self.k, "value": self.value}
+        return asdict(self)  # the fields in the JSON's key order
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +50,7 @@ class RepeatNoise:
     reasons: dict[str, str]
 
     def to_json(self) -> dict[str, Any]:
-        return {"n_items": self.n_items, "repeats": self.repeats, "flip_rate": self.flip_rate,
-                "pairwise_flip_rate": self.pairwise_flip_rate,
-                "krippendorff_alpha_ordinal": self.krippendorff_alpha_ordinal, "pass_hat_k": self.pass_hat_k,
-                "pass_hat_k_curve": [p.to_json() for p in self.pass_hat_k_curve],
-                "n_items_with_consensus": self.n_items_with_consensus, "n_unscored": self.n_unscored,
-                "reasons": dict(self.reasons)}
+        return asdict(self)  # the fields in the JSON's key order
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +66,7 @@ class StuartMaxwellTest:
     reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"statistic": self.statistic, "df": self.df, "p_value": self.p_value, "n_items": self.n_items,
-                "table": self.table, "reason": self.reason}
+        return asdict(self)  # the fields in the JSON's key order
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +78,7 @@ class ModelVersions:
     changed: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {"baseline": self.baseline, "candidate": self.candidate, "changed": self.changed}
+        return asdict(self)  # the fields in the JSON's key order
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +96,7 @@ class RunDrift:
     model_versions: ModelVersions
 
     def to_json(self) -> dict[str, Any]:
-        return {"n_items": self.n_items, "flip_rate": self.flip_rate, "stuart_maxwell": self.stuart_maxwell.to_json(),
-                "deltas": self.deltas, "delta_reasons": self.delta_reasons,
-                "n_items_with_consensus": self.n_items_with_consensus, "bootstrap": self.bootstrap,
-                "model_versions": self.model_versions.to_json()}
+        return asdict(self)  # the fields in the JSON's key order
 
 
 def pass_hat_k(n: Any, c: Any, k: int) -> float:
