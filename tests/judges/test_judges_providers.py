@@ -113,6 +113,24 @@ def test_python_grader(tmp_path, monkeypatch, rubric, item):
         get_provider("python/my_graders")
 
 
+def test_a_grader_named_by_its_module_before_the_move_still_grades(rubric, item):
+    """Rubrics, stored judges and signed bundles written before the new layout name the demo's grader
+    `python/workbench.demo.graders:test_results`: it keeps that name and grades as the moved module does."""
+    import importlib
+
+    from workbench.judges.providers.python import MOVED_MODULES
+
+    for old, new in MOVED_MODULES.items():
+        with pytest.raises(ImportError):
+            importlib.import_module(old)  # gone: only the mapping finds it
+        old_spec, new_spec = (JudgeSpec(id="t", model=f"python/{m}:test_results") for m in (old, new))
+        before, after = (get_provider(s) for s in (old_spec, new_spec))
+        assert before.model == f"{old}:test_results" and before.func is after.func
+        was, now = asyncio.run(before.judge(item, rubric, old_spec)), asyncio.run(after.judge(item, rubric, new_spec))
+        assert (was.score, was.unscored_reason, was.rationale) == (now.score, now.unscored_reason, now.rationale)
+        assert was.model_version == f"python/{old}:test_results"  # the judge's own name, as it was recorded
+
+
 # --------------------------------------------------------------------------- Anthropic
 
 

@@ -20,6 +20,11 @@ from workbench.judges.prompting import parse_verdict
 from workbench.judges.types import JudgeContext, JudgeOutcome
 
 
+# Modules of the workbench's own graders that moved (issue 28's new layout), under the names rubrics, stored judges
+# and signed bundles written before still carry: the judge keeps its name, the code is found where it now lives.
+MOVED_MODULES = {"workbench.demo.graders": "workbench.features.demo.graders"}
+
+
 class PythonProvider(JudgeProvider):
     provider = "python"
 
@@ -28,7 +33,7 @@ class PythonProvider(JudgeProvider):
         if not sep or not module_name or not func_name:
             raise ConfigError(f"'python/{target}' must be python/<module>:<function>, e.g. python/my_graders:tests_pass")
         try:
-            module = importlib.import_module(module_name)
+            module = importlib.import_module(MOVED_MODULES.get(module_name, module_name))
         except ImportError as exc:
             raise ConfigError(f"cannot import module '{module_name}' for judge python/{target} ({exc}); "
                               "make sure it is installed or on PYTHONPATH") from None
