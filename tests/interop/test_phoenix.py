@@ -67,3 +67,88 @@ def test_spans_become_items_with_their_producer(store, tmp_path):
     item = {i.id: i for i in load_items(store, "qa")}["5f1a0c2e9b3d4a04"]
     assert (item.input, item.output, item.category) == ("Capital of Japan?", "Tokyo", "ChatCompletion")
     assert (item.producer.model, item.producer.family) == ("gpt-4o", "openai")
+
+
+# --------------------------------------------------------------------------- experiment downloads
+EXPERIMENTS = FIXTURES / "experiments"  # GET /v1/experiments/{id}/json of two experiments (see ../README.md)
+
+
+def _runs(store, golden_set: str) -> list[tuple[str, str, int]]:
+    """(judge, run, judgments) of each run, as `golden-set show --json` lists them."""
+    from workbench.calibration.golden_sets import golden_set_overview
+
+    return sorted((r.judge, r.run, r.judgments) for r in golden_set_overview(store, golden_set).runs)
+
+
+def test_a_folder_of_experiment_downloads_imports_one_run_per_experiment(cli, store, tmp_path):
+    add_qa_rubric(store, tmp_path, MAPS)
+    r = cli("import", "--from", "phoenix", EXPERIMENTS, "-g", "qa", "-r", "qa")
+    assert r.exit_code == 0, r.output
+    # 9 answered runs; Paris twice in experiment 1 and once in 2, and "4" twice in experiment 1, are one item each
+    assert "items: 5 read, 5 added" in r.output
+    judge = "phoenix.correctness@gpt-4o-mini"
+    assert f"judgments of {judge} (imported/phoenix/gpt-4o-mini, added to the rubric): 9 read (1 unscored), " \
+           "9 added" in r.output
+    assert "CODE annotation (not a human or an LLM judge): 9" in r.output
+    assert "HUMAN experiment annotation (the download names no rater): 1" in r.output
+    assert "experiment run whose task failed (no output): 1" in r.output
+    runs = _runs(store, "qa")
+    assert {j for j, _, _ in runs} == {judge}
+    assert sorted(n for *_, n in runs) == [3, 6]  # experiment 2 (3 answered runs), experiment 1 (6)
+
+    again = cli("import", "--from", "phoenix", EXPERIMENTS, "-g", "qa", "-r", "qa")
+    assert again.exit_code == 0 and "9 read (1 unscored), 0 added" in again.output
+    assert _runs(store, "qa") == runs
+
+
+def test_the_files_imported_one_after_the_other_land_the_same_runs(store, tmp_path):
+    add_qa_rubric(store, tmp_path, MAPS)
+    import_from(store, "phoenix", str(EXPERIMENTS), "all", "qa")
+    for f in sorted(EXPERIMENTS.glob("*.json")):
+        import_from(store, "phoenix", str(f), "one-by-one", "qa")
+    assert _runs(store, "one-by-one") == _runs(store, "all") and len(_runs(store, "all")) == 2
+    for f in sorted(EXPERIMENTS.glob("*.json")):  # and again, in the other order: nothing new
+        res = import_from(store, "phoenix", str(f), "one-by-one", "qa")
+        assert res.items_added == 0 and [j.added for j in res.judges] == [0]
+    res = import_from(store, "phoenix", str(EXPERIMENTS), "one-by-one", "qa")
+    assert res.items_added == 0 and [j.added for j in res.judges] == [0]
+    assert _runs(store, "one-by-one") == _runs(store, "all")
+
+
+def test_a_repetition_with_the_same_output_is_a_repeat_and_an_evaluator_error_is_unscored(store, tmp_path):
+    from workbench.calibration.golden_sets import load_items
+
+    add_qa_rubric(store, tmp_path, MAPS)
+    import_from(store, "phoenix", str(EXPERIMENTS / "RXhwZXJpbWVudDox.json"), "qa", "qa")
+    items = {(i.input, i.output): i for i in load_items(store, "qa")}
+    paris = items[("What is the capital of France?", "Paris")]
+    assert paris.reference == "Paris" and paris.metadata == {"phoenix": {"example_id": "RGF0YXNldEV4YW1wbGU6MQ=="}}
+    assert ("Which is the largest planet?", "Saturn") in items and ("Which is the largest planet?", "Jupiter") in items
+    gs = store.golden_set("qa").id
+    verdicts = {}
+    for run in store.runs(gs):
+        for j in store.judgments(gs, run["judge_pk"], run["id"]):
+            verdicts[(j["item_id"], j["repeat"])] = (j["score"], j["unscored_reason"])
+    # repetition 1 said correct, repetition 2 incorrect: the judge's noise on one item
+    assert verdicts[(paris.id, 0)] == (0, None) and verdicts[(paris.id, 1)] == (-1, None)
+    four = items[("What is 2 + 2?", "4")]
+    assert verdicts[(four.id, 1)] == (None, "Phoenix evaluator error: openai.APITimeoutError: Request timed out.")
+    assert len(verdicts) == 6
+
+
+def test_a_bad_experiment_record_names_the_file_record_and_field(store, tmp_path):
+    from workbench.core.errors import InputError
+
+    add_qa_rubric(store, tmp_path, MAPS)
+    runs = json.loads((EXPERIMENTS / "RXhwZXJpbWVudDoy.json").read_text())
+    runs[1]["annotations"][0]["label"] = "partly"
+    bad = write(tmp_path / "exp" / "RXhwZXJpbWVudDoy.json", json.dumps(runs))
+    with pytest.raises(InputError, match=r"^phoenix RXhwZXJpbWVudDoy\.json record 2: field annotations\[0\]\.label: "
+                                         r"value \"partly\" of 'correctness' is not covered"):
+        import_from(store, "phoenix", str(bad.parent), "qa", "qa")
+    del runs[1]["example_id"]
+    write(bad, json.dumps(runs))
+    with pytest.raises(InputError, match=r"^phoenix RXhwZXJpbWVudDoy\.json record 2: field example_id: the experiment "
+                                         r"run has no example_id"):
+        import_from(store, "phoenix", str(bad), "qa", "qa")
+    assert store.golden_sets() == []
