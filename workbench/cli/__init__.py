@@ -16,6 +16,7 @@ from workbench.cli import (
     golden_sets,
     importing,
     judging,
+    labels,
     probe,
     refine,
     rubrics,
@@ -50,7 +51,8 @@ def main(ctx: click.Context, db: str | None, project: str | None) -> None:
 
 
 for command in (workspace.init, workspace.demo, workspace.ui, rubrics.rubric, importing.import_, golden_sets.golden_set,
-                golden_sets.rater, judging.judge, calibration.calibrate, calibration.compare, calibration.plan_command):
+                golden_sets.rater, judging.judge, calibration.calibrate, calibration.compare, calibration.plan_command,
+                labels.export_labels):
     main.add_command(command)
 for module in (probe, refine, board, export):
     module.register(main)
