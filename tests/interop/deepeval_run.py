@@ -1,6 +1,12 @@
 """Run by tests/interop/test_deepeval.py with DeepEval's own Python (.ci/venv-deepeval): DeepEval's evaluate() on
 a few single-turn cases and one conversation, graded by an offline model class; it writes its test-run JSON to
-DEEPEVAL_RESULTS_FOLDER."""
+DEEPEVAL_RESULTS_FOLDER.
+
+With the argument ``default-names``: a team's first DeepEval run as the quickstart writes it, twice (the second
+run of the same cases) — test cases without names (DeepEval calls them test_case_0, ...) and a GEval metric at its
+default threshold."""
+
+import sys
 
 from deepeval import evaluate
 from deepeval.evaluate.configs import AsyncConfig, DisplayConfig, ErrorConfig
@@ -42,6 +48,16 @@ class OfflineJudge(DeepEvalBaseLLM):
 
 
 judge = OfflineJudge()
+if sys.argv[1:] == ["default-names"]:
+    quickstart = GEval(name="Correctness", criteria="Is the actual output correct given the expected output?",
+                       evaluation_params=[SingleTurnParams.ACTUAL_OUTPUT, SingleTurnParams.EXPECTED_OUTPUT],
+                       model=judge)  # DeepEval's default threshold (0.5)
+    unnamed = [LLMTestCase(input=f"What is {i}*{i}?", expected_output=str(i * i),
+                           actual_output=f"{i * i} [correct]" if i % 2 else f"{i * i + 1}") for i in range(4)]
+    for _ in range(2):
+        evaluate(test_cases=unnamed, metrics=[quickstart], async_config=AsyncConfig(run_async=False),
+                 display_config=DisplayConfig(print_results=False, show_indicator=False))
+    sys.exit(0)
 correctness = GEval(name="Correctness", criteria="Is the actual output correct given the expected output?",
                     evaluation_params=[SingleTurnParams.ACTUAL_OUTPUT, SingleTurnParams.EXPECTED_OUTPUT],
                     model=judge, threshold=0.5)

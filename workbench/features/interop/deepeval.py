@@ -6,11 +6,16 @@
   is the input, the last assistant turn the output);
 - each ``metricsData[]`` entry is a judgment of the judge named by the metric and its ``evaluationModel``: the
   ``score`` is the value to map (``success`` when there is no score), ``reason`` the rationale; an ``error`` is
-  unscored with the error as the reason.
+  unscored with the error as the reason;
+- with the rubric at hand (``read(uri, rubric=...)``), a metric result with a ``threshold`` and a ``success``
+  carries its own map (used when neither ``--map`` nor the rubric maps the metric): DeepEval's success is the
+  rubric's pass level (``pass_threshold``), a failure the highest level below it. DeepEval decides success itself
+  (``score >= threshold``; ``<=`` for metrics where lower is better; strict mode), so the record's score maps to
+  the level of that decision.
 
 A test case keeps its ``name`` as the item id, except DeepEval's default names (``test_case_0``, ...), which
-repeat across runs: those items are named by their content. Record N is the N-th test case of the file
-(conversational cases after the others).
+repeat across runs: those items are named by their content (as ``import items`` names an item without an id; the
+default name is not kept). Record N is the N-th test case of the file (conversational cases after the others).
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.core.errors import InputError
+from workbench.core.formats import Record, parse_item
+from workbench.core.models import Rubric
 from workbench.features.interop.base import SourceError, SourceItem, SourceJudgment, SourceRecord, read_json
 
 SOURCE = "deepeval"
@@ -40,11 +48,12 @@ class DeepEvalMetric:
     reason: str | None
     evaluation_model: str | None
     evaluation_cost: Any
+    threshold: Any = None
 
     @classmethod
     def from_json(cls, d: dict) -> DeepEvalMetric:
         return cls(d.get("name"), d.get("score"), d.get("success"), d.get("error"), d.get("reason"),
-                   d.get("evaluationModel"), d.get("evaluationCost"))
+                   d.get("evaluationModel"), d.get("evaluationCost"), d.get("threshold"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +98,18 @@ class DeepEvalCase:
 
 
 class DeepEvalAdapter:
-    source = SOURCE
+    """Reads a test run; given the rubric (here or to ``read``), each thresholded metric result carries its
+    pass/fail map."""
 
-    def read(self, uri: str, **_options: Any) -> Iterator[SourceRecord]:
+    source = SOURCE
+    read_options = ("rubric",)  # the import's rubric, for the pass/fail maps
+
+    def __init__(self, rubric: Rubric | None = None):
+        self.rubric = rubric
+
+    def read(self, uri: str, *, rubric: Rubric | None = None, **_options: Any) -> Iterator[SourceRecord]:
+        rubric = rubric or self.rubric
+        levels = _pass_fail_levels(rubric) if rubric is not None else None
         run = read_json(SOURCE, uri)
         if not isinstance(run, dict) or not ({"testCases", "conversationalTestCases"} & set(run)):
             raise SourceError(SOURCE, None, f"{uri} is not a DeepEval test run (no testCases)",
@@ -104,21 +122,38 @@ class DeepEvalAdapter:
             case = DeepEvalCase.from_json(raw)
             item = _conversation(n, case) if conversational else _single(n, case)
             yield SourceItem(n, item)
-            item_id = item.get("id") or _derived_id(item)
+            item_id = item.get("id") or _derived_id(n, item)
             for m, metric in enumerate(case.metrics):
-                yield _judgment(n, m, item_id, metric)
+                yield _judgment(n, m, item_id, metric, levels)
 
 
-def _derived_id(item: dict) -> str:
-    from workbench.core.models import derived_item_id
-    return derived_item_id(item)
+def _derived_id(n: int, item: dict) -> str:
+    """The id ``import items`` gives an item without one (its content's hash, with the defaults it fills in)."""
+    try:
+        return parse_item(Record(SOURCE, n, item)).id
+    except InputError as e:
+        raise SourceError(SOURCE, n, e.problem, field=e.field, fix=e.fix) from None
+
+
+def _pass_fail_levels(rubric: Rubric) -> tuple[int, int] | None:
+    """(the pass level, the highest level below it) of the rubric; None when its scale has no level on either side.
+
+    >>> from workbench.core.scale import Scale, ScaleLevel
+    >>> five = Scale(tuple(ScaleLevel(v, str(v)) for v in range(1, 6)))
+    >>> _pass_fail_levels(Rubric("qa")), _pass_fail_levels(Rubric("qa", scale=five, pass_threshold=4))
+    ((0, -1), (4, 3))
+    """
+    passing = [v for v in rubric.scale.values if v >= rubric.pass_threshold]
+    below = [v for v in rubric.scale.values if v < rubric.pass_threshold]
+    return (min(passing), max(below)) if passing and below else None
 
 
 def _named(case: DeepEvalCase) -> dict[str, Any]:
     """The item id (the case's own name) and the case's context fields as metadata."""
     name = case.name
     own = isinstance(name, str) and name and not _DEFAULT_NAME.fullmatch(name)
-    meta = {**case.context, **({"name": name} if name and not own else {})}
+    default = isinstance(name, str) and _DEFAULT_NAME.fullmatch(name)  # its place in one run: not content
+    meta = {**case.context, **({"name": name} if name and not own and not default else {})}
     return {**({"id": name} if own else {}), **({"metadata": {"deepeval": meta}} if meta else {})}
 
 
@@ -142,7 +177,7 @@ def _conversation(n: int, case: DeepEvalCase) -> dict:
     return {k: v for k, v in item.items() if v is not None}
 
 
-def _judgment(n: int, m: int, item_id: str, raw: Any) -> SourceJudgment:
+def _judgment(n: int, m: int, item_id: str, raw: Any, levels: tuple[int, int] | None) -> SourceJudgment:
     where = f"metricsData[{m}]"
     metric = DeepEvalMetric.from_json(raw) if isinstance(raw, dict) else None
     if metric is None or not isinstance(metric.name, str):
@@ -156,4 +191,18 @@ def _judgment(n: int, m: int, item_id: str, raw: Any) -> SourceJudgment:
     return SourceJudgment(n, item_id, judge=metric.name, name=metric.name, value=None if error else value,
                           model=metric.evaluation_model, field=field, rationale=metric.reason,
                           unscored_reason=f"DeepEval error: {error}" if error else (
-                              "DeepEval recorded no score" if value is None else None), extra=extra)
+                              "DeepEval recorded no score" if value is None else None), extra=extra,
+                          carried_map=None if error or value is None else _success_map(metric, value, levels))
+
+
+def _success_map(metric: DeepEvalMetric, value: Any, levels: tuple[int, int] | None) -> dict | None:
+    """The map of this result's value to the level of DeepEval's own decision: success -> pass, else below it."""
+    if levels is None or not isinstance(metric.success, bool) or isinstance(metric.threshold, bool) \
+            or not isinstance(metric.threshold, (int, float)):
+        return None
+    level = levels[0] if metric.success else levels[1]
+    if isinstance(value, bool):
+        return {"boolean": {value: level}}
+    if isinstance(value, (int, float)):
+        return {"categorical": {str(value): level}}
+    return None
