@@ -220,7 +220,7 @@ def _experiment(f: Path, body: Any) -> Iterator[SourceRecord]:
             raise SourceError(where, n, "annotations must be a list", field="annotations",
                               fix="save the body of GET /v1/experiments/{experiment_id}/json as it came")
         item = {"input": _field_text(run.input), "output": _field_text(run.output),
-                "reference": _field_text(run.reference_output) if run.reference_output is not None else None,
+                "reference": _field_text(run.reference_output) if run.reference_output not in (None, {}, "") else None,
                 "metadata": {"phoenix": {"example_id": run.example_id}}}
         item = {k: v for k, v in item.items() if v is not None}
         try:
