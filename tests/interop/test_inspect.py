@@ -92,12 +92,14 @@ def test_a_real_eval_log_becomes_items_labels_and_judgments_and_calibrates(logs,
 
     again = cli("import", "--from", "inspect", logs / "arith.eval", "--golden-set", "qa", "--rubric", "qa")
     assert "6 added" not in again.output and "12 read (0 unscored), 0 added" in again.output
+    assert "nothing new: golden set 'qa' already holds every item, label and judgment" in again.output
 
     report = calibrated(store, "qa", judge, tmp_path)
     # the judge's original letters (before the human edits), mapped C -> 0, I -> -1; epoch 1 is repeat 0
     assert report["judge"]["family"] == "mockllm"
     assert report["n_items"] == 4  # q0 to q3 carry labels
     assert report["metrics"]["exact_agreement"]["value"] == pytest.approx(0.5)  # alice disagrees on q2 and q3
+    assert report["noise"]["repeats"] == 2 and report["noise"]["n_items"] == 6  # the two epochs of each sample
     assert report["noise"]["flip_rate"] == 0  # both epochs were graded alike
 
 

@@ -64,9 +64,15 @@ def test_everything_lands_once_and_again_adds_nothing(scripted, store, tmp_path)
         store.rubric_row("qa")["id"], "scripted.ok@gpt-4o")["pk"])
     assert [(r["item_id"], r["score"], r["unscored_reason"]) for r in rows] == [
         ("i1", -1, None), ("i2", None, "the import map sends 'skip' to unscored"), ("i3", None, "timeout")]
+    before = list(store.conn.iterdump())
     again = import_from(store, "scripted", "x", "g", "qa")
     assert (again.items_added, again.labels_added, again.judges[0].added) == (0, 0, 0)
     assert again.rubric_version == first.rubric_version == 2  # the judge was declared once, by version 2
+    assert list(store.conn.iterdump()) == before  # not a row changed
+    assert again.nothing_new and not first.nothing_new
+    assert again.summary_lines()[-1] == ("nothing new: golden set 'g' already holds every item, label and judgment "
+                                         "of this import")
+    assert not any(line.startswith("nothing new") for line in first.summary_lines())
 
 
 def test_graders_of_one_model_name_from_two_providers_stay_two_judges(scripted, store, tmp_path):

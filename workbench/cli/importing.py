@@ -51,15 +51,25 @@ def _sources_epilog() -> str:
 @click.option("--map", "map_file", type=click.Path(dir_okay=False), default=None,
               help="Import map (YAML or JSON) from the tool's values to the scale (default: the rubric's "
                    "import_maps).")
+@click.option("--scorer", default=None, metavar="NAME",
+              help="Inspect: import only this scorer of the log (a log of two or more scorers needs it, or "
+                   "--judge-per-scorer).")
+@click.option("--judge-per-scorer", is_flag=True,
+              help="Inspect: import each scorer of the log as its own judge, named after the scorer.")
 @pass_ctx
 @clean_errors
-def import_from_source(ctx: Ctx, source: str, uri: str, golden_set: str, rubric: str, map_file: str | None) -> None:
+def import_from_source(ctx: Ctx, source: str, uri: str, golden_set: str, rubric: str, map_file: str | None,
+                       scorer: str | None, judge_per_scorer: bool) -> None:
     """Import another eval tool's results: items, human labels and LLM-judge verdicts, all or nothing.
 
     \b
     Example:
       workbench import --from inspect logs/2026-11-20_qa.eval --golden-set qa --rubric qa-correctness
       workbench import --from deepeval .deepeval/test_run.json -g qa -r qa-correctness --map deepeval-map.yaml
+      workbench import --from inspect logs/run2.eval -g qa -r qa-correctness --scorer model_graded_qa
+
+    Importing the same results again changes nothing and says "nothing new"; a second run of the tool on the
+    same items (an Inspect log of the task run again) becomes a second run of the judge.
     """
     from workbench.features.interop.service import import_from
 
@@ -71,7 +81,8 @@ def import_from_source(ctx: Ctx, source: str, uri: str, golden_set: str, rubric:
         click.echo(f"\rReading {source} records: {n}", err=True, nl=False)
 
     try:
-        res = import_from(ctx.store, source, uri, golden_set, rubric, map_file=map_file, progress=progress)
+        res = import_from(ctx.store, source, uri, golden_set, rubric, map_file=map_file, progress=progress,
+                          scorer=scorer, judge_per_scorer=judge_per_scorer)
     finally:
         if shown:  # end the progress line, so an error starts a line of its own
             click.echo(err=True)

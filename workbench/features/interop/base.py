@@ -35,6 +35,10 @@ class SourceItem:
     record: int
     data: dict[str, Any]
     origin: str | None = None  # the file of a multi-file export the record is in, for error messages
+    # metadata of the source run, not of the item (an Inspect eval's task_id), kept out of ``data`` so that a
+    # second run's records are the same items; an item landed with it inside its metadata (as imports did before)
+    # is the same item too
+    run_metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,11 @@ SourceRecord = SourceItem | SourceLabel | SourceJudgment | Skipped
 
 
 class Adapter(Protocol):
-    """Reads one tool's results: ``read(uri)`` yields the records in source order."""
+    """Reads one tool's results: ``read(uri)`` yields the records in source order.
+
+    An adapter that takes import options (Inspect's ``scorer``) names them in a ``read_options`` tuple; the
+    service passes only those, and refuses an option the source does not take.
+    """
 
     source: str
 

@@ -5,7 +5,10 @@
 - each scorer's ``Score`` is a judgment of the judge named by the scorer and its grader model (the scorer's
   ``model`` option, else ``eval.model_roles["grader"]``, else the eval's model); the original value when humans
   edited it (``Score.history[0]``); epochs are repeats (epoch 1 is repeat 0); a NaN score is unscored with its
-  ``reason``; a dict value is one judgment per key (``scorer.key``);
+  ``reason``; a dict value is one judgment per key (``scorer.key``); a log of two or more scorers is imported
+  one scorer at a time (``scorer``) or each scorer as its own judge (``judge_per_scorer``), never by default;
+- the log is the judgments' source run (its ``eval_id``): a second log of the task is a second run of the judge
+  on the same items, since the eval's run-specific ids stay out of the items;
 - each human edit in ``Score.history`` (an edit with ``provenance``) is a label by ``provenance.author``: the
   author's latest edit of that score, with the edit's reason as the rationale.
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from workbench.features.interop.base import (SourceItem, SourceJudgment, SourceLabel, SourceRecord, SourceError,
@@ -26,11 +30,15 @@ SOURCE = "inspect"
 
 class InspectAdapter:
     source = SOURCE
+    read_options = ("scorer", "judge_per_scorer")  # the import options this source takes (Adapter.read_options)
 
     def __init__(self) -> None:
         self.log = require("inspect_ai.log")
 
-    def read(self, uri: str, **_options: Any) -> Iterator[SourceRecord]:
+    def read(self, uri: str, *, scorer: str | None = None, judge_per_scorer: bool = False,
+             **_options: Any) -> Iterator[SourceRecord]:
+        """The log's records; ``scorer`` keeps one scorer's scores, ``judge_per_scorer`` keeps all of them (each
+        scorer its own judge); with neither, a log of two or more scorers is refused before anything is read."""
         try:
             header = self.log.read_eval_log(uri, header_only=True)
         except FileNotFoundError:
@@ -41,16 +49,41 @@ class InspectAdapter:
         spec = header.eval
         producer = producer_of(spec.model)
         graders = _graders(spec)
+        log_name = Path(uri).name
+        scorers = [s.name for s in spec.scorers or []]
+        _check_scorers(log_name, scorers, scorer, judge_per_scorer)
+        run = spec.eval_id or spec.task_id or None  # one eval of the task: the judgments' run
         samples = self.log.read_eval_log_samples(uri, all_samples_required=False)
         seen: set[str] = set()  # a sample's epochs are one item (samples are written as they finish, in any order)
         for n, sample in enumerate(samples, start=1):
             item_id = str(sample.id)
             if item_id not in seen:
                 seen.add(item_id)
-                yield SourceItem(n, _item(sample, spec, producer))
-            for name, score in (sample.scores or {}).items():
-                yield from _judgments(n, item_id, sample.epoch - 1, name, score, graders.get(name, graders[None]))
+                yield SourceItem(n, _item(sample, spec, producer),
+                                 run_metadata={"inspect": {"task_id": spec.task_id}} if spec.task_id else None)
+            scores = sample.scores or {}
+            if not scorers and scorer is None:  # a log whose header lists no scorers: its samples name them
+                _check_scorers(log_name, list(scores), None, judge_per_scorer, record=n)
+            for name, score in scores.items():
+                if scorer is not None and name != scorer:
+                    continue
+                yield from _judgments(n, item_id, sample.epoch - 1, name, score, graders.get(name, graders[None]),
+                                      run)
                 yield from _labels(n, item_id, name, score)
+
+
+def _check_scorers(log_name: str, scorers: list[str], scorer: str | None, judge_per_scorer: bool, *,
+                   record: int | None = None) -> None:
+    """Refuse a scorer the log lacks, and two or more scorers when neither option says what to do with them."""
+    listed = ", ".join(f"'{s}'" for s in scorers)
+    if scorer is not None:
+        if scorers and scorer not in scorers:
+            raise SourceError(f"{SOURCE} {log_name}", record, f"the log has no scorer '{scorer}' (its scorers: "
+                              f"{listed})", fix="give one of them to --scorer")
+    elif not judge_per_scorer and len(scorers) >= 2:
+        raise SourceError(f"{SOURCE} {log_name}", record, f"the log has {len(scorers)} scorers ({listed})",
+                          fix="import one with --scorer NAME (e.g. --scorer " + scorers[0] + "), or each as its own "
+                              "judge with --judge-per-scorer")
 
 
 def _graders(spec: Any) -> dict[str | None, str | None]:
@@ -89,7 +122,9 @@ def _item(sample: Any, spec: Any, producer: dict | None) -> dict:
         "input": sample.input if isinstance(sample.input, str) else "\n".join(text_of(m.content) for m in sample.input),
         "output": sample.output.completion if sample.output is not None else None,
         "trajectory": steps or None, "reference": reference,
-        "metadata": {"inspect": {"task": spec.task, "task_id": spec.task_id, "sample_id": sample.id}},
+        # the eval's own ids (task_id, eval_id) belong to the run, not the item: a second eval of the task grades
+        # the same items
+        "metadata": {"inspect": {"task": spec.task, "sample_id": sample.id}},
     }
     if producer:
         item["producer"] = producer
@@ -110,7 +145,8 @@ def _is_nan(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _judgments(n: int, item_id: str, repeat: int, name: str, score: Any, model: str | None) -> Iterator[SourceRecord]:
+def _judgments(n: int, item_id: str, repeat: int, name: str, score: Any, model: str | None,
+               run: str | None) -> Iterator[SourceRecord]:
     history = score.history or []
     if history and history[0].provenance is not None:
         return  # the score was created by a human edit: there is no scorer verdict
@@ -124,7 +160,7 @@ def _judgments(n: int, item_id: str, repeat: int, name: str, score: Any, model: 
         field = f"scores.{name}.value" + (f".{key}" if key is not None else "")
         unscored = v is None or _is_nan(v)
         yield SourceJudgment(n, item_id, judge=judge, name=judge, value=None if unscored else v, model=model,
-                             field=field, repeat=repeat, rationale=explanation,
+                             field=field, repeat=repeat, rationale=explanation, source_run=run,
                              unscored_reason=(str(reason) if reason else "the scorer gave no value") if unscored
                              else None)
 

@@ -6,8 +6,10 @@ write lock is taken; then items (through the same staged path as
 ``import items``), labels, the judges the rubric does not declare yet (as a
 new rubric version) and the judgments land in one transaction, so a bad
 record anywhere leaves the database as it was. Each judge's judgments go into
-a run named after a hash of their content: importing the same results again
-adds nothing.
+a run named after a hash of their content (and of the source run they belong
+to, when the source names one): importing the same results again adds nothing
+and says so ("nothing new"), while a second run of the tool on the same items
+becomes a second run of the judge.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from workbench.core.errors import InputError, NotFound
+from workbench.core.errors import ConfigError, InputError, NotFound
 from workbench.core.formats import Record, parse_item, write_jsonl
 from workbench.core.hashing import sha256_hex
 from workbench.features.interop.base import (Adapter, LibraryMissing, SourceError, SourceItem, SourceJudgment,
@@ -33,7 +35,7 @@ from workbench.core.scale import Scale
 from workbench.core.names import NAME_MAX, check_name
 from workbench.store import Store
 from workbench.features.importing import service as importing
-from workbench.calibration.golden_sets import ItemIndexRow, item_index
+from workbench.calibration.golden_sets import ItemIndexRow, item_index, runs_of
 from workbench.calibration.rubric_versions import RubricVersion, get_rubric, judge_row, register_rubric
 
 Progress = Callable[[int], None]
@@ -65,6 +67,14 @@ class InteropResult:
     skipped: Counter = field(default_factory=Counter)
     rubric: str = ""
     rubric_version: int = 0
+    golden_set: str = ""
+    rubric_version_added: bool = False  # the import declared a judge by a new rubric version
+
+    @property
+    def nothing_new(self) -> bool:
+        """True when the golden set held every item, label and judgment already: the import changed no row."""
+        return not (self.items_added or self.labels_added or self.rubric_version_added
+                    or any(j.added for j in self.judges))
 
     def summary_lines(self) -> list[str]:
         lines = [f"{self.source} {self.uri}: {self.records} records read; rubric {self.rubric} "
@@ -81,24 +91,39 @@ class InteropResult:
         n = sum(self.skipped.values())
         lines.append(f"  skipped: {n}" + (" (" + ", ".join(f"{why}: {k}" for why, k in self.skipped.most_common())
                                           + ")" if n else ""))
+        if self.nothing_new:
+            lines.append(f"nothing new: golden set '{self.golden_set}' already holds every item, label and judgment "
+                         "of this import")
         return lines
 
 
 def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: str, *, map_file: str | None = None,
-                progress: Progress | None = None, adapter_options: dict | None = None) -> InteropResult:
+                progress: Progress | None = None, adapter_options: dict | None = None, scorer: str | None = None,
+                judge_per_scorer: bool = False) -> InteropResult:
     """Import a tool's results into a golden set under a rubric; all of it or nothing.
 
     ``adapter_options`` go to the adapter (e.g. an ``http_client`` for an adapter that pulls over HTTP).
+    ``scorer`` imports only that scorer of an Inspect log, ``judge_per_scorer`` each scorer as its own judge (a
+    log of two or more scorers is refused without one of them).
     """
     golden_set = check_name(golden_set, "golden set name")
     rv = get_rubric(store, rubric)
     scale = rv.rubric.scale
     maps = (ImportMaps.load(map_file, scale) if map_file
             else ImportMaps.parse(rv.rubric.import_maps, scale, f"rubric '{rv.name}' import_maps"))
-    adapter_entry(source)  # an unknown source is refused before its library is looked for
-    result = InteropResult(source, str(uri), rubric=rv.name)
+    entry = adapter_entry(source)  # an unknown source is refused before its library is looked for
+    if scorer is not None and judge_per_scorer:
+        raise ConfigError("--scorer imports one scorer and --judge-per-scorer all of them: give one of the two")
+    read_options = {k: v for k, v in (("scorer", scorer), ("judge_per_scorer", judge_per_scorer)) if v}
+    result = InteropResult(source, str(uri), rubric=rv.name, golden_set=golden_set)
     try:
-        read = _read(source, get_adapter(source, **(adapter_options or {})), uri, maps, result, progress, scale)
+        adapter = get_adapter(source, **(adapter_options or {}))
+        taken = getattr(adapter, "read_options", ())
+        for option in read_options:
+            if option not in taken:
+                raise ConfigError(f"--{option.replace('_', '-')} is not an option of importing from {entry.title}, "
+                                  "whose results name one judge per metric or score already; leave it out")
+        read = _read(source, adapter, uri, maps, result, progress, scale, read_options)
     except LibraryMissing:  # an adapter that needs its tool's library only for some inputs (Langfuse's pull)
         raise adapter_entry(source).library_missing() from None
     specs = _judge_specs(source, rv, read.judgments)
@@ -111,6 +136,7 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
         target = rv
         if new:  # a judge the rubric does not declare: declared by a new rubric version (same content otherwise)
             target = register_rubric(store, dataclasses.replace(rv.rubric, judges=rv.rubric.judges + tuple(new)))
+            result.rubric_version_added = True
         result.rubric_version = target.version
         try:
             gs_id: int | None = store.golden_set(golden_set).id
@@ -148,11 +174,11 @@ class _Read:
 
 
 def _read(source: str, adapter: Adapter, uri: str, maps: ImportMaps, result: InteropResult,
-          progress: Progress | None, scale: Scale) -> _Read:
+          progress: Progress | None, scale: Scale, read_options: dict | None = None) -> _Read:
     read = _Read()
     carried: dict[str, ImportMaps] = {}
     seen_repeat: dict[tuple, int] = {}
-    for rec in adapter.read(str(uri)):
+    for rec in adapter.read(str(uri), **(read_options or {})):
         result.records += 1
         if progress and result.records % PROGRESS_EVERY == 0:
             progress(result.records)
@@ -239,6 +265,9 @@ def _name(source: str, record: int, value: str, what: str, field_name: str) -> s
 
 def _land_items(store: Store, source: str, items: dict[str, tuple[SourceItem, Item]], golden_set: str) -> int:
     """Through ``import items`` itself (staging, conflict checks), inside the caller's transaction."""
+    items = _without_landed_with_run_metadata(store, items, golden_set)
+    if not items:
+        return 0
     records = [rec for rec, _ in items.values()]
     with tempfile.TemporaryDirectory(prefix="workbench-interop-") as tmp:
         path = Path(tmp) / f"{source}-items.jsonl"
@@ -250,6 +279,35 @@ def _land_items(store: Store, source: str, items: dict[str, tuple[SourceItem, It
                 rec = records[e.line - 1]
                 raise SourceError(_where(source, rec), rec.record, e.problem, field=e.field, fix=e.fix) from None
             raise
+
+
+def _without_landed_with_run_metadata(store: Store, items: dict[str, tuple[SourceItem, Item]],
+                                      golden_set: str) -> dict[str, tuple[SourceItem, Item]]:
+    """The items less those the golden set holds with some source run's metadata inside (``SourceItem.run_metadata``,
+    as imports did before keeping it out, from this run or another): the same items, already present."""
+    with_run = [item_id for item_id, (rec, _) in items.items() if rec.run_metadata]
+    if not with_run:
+        return items
+    try:
+        gs_id = store.golden_set(golden_set).id
+    except NotFound:
+        return items
+    stored = store.item_hashes(gs_id, with_run)
+    differ = [item_id for item_id in with_run if stored.get(item_id) not in (None, items[item_id][1].content_hash)]
+    landed = {old.id for old in (store.items(gs_id, differ) if differ else [])
+              if _without_metadata(old, items[old.id][0].run_metadata).content_hash == items[old.id][1].content_hash}
+    return {k: v for k, v in items.items() if k not in landed}
+
+
+def _without_metadata(item: Item, run_metadata: dict) -> Item:
+    """The item less the keys of ``run_metadata`` in its metadata (one level of nesting: {"inspect": {...}})."""
+    metadata = dict(item.metadata)
+    for key, value in run_metadata.items():
+        if isinstance(value, dict) and isinstance(metadata.get(key), dict):
+            metadata[key] = {k: v for k, v in metadata[key].items() if k not in value}
+        else:
+            metadata.pop(key, None)
+    return dataclasses.replace(item, metadata=metadata)
 
 
 def _judge_specs(source: str, rv: RubricVersion,
@@ -314,6 +372,10 @@ def _land_judgments(store: Store, source: str, rv: RubricVersion, spec: JudgeSpe
     source_run = rows[0][0].source_run  # two source runs with the same verdicts stay two runs
     digest = sha256_hex(held if source_run is None else [source_run, held])
     run = f"{source}-{digest[:12]}"
+    if source_run is not None:  # this file landed before its source run was told apart: named by the verdicts
+        legacy = f"{source}-{sha256_hex(held)[:12]}"
+        if any(r.name == legacy and r.params.get("uri") == str(uri) for r in runs_of(store, gs_id, row.pk)):
+            run = legacy
     run_id, _ = store.ensure_run(row.pk, gs_id, source="import", name=run,
                                  params={"source": source, "uri": str(uri)}, status="done")
     judged = {i: {"pk": r.pk, "content_hash": r.content_hash} for i, r in index.items()}
