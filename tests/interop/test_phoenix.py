@@ -152,3 +152,31 @@ def test_a_bad_experiment_record_names_the_file_record_and_field(store, tmp_path
                                          r"run has no example_id"):
         import_from(store, "phoenix", str(bad), "qa", "qa")
     assert store.golden_sets() == []
+
+
+def test_each_experiment_calibrates_as_its_own_run_with_its_repeats_and_the_drift_between_them(store, tmp_path):
+    from workbench.calibration.calibrate import Options, calibrate
+    from workbench.calibration.golden_sets import load_items
+    from workbench.core.workspace import Workspace
+    from workbench.features.importing.service import import_labels
+
+    add_qa_rubric(store, tmp_path, MAPS)
+    for f in sorted(EXPERIMENTS.glob("*.json")):  # experiment 1, then experiment 2
+        import_from(store, "phoenix", str(f), "qa", "qa")
+    truth = {"Paris": 0, "4": 0, "5": -1, "Saturn": -1, "Jupiter": 0}
+    labels = write(tmp_path / "labels.jsonl", "".join(
+        json.dumps({"item_id": i.id, "rater": r, "score": truth[i.output]}) + "\n"
+        for i in load_items(store, "qa") for r in ("ana", "ben")))
+    import_labels(store, labels, "qa", "qa")
+    first, second = [run for *_, run in sorted(
+        (r["id"], r["name"]) for r in store.runs(store.golden_set("qa").id))]
+    judge = "phoenix.correctness@gpt-4o-mini"
+
+    def report(run: str) -> dict:
+        return calibrate(store, "qa", "qa", judge, Options(resamples=200, run=run),
+                         workspace=Workspace.resolve(str(tmp_path), None)).to_json()
+
+    one = report(first)
+    assert one["noise"]["repeats"] == 2 and one["noise"]["flip_rate"] == 1.0  # Paris: correct, then incorrect
+    latest = report(second)
+    assert latest["drift"]["baseline_run"] == first and latest["drift"]["n_items"] == 2  # Paris and Jupiter
