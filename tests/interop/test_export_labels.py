@@ -264,8 +264,10 @@ def test_mlflow_feedback_lands_on_the_source_traces_once_and_a_changed_label_upd
     _label(cli, tmp_path, "qa", [(traces["1+1"], "bob@example.com", -1, "wrong sum"), ("extra", "bob@example.com", 1,
                                                                                         None)])
 
+    before = {k: os.environ.get(k) for k in ("MLFLOW_TRACKING_URI", "MLFLOW_ENABLE_ASYNC_TRACE_LOGGING")}
     r = cli("export-labels", "-g", "g", "--to", "mlflow", f"{uri}#experiment=qa")
     assert r.exit_code == 0, r.output
+    assert {k: os.environ.get(k) for k in before} == before  # MLflow's global tracking URI is put back
     assert "5 labels to" in r.output and "5 added, 0 updated, 0 already there; 1 traces made" in r.output
     found = _feedback(uri)
     expected = {(t, "qa", "alice"): (0 if q != "1+1" else -1) for q, t in traces.items()}

@@ -35,7 +35,7 @@ class SourceTrace:
     langfuse_trace_id: str | None = None  # an observation's trace (the item itself is then the observation)
 
     @classmethod
-    def of(cls, item: Item) -> "SourceTrace":
+    def of(cls, item: Item) -> SourceTrace:
         meta = item.metadata or {}
         mlflow, langfuse = meta.get("mlflow"), meta.get("langfuse")
         return cls(mlflow_trace_id=mlflow.get("trace_id") if isinstance(mlflow, dict) else None,

@@ -1,11 +1,12 @@
 """Labels for Langfuse: a batch of ``score-create`` events for the ingestion API (``POST /api/public/ingestion``).
 
-The shape follows Langfuse's own API definition, ``fern/apis/server/definition/ingestion.yml`` (``IngestionRequest``:
-``{"batch": [IngestionEvent]}``; an event ``{"id", "timestamp", "type": "score-create", "body": ScoreBody}``; a
-``ScoreBody`` with ``id``, ``traceId``, ``observationId``, ``name``, ``value``, ``dataType``, ``comment``,
-``metadata``) and the server's validation of it, ``packages/shared/src/server/ingestion/types.ts`` (``source`` one of
-``API``, ``EVAL``, ``ANNOTATION``; a ``NUMERIC`` value is a number, a ``CATEGORICAL`` one a string; exactly one of
-``traceId``, ``sessionId``, ``datasetRunId``). Each label is one event:
+The shape follows Langfuse's own API definition, from which its API reference and SDKs are generated (repository
+langfuse/langfuse, ``fern/apis/server/definition/ingestion.yml``: ``IngestionRequest`` is ``{"batch":
+[IngestionEvent]}``; an event ``{"id", "timestamp", "type": "score-create", "body": ScoreBody}``; a ``ScoreBody``
+has ``id``, ``traceId``, ``observationId``, ``name``, ``value``, ``dataType``, ``comment``, ``metadata``), and the
+server's validation of it (``packages/shared/src/server/ingestion/types.ts``: ``source`` one of ``API``, ``EVAL``,
+``ANNOTATION``; a ``NUMERIC`` value is a number, a ``CATEGORICAL`` one a string; exactly one of ``traceId``,
+``sessionId``, ``datasetRunId``). Each label is one event:
 
 - ``name`` the rubric, ``source`` ``ANNOTATION``, ``comment`` the rationale;
 - ``dataType`` ``NUMERIC`` with the score as ``value`` (the default), or ``CATEGORICAL`` with the level's label as
@@ -37,7 +38,8 @@ NAMESPACE = uuid.UUID("6f1d7a52-3c0e-5b7e-9a51-2d6c8e0f4b13")
 
 
 def score_id(label: HumanLabel) -> str:
-    return str(uuid.uuid5(NAMESPACE, "\x1f".join((label.golden_set, label.item_id, label.rater, label.rubric))))
+    key = f"{label.golden_set}\x1f{label.item_id}\x1f{label.rater}\x1f{label.rubric}"  # a separator no name holds
+    return str(uuid.uuid5(NAMESPACE, key))
 
 
 def event(label: HumanLabel, data_type: str = "NUMERIC") -> dict:

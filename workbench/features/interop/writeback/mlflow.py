@@ -58,7 +58,7 @@ def _tracking(uri: str) -> Iterator[None]:
     before their feedback), then put back what was there."""
     import mlflow
 
-    previous = mlflow.get_tracking_uri() if mlflow.tracking._tracking_service.utils.is_tracking_uri_set() else None
+    previous = os.environ.get("MLFLOW_TRACKING_URI")  # set_tracking_uri mirrors the global URI there; None: unset
     sync = "MLFLOW_ENABLE_ASYNC_TRACE_LOGGING" not in os.environ
     if sync:
         os.environ["MLFLOW_ENABLE_ASYNC_TRACE_LOGGING"] = "false"
