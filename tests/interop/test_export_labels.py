@@ -305,8 +305,8 @@ def test_mlflow_without_an_experiment_uses_one_named_after_the_golden_set(mlflow
     uri = (tmp_path / "mlruns").as_uri()
     result = export_labels(store, "g", "mlflow", uri, rubric="tone")
     assert (result.added, result.traces_made) == (1, 1)
-    assert _feedback(uri, experiment="g") == {("i2", "tone", "alice"): [(next(iter(_feedback(uri, "g").values()))[0][0],
-                                                                          -1, "curt")]}
+    found = _feedback(uri, experiment="g")
+    assert [(key, value, why) for key, [(_, value, why)] in found.items()] == [(("i2", "tone", "alice"), -1, "curt")]
     with pytest.raises(InputError, match="where an experiment belongs"):
         export_labels(store, "g", "mlflow", f"{uri}#exp=g")
 
