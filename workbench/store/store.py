@@ -369,11 +369,12 @@ class Store(Connection):
     def labels_to_write_back(self, golden_set_id: int, rubric_name: str | None = None) -> list[tuple]:
         """(item_id, rater, rubric_name, rubric_id, score, rationale, created_at, updated_at) of every label of the
         golden set (of one rubric when named), in item order then rubric and rater: what export-labels writes."""
-        return self._tuples("""
+        one_rubric = "AND l.rubric_name = ?" if rubric_name is not None else ""
+        return self._tuples(f"""
             SELECT i.item_id, l.rater, l.rubric_name, l.rubric_id, l.score, l.rationale, l.created_at, l.updated_at
             FROM labels l JOIN items i ON i.pk = l.item_pk
-            WHERE i.golden_set_id = ? AND (? IS NULL OR l.rubric_name = ?)
-            ORDER BY i.position, l.rubric_name, l.rater""", (golden_set_id, rubric_name, rubric_name))
+            WHERE i.golden_set_id = ? {one_rubric}
+            ORDER BY i.position, l.rubric_name, l.rater""", (golden_set_id, *([rubric_name] if one_rubric else [])))
 
     def item_labels(self, item_pk: int, rubric_name: str) -> list[dict]:
         return self._all("""SELECT rater, score, rationale, created_at, updated_at FROM labels
