@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any
 
-from workbench.calibration.rubric_versions import get_rubric, get_rubric_by_id
+from workbench.calibration.rubric_versions import RubricVersion, get_rubric, get_rubric_by_id
 from workbench.core.errors import InputError, NotFound
 from workbench.core.models import Item
 from workbench.store import Store
@@ -86,13 +85,13 @@ def human_labels(store: Store, golden_set: str, rubric: str | None = None) -> li
     if rubric is not None:
         get_rubric(store, rubric)  # an unknown rubric is named as such, not exported as "no labels"
     items = {item.id: item for item in store.items(gs.id)}
-    scales: dict[int, Any] = {}
+    versions: dict[int, RubricVersion] = {}  # the rubric version each label was made under, read once
     out = []
     for item_id, rater, rubric_name, rubric_id, score, rationale, created_at, updated_at in \
             store.labels_to_write_back(gs.id, rubric):
-        if rubric_id not in scales:
-            scales[rubric_id] = get_rubric_by_id(store, rubric_id)
-        rv = scales[rubric_id]
+        if rubric_id not in versions:
+            versions[rubric_id] = get_rubric_by_id(store, rubric_id)
+        rv = versions[rubric_id]
         item = items[item_id]
         out.append(HumanLabel(gs.name, item_id, rater, rubric_name, rv.version, score, rv.rubric.scale.label_of(score),
                               rationale, created_at, updated_at, SourceTrace.of(item), item))
