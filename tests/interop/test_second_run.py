@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -229,3 +231,50 @@ def test_the_scorer_options_belong_to_inspect(store, tmp_path):
     with pytest.raises(ConfigError, match=r"^--scorer is not an option of importing from promptfoo"):
         import_from(store, "promptfoo", str(tmp_path / "results.json"), "qa", "qa", scorer="llm-rubric")
     assert store.golden_sets() == []
+
+
+def _export(source: str, work: Path, monkeypatch) -> tuple[str, str, str | None]:
+    """(file or URI, the rubric's import_maps, a --map file's text) of a real export of the source: made here by the
+    tool as its own test module makes it, or its documented API responses where the tool cannot run here."""
+    import importlib
+
+    m = importlib.import_module(f"tests.interop.test_{source}")  # a tool that is not installed skips the case
+    if source == "mlflow":
+        monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+        uri = (work / "mlruns").as_uri()
+        subprocess.run([sys.executable, "-c", m.LOG, uri, json.dumps(m.TRUTH)], check=True, timeout=300,
+                       env={**os.environ, "MLFLOW_ENABLE_ASYNC_TRACE_LOGGING": "false"})
+        return f"{uri}#experiment=qa", m.MAPS, None
+    if source == "promptfoo":
+        if not m.PROMPTFOO.exists():
+            pytest.skip(f"promptfoo is not installed at {m.PROMPTFOO} (.ci/run installs it)")
+        for f in ("promptfooconfig.yaml", "provider.py", "grader.py"):
+            shutil.copy(m.HERE / f, work / f)
+        env = {**os.environ, "HOME": str(work), "PROMPTFOO_PYTHON": sys.executable,
+               "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_DISABLE_SHARING": "1"}
+        subprocess.run([str(m.PROMPTFOO), "eval", "-c", "promptfooconfig.yaml", "-o", "results.json", "--no-cache",
+                        "--no-progress-bar"], cwd=work, env=env, timeout=300, capture_output=True)
+        return str(work / "results.json"), "", m.MAP
+    if source == "deepeval":
+        return str(m._deepeval_run(work)[0]), "", m.MAP
+    return str(m.FIXTURES), m.MAPS, None  # langfuse and phoenix: their documented API responses
+
+
+@pytest.mark.parametrize("source", ["promptfoo", "deepeval", "mlflow", "langfuse", "phoenix"])
+def test_every_source_imported_again_changes_no_row_and_says_nothing_new(source, cli, store, tmp_path, monkeypatch):
+    work = tmp_path / "export"
+    work.mkdir()
+    uri, maps, map_text = _export(source, work, monkeypatch)
+    add_qa_rubric(store, tmp_path, maps)
+    args = ["import", "--from", source, uri, "-g", "qa", "-r", "qa"]
+    if map_text is not None:
+        args += ["--map", str(tmp_path / "map.yaml")]
+        (tmp_path / "map.yaml").write_text(map_text, encoding="utf-8")
+    first = cli(*args)
+    assert first.exit_code == 0, first.output
+    assert "nothing new" not in first.output
+    before = _rows(store)
+    again = cli(*args)
+    assert again.exit_code == 0, again.output
+    assert "nothing new: golden set 'qa' already holds every item, label and judgment" in again.output
+    assert _rows(store) == before
