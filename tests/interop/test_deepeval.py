@@ -171,9 +171,6 @@ def test_the_pass_fail_map_yields_to_a_map_the_rubric_gives(default_runs, store,
     assert _verdicts(store, "qa") == {f"What is {i}*{i}?": [1 if i % 2 else -1] for i in range(4)}
 
 
-@pytest.mark.xfail(strict=True, reason="the landing service does not hand the rubric to the adapter yet (service.py "
-                                       "import_from: read_options['rubric'] = rv.rubric when the adapter's "
-                                       "read_options name it, as DeepEvalAdapter's do)")
 def test_a_default_deepeval_run_imports_from_the_command_line_without_a_map(default_runs, cli, store, tmp_path):
     add_qa_rubric(store, tmp_path)
     r = cli("import", "--from", "deepeval", default_runs[0], "-g", "qa", "-r", "qa")

@@ -123,6 +123,8 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
             if option not in taken:
                 raise ConfigError(f"--{option.replace('_', '-')} is not an option of importing from {entry.title}, "
                                   "whose results name one judge per metric or score already; leave it out")
+        if "rubric" in taken:  # an adapter that maps the tool's own pass/fail onto the scale (DeepEval's success)
+            read_options["rubric"] = rv.rubric
         read = _read(source, adapter, uri, maps, result, progress, scale, read_options)
     except LibraryMissing:  # an adapter that needs its tool's library only for some inputs (Langfuse's pull)
         raise adapter_entry(source).library_missing() from None
