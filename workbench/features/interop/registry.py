@@ -102,7 +102,8 @@ def _langfuse() -> type:
 
 
 @source_adapter("phoenix", title="Phoenix",
-                what="span annotations (JSON as the Phoenix REST API returns them) with their spans")
+                what="span annotations with their spans, or experiment downloads (JSON as the Phoenix REST API "
+                     "returns them; a folder of them)")
 def _phoenix() -> type:
     from workbench.features.interop.phoenix import PhoenixAdapter
     return PhoenixAdapter
