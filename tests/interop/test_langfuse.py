@@ -156,3 +156,69 @@ def test_pulling_without_the_sdk_says_what_to_install(store, tmp_path, monkeypat
     with pytest.raises(ConfigError, match=r"importing from Langfuse needs its Python package; run: pip install "
                                           r"'judge-workbench\[langfuse\]'"):
         import_from(store, "langfuse", "https://langfuse.test", "qa", "qa")
+
+
+def test_a_folder_that_grew_by_a_pull_imports_only_what_the_pull_brought(store, tmp_path):
+    """The first pull (traces.json, scores-1.json and its next page scores-2.json) is imported; then the folder
+    grows by a second pull (traces-2.json, and scores-3.json holding every score again plus the new ones: two new
+    traces judged and annotated, the evaluator again on trace-4 and a second reviewer there). Importing the folder
+    again adds only the new traces, labels and verdicts, the verdicts as a new run of the judge holding what the
+    second pull brought; the first run is unchanged; a third import adds nothing."""
+    from workbench.calibration.golden_sets import runs_of
+    from workbench.calibration.rubric_versions import get_rubric, judge_row
+
+    add_qa_rubric(store, tmp_path, MAPS)
+    folder = tmp_path / "pulls"
+    shutil.copytree(FIXTURES, folder, ignore=shutil.ignore_patterns("grown"))
+    first = import_from(store, "langfuse", str(folder), "qa", "qa")
+    judge = "langfuse.correctness"
+
+    def runs() -> dict[str, list]:
+        gs = store.golden_set("qa").id
+        row = judge_row(store, get_rubric(store, "qa").id, judge)
+        by_run: dict[str, list] = {}
+        for j in store.judgments(gs, row.pk):
+            by_run.setdefault(j["run_name"], []).append((j["item_id"], j["repeat"], j["score"]))
+        assert [r.name for r in runs_of(store, gs, row.pk)] == list(by_run)
+        return by_run
+
+    before = runs()
+    for f in (FIXTURES / "grown").iterdir():
+        shutil.copy(f, folder / f.name)
+    second = import_from(store, "langfuse", str(folder), "qa", "qa")
+    assert (second.items_read, second.items_added) == (9, 2)
+    assert (second.labels_read, second.labels_added) == (12, 3)
+    assert second.raters == ["user-ana", "user-ben"]
+    correctness = next(j for j in second.judges if j.judge_id == judge)
+    assert (correctness.read, correctness.added) == (9, 3)
+    assert second.skipped["score of an earlier pull"] == 19
+    assert all(j.added == 0 for j in second.judges if j.judge_id != judge)
+    after = runs()
+    (old, run), (new, pulled) = list(after.items())
+    assert {old: run} == before  # the first pull's run as it was
+    assert sorted(pulled) == [("trace-4", 0, -1), ("trace-7", 0, 0), ("trace-8", 0, 0)]
+    for verdicts in after.values():  # no trace judged twice at one repeat within a run
+        assert len({(item, repeat) for item, repeat, _ in verdicts}) == len(verdicts)
+
+    report = calibrated(store, "qa", judge, tmp_path)  # the latest run: what the second pull brought
+    assert report["n_items"] == 3
+    assert report["drift"]["baseline_run"] == old and report["drift"]["run"] == new
+    assert report["drift"]["flip_rate"] == pytest.approx(1.0)  # trace-4: 0.7 (pass) then 0.3 (fail)
+
+    third = import_from(store, "langfuse", str(folder), "qa", "qa")
+    assert third.nothing_new and runs() == after
+
+
+def test_scores_of_one_judge_on_one_trace_are_repeats_by_time(store, tmp_path):
+    """Two evaluator executions on one trace in one pull are repeats 0 and 1 (oldest first), not a duplicate."""
+    add_qa_rubric(store, tmp_path, MAPS)
+    folder = tmp_path / "pull"
+    shutil.copytree(FIXTURES, folder, ignore=shutil.ignore_patterns("grown"))
+    page = json.loads((folder / "scores-2.json").read_text())
+    again = json.loads((FIXTURES / "grown" / "scores-3.json").read_text())["data"]
+    page["data"].append(next(s for s in again if s["id"] == "score-22"))  # trace-4 again, later
+    write(folder / "scores-2.json", json.dumps(page))
+    res = import_from(store, "langfuse", str(folder), "qa", "qa")
+    assert next(j for j in res.judges if j.judge_id == "langfuse.correctness").read == 7
+    report = calibrated(store, "qa", "langfuse.correctness", tmp_path)
+    assert report["noise"]["repeats"] == 2

@@ -143,3 +143,106 @@ def test_a_tracking_uri_without_an_experiment_is_refused(store, tmp_path):
     add_qa_rubric(store, tmp_path, MAPS)
     with pytest.raises(InputError, match="names no experiment; add it after '#'"):
         import_from(store, "mlflow", "sqlite:///mlflow.db", "qa", "qa")
+
+
+# --------------------------------------------------------------------------- a store that grew since the last import
+
+GROW = textwrap.dedent("""
+    import sys
+    import mlflow
+    from mlflow.entities import AssessmentSource, AssessmentSourceType
+
+    uri, phase = sys.argv[1], sys.argv[2]
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_experiment("qa")
+
+    @mlflow.trace
+    def answer(question):
+        return f"It is {eval(question)}."
+
+    def source(kind, who):
+        return AssessmentSource(source_type=getattr(AssessmentSourceType, kind), source_id=who)
+
+    judge = source("LLM_JUDGE", "openai:/gpt-4o-mini")
+    new = range(4) if phase == "1" else range(4, 6)
+    for n in new:
+        answer(f"{n}+{n}")
+        trace_id = mlflow.get_last_active_trace_id()
+        right = n % 3 != 0
+        mlflow.log_feedback(trace_id=trace_id, name="correctness", value=right, source=source("HUMAN", "alice"))
+        mlflow.log_feedback(trace_id=trace_id, name="correctness", value="yes" if n else "no", source=judge)
+    if phase == "2":  # feedback that arrived later on a trace imported before: a second reviewer, a second verdict
+        client = mlflow.MlflowClient()
+        exp = client.get_experiment_by_name("qa")
+        first = client.search_traces(locations=[exp.experiment_id], order_by=["timestamp_ms ASC"])[1]
+        mlflow.log_feedback(trace_id=first.info.trace_id, name="correctness", value=True,
+                            source=source("HUMAN", "bob@example.com"))
+        mlflow.log_feedback(trace_id=first.info.trace_id, name="correctness", value="no", source=judge)
+""")
+
+
+def _log(uri: str, phase: str) -> None:
+    subprocess.run([sys.executable, "-c", GROW, uri, phase], check=True, timeout=300,
+                   env={**os.environ, "MLFLOW_ALLOW_FILE_STORE": "true", "MLFLOW_ENABLE_ASYNC_TRACE_LOGGING": "false"})
+
+
+def _grown(kind: str, tmp_path) -> str:
+    if kind == "sqlite":
+        pytest.importorskip("sqlalchemy", reason="MLflow's SQL store needs SQLAlchemy and alembic")
+        pytest.importorskip("alembic", reason="MLflow's SQL store needs SQLAlchemy and alembic")
+    return (tmp_path / "mlruns").as_uri() if kind == "file" else f"sqlite:///{tmp_path / 'mlflow.db'}"
+
+
+def _verdicts(store, judge: str) -> list[tuple]:
+    from workbench.calibration.rubric_versions import get_rubric, judge_row
+
+    row = judge_row(store, get_rubric(store, "qa").id, judge)
+    return sorted((j["run_name"], j["item_id"], j["repeat"], j["score"], j["created_at"])
+                  for j in store.judgments(store.golden_set("qa").id, row.pk))
+
+
+JUDGE = "mlflow.correctness@gpt-4o-mini"
+
+
+@pytest.mark.parametrize("kind", ["file", "sqlite"])
+def test_a_store_that_grew_adds_its_new_traces_and_labels_and_again_nothing(kind, store, tmp_path):
+    """Import, log more traces and feedback with MLflow's API (new traces, and a second reviewer on a trace
+    imported before), import again: only the new traces and labels land; a third import adds nothing."""
+    from workbench.features.interop.service import import_from
+
+    tracking = _grown(kind, tmp_path)
+    uri = f"{tracking}#experiment=qa"
+    add_qa_rubric(store, tmp_path, MAPS)
+    _log(tracking, "1")
+    first = import_from(store, "mlflow", uri, "qa", "qa")
+    assert (first.items_added, first.labels_added, first.judges[0].added) == (4, 4, 4)
+    _log(tracking, "2")
+    second = import_from(store, "mlflow", uri, "qa", "qa")
+    assert (second.items_read, second.items_added) == (6, 2)
+    assert (second.labels_read, second.labels_added) == (7, 3)  # alice on the two new traces, bob on an earlier one
+    assert second.raters == ["alice", "bob@example.com"]
+    after = _verdicts(store, JUDGE)
+    third = import_from(store, "mlflow", uri, "qa", "qa")
+    assert third.nothing_new and _verdicts(store, JUDGE) == after
+
+
+@pytest.mark.xfail(strict=True, reason="the landing service names a judge's run by the verdicts it holds, so a "
+                   "tracking store's grown feedback lands as a new run holding every verdict again; a run that "
+                   "grows needs the landing to key it by the source (see docs/import.md)")
+def test_a_store_that_grew_adds_only_its_new_verdicts(store, tmp_path):
+    """The judge's feedback on the new traces, and its second verdict on a trace imported before, are the only
+    verdicts the second import adds; the earlier ones are unchanged; no trace is judged twice at one repeat."""
+    from workbench.features.interop.service import import_from
+
+    tracking = _grown("file", tmp_path)
+    uri = f"{tracking}#experiment=qa"
+    add_qa_rubric(store, tmp_path, MAPS)
+    _log(tracking, "1")
+    import_from(store, "mlflow", uri, "qa", "qa")
+    before = _verdicts(store, JUDGE)
+    _log(tracking, "2")
+    second = import_from(store, "mlflow", uri, "qa", "qa")
+    assert [(j.read, j.added) for j in second.judges] == [(7, 3)]  # q4, q5, and a second verdict on q1
+    after = _verdicts(store, JUDGE)
+    assert set(before) <= set(after) and len(after) == 7
+    assert len({(item, repeat) for _, item, repeat, *_ in after}) == 7

@@ -19,15 +19,19 @@ Records are numbered within each file (``langfuse scores-2.json record 7``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
+from collections import defaultdict
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from workbench.core.errors import ConfigError
 
 from workbench.features.interop.base import (SourceError, SourceItem, SourceJudgment, SourceLabel, SourceRecord,
-    Skipped, export_files, require, response_rows, text_of)
+    Skipped, export_files, read_json, require, response_rows, text_of)
 
 SOURCE = "langfuse"
 NOT_RATINGS = ("TEXT", "CORRECTION")
@@ -46,13 +50,10 @@ class LangfuseAdapter:
         folder, scores = export_files(SOURCE, uri, "scores*.json", fix="save each page of GET /api/public/v3/scores "
                                                                        "as scores-1.json, scores-2.json, ...")
         for pattern, observation in (("traces*.json", False), ("observations*.json", True)):
-            for f in sorted(folder.glob(pattern)) if folder else ():
+            for f in sorted(folder.glob(pattern), key=_pull_order) if folder else ():
                 for n, entity in enumerate(response_rows(SOURCE, f), start=1):
                     yield SourceItem(n, _item(entity, f.name, n, observation=observation), origin=f.name)
-        for f in scores:
-            for n, score in enumerate(response_rows(SOURCE, f), start=1):
-                yield _score(n, score, f.name if folder else None)
-
+        yield from _pulled_scores(sorted(scores, key=_pull_order), folder is not None)
 
     def _pull(self, host: str) -> Iterator[SourceRecord]:
         """Scores from the v3 API with the SDK (keys from the environment), then the traces they score."""
@@ -92,8 +93,57 @@ class LangfuseAdapter:
                 if o.get("id") in scored:
                     n += 1
                     yield SourceItem(n, _item(o, "observations", n, observation=True), origin="observations")
-        for n, score in enumerate(scores, start=1):
-            yield _score(n, score, "scores")
+        yield from _numbered(None, [_score(n, score, "scores") for n, score in enumerate(scores, start=1)])
+
+
+def _pull_order(f: Path) -> tuple:
+    """Files in the order they were saved: ``scores-2.json`` before ``scores-10.json``."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", f.name))
+
+
+def _pulled_scores(files: list[Path], in_folder: bool) -> Iterator[SourceRecord]:
+    """The scores of saved pulls, each score once, in the run of the pull that first brought it.
+
+    A pull is the pages of one request: a page whose ``meta.cursor`` is set is followed by the next file of the same
+    pull, the last page has none. A pull is the import's watermark: a folder that grows by a new pull (everything
+    again, or only what is new since the last) brings each score in the first pull that holds it (by score id), so
+    the earlier pulls land as before (the same runs, nothing new) and a new pull becomes a new run of each judge
+    holding only what it brought (``SourceJudgment.source_run``, the pull's first file). Joining the judge's earlier
+    run instead would let the latest run cover every trace, but a run is named by the verdicts it holds so that the
+    same verdicts land once; within a pull's run each (trace, repeat) is judged once, so calibrate counts no verdict
+    twice in a run, and drift compares two pulls on the traces both judged.
+    """
+    seen: set[str] = set()
+    pull: str | None = None
+    run: list[SourceRecord] = []
+    for f in files:
+        body = read_json(SOURCE, str(f))
+        pull = pull or f.stem
+        for n, score in enumerate(response_rows(SOURCE, f), start=1):
+            score_id = score.get("id") if isinstance(score, dict) else None
+            if isinstance(score_id, str):
+                if score_id in seen:
+                    run.append(Skipped(n, "score of an earlier pull"))
+                    continue
+                seen.add(score_id)
+            run.append(_score(n, score, f.name if in_folder else None))
+        if not ((body.get("meta") or {}).get("cursor") if isinstance(body, dict) else None):
+            yield from _numbered(pull, run)  # the last page of this pull: the next file starts another
+            pull, run = None, []
+    yield from _numbered(pull, run)  # a pull whose last page was not saved
+
+
+def _numbered(pull: str | None, records: list[SourceRecord]) -> Iterator[SourceRecord]:
+    """A pull's records with its judgments numbered: a judge's scores of one subject are repeats 0, 1, ... by
+    timestamp (then as saved), all in the pull's run (None: the judge's one run, for a pull from the host)."""
+    order = sorted((r for r in records if isinstance(r, SourceJudgment)), key=lambda r: r.created_at or "")
+    repeats: dict[tuple[str, str], int] = defaultdict(int)
+    numbered = {}
+    for r in order:
+        numbered[id(r)] = dataclasses.replace(r, repeat=repeats[(r.judge, r.item_id)], source_run=pull)
+        repeats[(r.judge, r.item_id)] += 1
+    for r in records:
+        yield numbered.get(id(r), r)
 
 
 def _plain(model: Any) -> dict:
