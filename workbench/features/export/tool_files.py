@@ -142,6 +142,13 @@ def _normalized(rubric: Rubric, value: int) -> float:
     return round((value - lo) / (hi - lo), 4)
 
 
+def carried_scale(rubric: Rubric, values: list[float]) -> dict[str, Any]:
+    """The import map an exported judge's results carry (`workbench import` reads it when no --map is given):
+    the tool's value of each level (``values``, lowest level first) cut halfway to the next, onto the levels."""
+    return {"cut_points": [round((a + b) / 2, 4) for a, b in zip(values, values[1:])],
+            "levels": list(rubric.scale.values), "range": [values[0], values[-1]]}
+
+
 def _reply_json(rubric: Rubric) -> str:
     return ("\n\n## Reply format\nReply with only a JSON object and no other text: "
             '{"rationale": "<why, by the criteria; cite step numbers>", "evidence_steps": [<step numbers>], '
@@ -250,7 +257,9 @@ def render_promptfoo(aj: ApprovedJudge) -> str:
         "defaultTest": {
             "options": {"provider": parts.provider, "rubricPrompt": parts.rubric_prompt},
             "assert": [parts.assertion],
-            "metadata": {"workbench": trace},  # on every test's result: a run traces back to the evidence
+            # on every test's result: a run traces back to the evidence, and its scores import back without a map
+            "metadata": {"workbench": trace, "workbench_scale": {"name": aj.rubric.name, "import_map": carried_scale(
+                aj.rubric, [_normalized(aj.rubric, v) for v in aj.rubric.scale.values])}},
         },
     }
     head = (f"# Written by `workbench export --to promptfoo` from {aj.bundle_file}; do not edit the judge.\n"

@@ -11,7 +11,8 @@
   and its grader provider, resolved as promptfoo resolves it: the assertion's ``provider``, else the test's
   ``options.provider``, else ``defaultTest.options.provider``, else unknown. The value to map is the component's
   ``score`` (``pass`` when it has none); a component promptfoo marks as a grader error (``metadata.graderError``)
-  is unscored with its reason;
+  is unscored with its reason; a config written by ``workbench export --to promptfoo`` declares its 0..1 scale
+  in ``metadata.workbench_scale`` (an import map for the assertion's metric), used when no map is given;
 - a ``human`` component (a rating given in promptfoo's viewer) is a label by the eval's ``metadata.author`` (else
   ``promptfoo-viewer``), its ``comment`` the rationale.
 
@@ -48,6 +49,8 @@ class PromptfooAdapter:
             raise SourceError(SOURCE, None, f"{uri} is not a promptfoo results file (no results.results list)",
                               fix="write it with 'promptfoo eval -o results.json'")
         config = out.get("config") if isinstance(out.get("config"), dict) else {}
+        default_metadata = ((config.get("defaultTest") or {}).get("metadata") or {}) \
+            if isinstance(config.get("defaultTest"), dict) else {}
         default_provider = _provider_id(((config.get("defaultTest") or {}).get("options") or {}).get("provider")) \
             if isinstance(config.get("defaultTest"), dict) else None
         author = (out.get("metadata") or {}).get("author") or "promptfoo-viewer"  # who rated in the viewer
@@ -56,7 +59,7 @@ class PromptfooAdapter:
                 raise SourceError(SOURCE, n, "a result row must be an object", fix="give the file promptfoo wrote")
             item = _item(n, row)
             yield SourceItem(n, item)
-            yield from _grades(n, row, item["id"], default_provider, str(author))
+            yield from _grades(n, row, item["id"], default_provider, str(author), default_metadata)
 
 
 def _provider_id(provider: Any) -> str | None:
@@ -114,7 +117,17 @@ def _item(n: int, row: dict) -> dict:
     return {k: v for k, v in item.items() if v is not None}
 
 
-def _grades(n: int, row: dict, item_id: str, default_provider: str | None, author: str) -> Iterator[SourceRecord]:
+def _carried_map(row: dict, default_metadata: Any, name: str) -> dict | None:
+    """The scale a config exported by the workbench declares for its assertion (``metadata.workbench_scale``)."""
+    metadata = (row.get("testCase") or {}).get("metadata") or (row.get("metadata") or default_metadata)
+    scale = metadata.get("workbench_scale") if isinstance(metadata, dict) else None
+    if isinstance(scale, dict) and scale.get("name") == name and isinstance(scale.get("import_map"), dict):
+        return scale["import_map"]
+    return None
+
+
+def _grades(n: int, row: dict, item_id: str, default_provider: str | None, author: str,
+            default_metadata: Any = None) -> Iterator[SourceRecord]:
     grading = row.get("gradingResult") or {}
     test_options = (row.get("testCase") or {}).get("options") or {}
     for c, comp in enumerate(grading.get("componentResults") or []):
@@ -139,6 +152,7 @@ def _grades(n: int, row: dict, item_id: str, default_provider: str | None, autho
                                  field=field, rationale=comp.get("reason"),
                                  unscored_reason=f"promptfoo grader error: {comp.get('reason')}" if error else (
                                      "the grader gave no score" if value is None else None),
-                                 extra={"tokens_in": tokens.get("prompt"), "tokens_out": tokens.get("completion")})
+                                 extra={"tokens_in": tokens.get("prompt"), "tokens_out": tokens.get("completion")},
+                                 carried_map=_carried_map(row, default_metadata, name))
         else:
             yield Skipped(n, f"{kind or 'untyped'} assertion (not an LLM judge)")
