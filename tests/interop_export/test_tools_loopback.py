@@ -188,3 +188,55 @@ def test_promptfoo_runs_the_exported_config_and_its_results_come_back(workspace,
     expected = {task_of(int(i[1:])): workspace.verdicts[task_of(int(i[1:]))] for i in TOOL_ITEMS}
     assert graded == expected
     assert import_back(workspace, "promptfoo", tmp_path / "results.json", "back-promptfoo") == expected
+
+
+RUN_INSPECT = """
+import importlib.util, json, sys
+import tiktoken, tiktoken.registry  # offline: a byte-level stand-in for the encoding tiktoken would download
+tiktoken.registry.ENCODINGS["o200k_base"] = tiktoken.Encoding(
+    "o200k_base", pat_str=r"\\\\S+|\\\\s+", mergeable_ranks={bytes([i]): i for i in range(256)}, special_tokens={})
+from inspect_ai import Task, eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ModelOutput
+from inspect_ai.solver import solver
+
+module_file, samples, log_dir = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+spec = importlib.util.spec_from_file_location("exported_scorer", module_file)
+exported = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(exported)
+
+
+@solver
+def team_system():  # the team's system under test: its recorded output for each task
+    async def solve(state, generate):
+        state.output = ModelOutput.from_content("team/system", state.metadata["output"])
+        return state
+    return solve
+
+
+dataset = [Sample(id=s["id"], input=s["task"], target="", metadata={"output": s["output"]}) for s in samples]
+log, = inspect_eval(Task(dataset=dataset, solver=team_system(), scorer=exported.workbench_judge()),
+                    model="mockllm/model", log_dir=log_dir, display="none")
+print(json.dumps({"status": log.status, "log": log.location,
+                  "scores": {s.input: s.scores["workbench_judge"].value for s in log.samples}}))
+"""
+
+
+@pytest.mark.slow
+def test_inspect_runs_the_exported_scorer_and_its_log_comes_back(workspace, tmp_path):
+    pytest.importorskip("inspect_ai", reason="pip install 'judge-workbench[inspect]'")
+    module = export_file(workspace, "inspect", tmp_path)
+    samples = [{"id": i, "task": task_of(int(i[1:])), "output": output_of(int(i[1:]))} for i in TOOL_ITEMS]
+    with ReplyFormatServer() as server:  # the exported MODEL, openai-api/loopback/..., reads LOOPBACK_* variables
+        out = subprocess.run([sys.executable, "-c", RUN_INSPECT, str(module), json.dumps(samples),
+                              str(tmp_path / "logs")], env={**os.environ, **server.env()}, capture_output=True,
+                             text=True, timeout=300, cwd=tmp_path)
+        bodies = list(server.bodies)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["status"] == "success"
+    assert_prompts_sent(bodies, len(TOOL_ITEMS))
+    expected = {task_of(int(i[1:])): workspace.verdicts[task_of(int(i[1:]))] for i in TOOL_ITEMS}
+    assert result["scores"] == expected
+    log = Path(result["log"].removeprefix("file://"))
+    assert import_back(workspace, "inspect", log, "back-inspect") == expected

@@ -189,7 +189,8 @@ def render_inspect(aj: ApprovedJudge) -> str:
         temperature=lit(aj.spec.temperature), max_tokens=lit(aj.spec.max_tokens or DEFAULT_MAX_TOKENS),
         see_reference=lit(aj.spec.see_reference), scale=lit({lv.value: lv.label for lv in aj.rubric.scale.levels}),
         pass_threshold=lit(aj.rubric.pass_threshold), system_prompt=lit(system), user_template=lit(user),
-        data_tag=lit(aj.data_tag))
+        data_tag=lit(aj.data_tag), workbench_scale=lit({"name": aj.rubric.name, "import_map": carried_scale(
+            aj.rubric, list(aj.rubric.scale.values))}))
 
 
 @dataclass(frozen=True, slots=True)

@@ -162,7 +162,13 @@ def _judgments(n: int, item_id: str, repeat: int, name: str, score: Any, model: 
         yield SourceJudgment(n, item_id, judge=judge, name=judge, value=None if unscored else v, model=model,
                              field=field, repeat=repeat, rationale=explanation, source_run=run,
                              unscored_reason=(str(reason) if reason else "the scorer gave no value") if unscored
-                             else None)
+                             else None, carried_map=_carried_map(original) if key is None else None)
+
+
+def _carried_map(score: Any) -> dict | None:
+    """The scale a scorer exported by the workbench declares in its Score metadata (``workbench_scale``)."""
+    scale = (getattr(score, "metadata", None) or {}).get("workbench_scale")
+    return scale.get("import_map") if isinstance(scale, dict) and isinstance(scale.get("import_map"), dict) else None
 
 
 def _labels(n: int, item_id: str, name: str, score: Any) -> Iterator[SourceRecord]:
