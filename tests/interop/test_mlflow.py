@@ -246,3 +246,80 @@ def test_a_store_that_grew_adds_only_its_new_verdicts(store, tmp_path):
     after = _verdicts(store, JUDGE)
     assert set(before) <= set(after) and len(after) == 7
     assert len({(item, repeat) for _, item, repeat, *_ in after}) == 7
+
+
+EVALUATE = textwrap.dedent("""
+    import sys
+    import mlflow
+    from mlflow.entities import AssessmentSource, AssessmentSourceType, Feedback
+    from mlflow.genai.scorers import scorer
+
+    uri, phase = sys.argv[1], sys.argv[2]
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_experiment("qa")
+
+    @mlflow.trace
+    def answer(question):
+        return f"It is {eval(question)}."
+
+    judge = AssessmentSource(source_type=AssessmentSourceType.LLM_JUDGE, source_id="openai:/gpt-4o-mini")
+
+    @scorer(name="correctness")
+    def correctness(inputs, outputs):  # stands in for an LLM judge: says "no" to the sums of multiples of 3
+        n = int(str(inputs).split("+")[0].strip("{}'\\" question:"))
+        return Feedback(name="correctness", value="no" if n % 3 == 0 else "yes", source=judge, rationale="checked")
+
+    new = range(4) if phase == "1" else range(4, 6)
+    ids = []
+    for n in new:
+        answer(f"{n}+{n}")
+        ids.append(mlflow.get_last_active_trace_id())
+    traces = mlflow.search_traces(locations=[mlflow.get_experiment_by_name("qa").experiment_id])
+    # the evaluation judges the traces this phase logged (given as search_traces' frame, they are judged in place)
+    mlflow.genai.evaluate(data=traces[traces["trace_id"].isin(ids)], scorers=[correctness])
+    for n, trace_id in zip(new, ids):  # then a reviewer labels them
+        mlflow.log_feedback(trace_id=trace_id, name="correctness", value=n % 3 != 0,
+                            source=AssessmentSource(source_type=AssessmentSourceType.HUMAN, source_id="alice"))
+""")
+
+
+def test_a_store_that_grew_by_an_evaluation_adds_it_as_a_new_run(store, tmp_path):
+    """Traces judged by mlflow.genai.evaluate (in a SQLite tracking store), imported; more traces judged by a second evaluation, imported
+    again: the second evaluation is a new run of the judge holding only its verdicts, the first run unchanged, each
+    (trace, repeat) once per run; a third import of the unchanged store adds nothing."""
+    from mlflow.tracing.constant import AssessmentMetadataKey
+
+    from workbench.features.interop.mlflow import SOURCE_RUN_ID
+    from workbench.features.interop.service import import_from
+
+    assert SOURCE_RUN_ID == AssessmentMetadataKey.SOURCE_RUN_ID  # the key the adapter reads is MLflow's
+    # the SQL store: MLflow's file store cannot link traces to a run, so evaluate would judge copies of them
+    tracking = _grown("sqlite", tmp_path)
+    uri = f"{tracking}#experiment=qa"
+    add_qa_rubric(store, tmp_path, MAPS)
+
+    def evaluate(phase: str) -> None:
+        subprocess.run([sys.executable, "-c", EVALUATE, tracking, phase], check=True, timeout=300,
+                       env={**os.environ, "MLFLOW_ALLOW_FILE_STORE": "true",
+                            "MLFLOW_ENABLE_ASYNC_TRACE_LOGGING": "false"})
+
+    evaluate("1")
+    first = import_from(store, "mlflow", uri, "qa", "qa")
+    assert (first.items_added, first.labels_added, first.judges[0].added) == (4, 4, 4)
+    before = _verdicts(store, JUDGE)
+    evaluate("2")
+    second = import_from(store, "mlflow", uri, "qa", "qa")
+    assert (second.items_added, second.labels_added) == (2, 2)
+    assert [(j.read, j.added) for j in second.judges] == [(6, 2)]
+    after = _verdicts(store, JUDGE)
+    assert set(before) <= set(after) and len(after) == 6
+    runs = {run for run, *_ in after}
+    assert len(runs) == 2
+    new = sorted((item_id, repeat, score) for run, item_id, repeat, score, _ in after if run not in
+                 {r for r, *_ in before})
+    assert [(repeat, score) for _, repeat, score in new] == [(0, 0), (0, 0)]  # q4 and q5: "yes"
+
+    report = calibrated(store, "qa", JUDGE, tmp_path)  # the latest run: the second evaluation
+    assert report["n_items"] == 2 and report["metrics"]["exact_agreement"]["value"] == pytest.approx(1.0)
+    third = import_from(store, "mlflow", uri, "qa", "qa")
+    assert third.nothing_new and _verdicts(store, JUDGE) == after

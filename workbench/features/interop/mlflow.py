@@ -8,7 +8,8 @@
   trajectory: a ``TOOL`` or ``RETRIEVER`` span is a tool step, any other an assistant step;
 - each ``Feedback`` from a ``HUMAN`` source is a label by its ``source_id``; from an ``LLM_JUDGE`` source a
   judgment of the judge named by the assessment and its ``source_id`` (several of one judge on a trace are
-  repeats, oldest first); a feedback ``error`` is unscored;
+  repeats, oldest first); a feedback ``error`` is unscored; feedback an evaluation wrote (``mlflow.genai.evaluate``,
+  the assessment's ``run_id``) is a run of the judge of its own, one per MLflow run;
 - an overridden assessment and an invalid one are skipped and counted, as are expectations (ground truth,
   not a rating) and feedback from ``CODE`` sources.
 
@@ -30,6 +31,9 @@ from workbench.features.interop.base import (SourceError, SourceItem, SourceJudg
 
 SOURCE = "mlflow"
 PAGE = 500
+#: ``AssessmentMetadataKey.SOURCE_RUN_ID``: where an evaluation records its run (a store returns the assessment's
+#: ``run_id`` only there)
+SOURCE_RUN_ID = "mlflow.assessment.sourceRunId"
 
 
 class MlflowAdapter:
@@ -109,7 +113,7 @@ def _records(n: int, trace: Any) -> Iterator[SourceRecord]:
     yield SourceItem(n, _item(trace))
     assessments = list(info.assessments or [])
     overridden = {a.overrides for a in assessments if getattr(a, "overrides", None)}
-    repeats: dict[tuple[str, str], int] = defaultdict(int)
+    repeats: dict[tuple[str, str, str | None], int] = defaultdict(int)
     # oldest first; calls logged within the same millisecond have no known order (the store returns them in any
     # order), so a verdict comes before a failed call, and the assessment id settles the rest: the same store always
     # gives the same repeats, and a failure never shadows a verdict logged with it
@@ -127,11 +131,15 @@ def _records(n: int, trace: Any) -> Iterator[SourceRecord]:
             yield SourceLabel(n, info.trace_id, rater=source.source_id, name=a.name, value=a.value,
                               field=f"assessments.{a.name}", rationale=a.rationale, created_at=_time(a))
         elif kind == "LLM_JUDGE":
-            key = (a.name, source.source_id)
+            # feedback that an evaluation wrote (mlflow.genai.evaluate: the assessment names its MLflow run) is a run
+            # of the judge of its own: an evaluation is closed once done, so a store that grew by another evaluation
+            # lands it as a new run holding only its verdicts, the earlier runs as they were; repeats count within it
+            run = getattr(a, "run_id", None) or (a.metadata or {}).get(SOURCE_RUN_ID) or None
+            key = (a.name, source.source_id, run)
             error = a.error.error_message or a.error.error_code if a.error else None
             yield SourceJudgment(n, info.trace_id, judge=a.name, name=a.name, value=None if error else a.value,
                                  model=source.source_id, field=f"assessments.{a.name}", repeat=repeats[key],
-                                 rationale=a.rationale, created_at=_time(a),
+                                 rationale=a.rationale, created_at=_time(a), source_run=run,
                                  unscored_reason=f"MLflow feedback error: {error}" if error else (
                                      "the feedback has no value" if a.value is None else None))
             repeats[key] += 1
