@@ -160,8 +160,9 @@ def test_pulling_without_the_sdk_says_what_to_install(store, tmp_path, monkeypat
 
 def test_a_folder_that_grew_by_a_pull_imports_only_what_the_pull_brought(store, tmp_path):
     """The first pull (traces.json, scores-1.json and its next page scores-2.json) is imported; then the folder
-    grows by a second pull (traces-2.json, and scores-3.json holding every score again plus the new ones: two new
-    traces judged and annotated, the evaluator again on trace-4 and a second reviewer there). Importing the folder
+    grows by a second pull (traces-2.json, and scores-3.json holding every score again, one annotation with a
+    changed comment, plus the new ones: two new traces judged and annotated, the evaluator again on trace-4 and a
+    second reviewer there). Importing the folder
     again adds only the new traces, labels and verdicts, the verdicts as a new run of the judge holding what the
     second pull brought; the first run is unchanged; a third import adds nothing."""
     from workbench.calibration.golden_sets import runs_of
@@ -187,7 +188,7 @@ def test_a_folder_that_grew_by_a_pull_imports_only_what_the_pull_brought(store, 
         shutil.copy(f, folder / f.name)
     second = import_from(store, "langfuse", str(folder), "qa", "qa")
     assert (second.items_read, second.items_added) == (9, 2)
-    assert (second.labels_read, second.labels_added) == (12, 3)
+    assert (second.labels_read, second.labels_added) == (12, 4)  # three new, and user-ben's changed note
     assert second.raters == ["user-ana", "user-ben"]
     correctness = next(j for j in second.judges if j.judge_id == judge)
     assert (correctness.read, correctness.added) == (9, 3)
@@ -207,6 +208,8 @@ def test_a_folder_that_grew_by_a_pull_imports_only_what_the_pull_brought(store, 
 
     third = import_from(store, "langfuse", str(folder), "qa", "qa")
     assert third.nothing_new and runs() == after
+    notes = {(row["item_id"], row["rater"]): row["rationale"] for row in store.labels(store.golden_set("qa").id, "qa")}
+    assert notes[("trace-1", "user-ben")] == "Paris, checked again"
 
 
 def test_scores_of_one_judge_on_one_trace_are_repeats_by_time(store, tmp_path):

@@ -111,22 +111,28 @@ def _pulled_scores(files: list[Path], in_folder: bool) -> Iterator[SourceRecord]
     holding only what it brought (``SourceJudgment.source_run``, the pull's first file). Joining the judge's earlier
     run instead would let the latest run cover every trace, but a run is named by the verdicts it holds so that the
     same verdicts land once; within a pull's run each (trace, repeat) is judged once, so calibrate counts no verdict
-    twice in a run, and drift compares two pulls on the traces both judged.
+    twice in a run, and drift compares two pulls on the traces both judged. A label is not a run's: an annotation
+    is taken as the newest pull holds it, so a reviewer's change reaches the golden set.
     """
+    bodies = [(f, read_json(SOURCE, str(f)), response_rows(SOURCE, f)) for f in files]
+    # a reviewer may change an annotation between pulls: a label is the newest version of its score (where it is)
+    newest = {score["id"]: (f, n, score) for f, _, rows in bodies for n, score in enumerate(rows, start=1)
+              if isinstance(score, dict) and isinstance(score.get("id"), str)}
     seen: set[str] = set()
     pull: str | None = None
     run: list[SourceRecord] = []
-    for f in files:
-        body = read_json(SOURCE, str(f))
+    for f, body, rows in bodies:
         pull = pull or f.stem
-        for n, score in enumerate(response_rows(SOURCE, f), start=1):
-            score_id = score.get("id") if isinstance(score, dict) else None
-            if isinstance(score_id, str):
+        for n, score in enumerate(rows, start=1):
+            where, at = f, n
+            if isinstance(score, dict) and isinstance(score_id := score.get("id"), str):
                 if score_id in seen:
                     run.append(Skipped(n, "score of an earlier pull"))
                     continue
                 seen.add(score_id)
-            run.append(_score(n, score, f.name if in_folder else None))
+                if str(score.get("source", "")).upper() == "ANNOTATION":
+                    where, at, score = newest[score_id]
+            run.append(_score(at, score, where.name if in_folder else None))
         if not ((body.get("meta") or {}).get("cursor") if isinstance(body, dict) else None):
             yield from _numbered(pull, run)  # the last page of this pull: the next file starts another
             pull, run = None, []
