@@ -14,6 +14,10 @@ observations of each scored trace (Observations API v2), the trace being its roo
   named by the score (``<name>``), from ``API`` one of ``<name>-api``; its ``comment`` is the rationale;
 - a score on a session or an experiment, and ``TEXT`` and ``CORRECTION`` scores, are skipped and counted.
 
+A folder grows by pulls (the pages of one request; a page with ``meta.cursor`` set is followed by the next file):
+each score belongs to the first pull holding it, and a pull's verdicts are a run of each judge of their own
+(``_pulled_scores`` says why), so importing the grown folder again adds only what the new pull brought.
+
 Records are numbered within each file (``langfuse scores-2.json record 7``).
 """
 
