@@ -106,5 +106,12 @@ def test_an_openai_compatible_judge_names_its_variables_never_their_values(appro
     assert "MODEL = 'openai-api/local/llama-3-8b'" in render(aj, "inspect")
     for out in (text, render(aj, "inspect")):
         assert "sk-do-not-leak" not in out and "10.0.0.7" not in out
-    with pytest.raises(ExportRefused, match="export it to promptfoo or inspect instead"):
-        render(aj, "mlflow")
+    # MLflow's openai provider reads OPENAI_BASE_URL and OPENAI_API_KEY: the file names the variables to set them from
+    mlflow = json.loads(render(aj, "mlflow"))
+    assert mlflow["mlflow_scorer"]["instructions_judge_pydantic_data"]["model"] == "openai:/llama-3-8b"
+    assert mlflow["environment"] == {"OPENAI_BASE_URL": "the value of LOCAL_BASE_URL",
+                                     "OPENAI_API_KEY": "the value of LOCAL_API_KEY"}
+    assert "sk-do-not-leak" not in render(aj, "mlflow") and "10.0.0.7" not in render(aj, "mlflow")
+    bundle["judge"]["config"]["model"] = "bedrock/anthropic.claude-3"  # a provider none of the tools names
+    with pytest.raises(ExportRefused):
+        render(ApprovedJudge.from_bundle(Bundle.from_json(bundle), approved.bundle.name), "mlflow")

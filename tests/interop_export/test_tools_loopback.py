@@ -143,8 +143,9 @@ def export_file(ws: Workspace, target: str, out: Path) -> Path:
     return ws.root / re.search(r"Wrote (\S+) \(", r.stdout).group(1)
 
 
-def assert_prompts_sent(bodies, n: int) -> None:
-    """Every request holds the rubric's instructions and one item's task and output, and no placeholder."""
+def assert_prompts_sent(bodies, n: int, allowed: set[str] = frozenset()) -> None:
+    """Every request holds the rubric's instructions and one item's task and output, and no placeholder (but the
+    tool's own ``allowed`` ones in its system message, when the values are sent too)."""
     assert len(bodies) == n, [(re.findall(r"ITEM-MARKER i\d+", json.dumps(b)), b["messages"][0]["content"][:60]) for b in bodies]
     for body in bodies:
         text = "\n".join(m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
@@ -152,7 +153,10 @@ def assert_prompts_sent(bodies, n: int) -> None:
         assert INSTRUCTIONS in text
         k = int(re.search(r"ITEM-MARKER i(\d+)", text).group(1))
         assert task_of(k) in text and output_of(k) in text
-        assert not PLACEHOLDER.search(text), PLACEHOLDER.search(text).group(0)
+        left = [m.group(0) for m in PLACEHOLDER.finditer(text)]
+        assert set(left) <= allowed, left
+        for kept in set(left):  # only in the system message
+            assert kept not in "\n".join(m["content"] for m in body["messages"] if m["role"] != "system")
 
 
 def import_back(ws: Workspace, source: str, path: Path, golden_set: str) -> dict[str, int | None]:
@@ -240,3 +244,48 @@ def test_inspect_runs_the_exported_scorer_and_its_log_comes_back(workspace, tmp_
     assert result["scores"] == expected
     log = Path(result["log"].removeprefix("file://"))
     assert import_back(workspace, "inspect", log, "back-inspect") == expected
+
+
+RUN_MLFLOW = """
+import json, sys
+import mlflow
+from mlflow.genai.scorers import Scorer
+
+judge_file, samples, tracking_uri = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+judge = Scorer.model_validate(json.load(open(judge_file))["mlflow_scorer"])
+mlflow.set_tracking_uri(tracking_uri)
+mlflow.set_experiment("team")
+result = mlflow.genai.evaluate(data=[{"inputs": {"task": s["task"]}, "outputs": s["output"]} for s in samples],
+                               scorers=[judge])
+traces = mlflow.search_traces(run_id=result.run_id, return_type="list")
+scores = {}
+for t in traces:
+    feedback = [a for a in t.info.assessments if a.name == judge.name]
+    scores[json.loads(t.data.request)["task"]] = [f.value for f in feedback]
+print(json.dumps({"scores": scores, "judge": judge.name}))
+"""
+
+
+@pytest.mark.slow
+def test_mlflow_evaluates_with_the_exported_judge_and_its_traces_come_back(workspace, tmp_path):
+    pytest.importorskip("mlflow.genai", reason="pip install 'judge-workbench[mlflow]'")
+    path = export_file(workspace, "mlflow", tmp_path)
+    exported = json.loads(path.read_text())
+    assert exported["mlflow_scorer"]["instructions_judge_pydantic_data"]["model"] == "openai:/loopback-model-v1"
+    assert exported["environment"] == {"OPENAI_BASE_URL": "the value of LOOPBACK_BASE_URL",
+                                       "OPENAI_API_KEY": "the value of LOOPBACK_API_KEY"}
+    samples = [{"task": task_of(int(i[1:])), "output": output_of(int(i[1:]))} for i in TOOL_ITEMS]
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    with ReplyFormatServer() as server:  # the environment the exported file names, set as it says
+        loop = server.env()
+        env = {**os.environ, **loop, "OPENAI_BASE_URL": loop["LOOPBACK_BASE_URL"],
+               "OPENAI_API_KEY": loop["LOOPBACK_API_KEY"], "MLFLOW_TRACKING_URI": uri}
+        out = subprocess.run([sys.executable, "-c", RUN_MLFLOW, str(path), json.dumps(samples), uri], env=env,
+                             capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        bodies = list(server.bodies)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert_prompts_sent(bodies, len(TOOL_ITEMS), allowed={"{{ inputs }}", "{{ outputs }}"})
+    expected = {task_of(int(i[1:])): workspace.verdicts[task_of(int(i[1:]))] for i in TOOL_ITEMS}
+    assert result["scores"] == {task: [score] for task, score in expected.items()}
+    assert import_back(workspace, "mlflow", f"{uri}#experiment=team", "back-mlflow") == expected

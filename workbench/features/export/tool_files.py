@@ -43,7 +43,9 @@ SUFFIX = {"promptfoo": ".promptfoo.yaml", "inspect": "_inspect_scorer.py", "mlfl
 TOOL_PREFIX = {  # how each tool spells our providers' models
     "promptfoo": {"anthropic": "anthropic:messages:", "openai": "openai:chat:", "openai-api": "openai:chat:"},
     "inspect": {"anthropic": "anthropic/", "openai": "openai/", "openai-api": "openai-api/{service}/"},
-    "mlflow": {"anthropic": "anthropic:/", "openai": "openai:/"},
+    # MLflow's openai provider calls the server in OPENAI_BASE_URL with OPENAI_API_KEY: an OpenAI-compatible
+    # server's judge is exported as openai:/<model>, the two variables set from the service's (see render_mlflow)
+    "mlflow": {"anthropic": "anthropic:/", "openai": "openai:/", "openai-api": "openai:/"},
 }
 MLFLOW_SERIALIZATION_VERSION = 1  # the SerializedScorer layout checked against mlflow 3.18 (tests load it)
 
@@ -271,6 +273,8 @@ def render_promptfoo(aj: ApprovedJudge) -> str:
 
 
 def mlflow_instructions(aj: ApprovedJudge) -> str:
+    """make_judge's instructions; MLflow keeps them in each feedback's metadata (``guideline``), where the closing
+    sentence naming the levels tells `workbench import --from mlflow` the scale (no --map needed)."""
     reference = "{{ expectations }}" if aj.spec.see_reference else None
     return (system_prompt(aj.rubric, aj.spec) + "\n\n## The item\n"
             + _item_template(aj, "{{ inputs }}", "{{ outputs }}", reference)
@@ -280,7 +284,7 @@ def mlflow_instructions(aj: ApprovedJudge) -> str:
 
 def mlflow_judge(aj: ApprovedJudge) -> dict[str, Any]:
     """The judge in MLflow's serialized-scorer layout (what `Scorer.model_validate` reads)."""
-    model = tool_model(aj, "mlflow")  # refuses what make_judge cannot name (an OpenAI-compatible server)
+    model = tool_model(aj, "mlflow")  # an OpenAI-compatible server's model as openai:/ (its URL from the environment)
     params: dict[str, Any] = {"max_tokens": aj.spec.max_tokens or DEFAULT_MAX_TOKENS}
     if aj.spec.temperature is not None:
         params["temperature"] = aj.spec.temperature
@@ -304,10 +308,17 @@ def mlflow_judge(aj: ApprovedJudge) -> dict[str, Any]:
 
 def render_mlflow(aj: ApprovedJudge) -> str:
     judge = mlflow_judge(aj)
-    data = {"workbench": aj.trace("mlflow", sha256_hex(mlflow_instructions(aj))),
-            "load_with": "from mlflow.genai.scorers import Scorer; "
-                         "judge = Scorer.model_validate(json.load(open(PATH))['mlflow_scorer'])",
-            "mlflow_scorer": judge}
+    data: dict[str, Any] = {"workbench": aj.trace("mlflow", sha256_hex(mlflow_instructions(aj)))}
+    name = parse_model(aj.spec.model)
+    if name.provider == "openai-api":  # the variables to set, named, never their values
+        from workbench.judges.providers.openai import service_env
+
+        base_url, api_key = service_env(name.service)
+        data["environment"] = {"OPENAI_BASE_URL": f"the value of {base_url}",
+                               "OPENAI_API_KEY": f"the value of {api_key}"}
+    data.update({"load_with": "from mlflow.genai.scorers import Scorer; "
+                              "judge = Scorer.model_validate(json.load(open(PATH))['mlflow_scorer'])",
+                 "mlflow_scorer": judge})
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -10,6 +10,8 @@
   judgment of the judge named by the assessment and its ``source_id`` (several of one judge on a trace are
   repeats, oldest first); a feedback ``error`` is unscored; feedback an evaluation wrote (``mlflow.genai.evaluate``,
   the assessment's ``run_id``) is a run of the judge of its own, one per MLflow run;
+- a judge written by ``workbench export --to mlflow`` declares its levels in its instructions, which MLflow keeps
+  in the feedback's ``guideline`` metadata: its feedback imports without a map;
 - an overridden assessment and an invalid one are skipped and counted, as are expectations (ground truth,
   not a rating) and feedback from ``CODE`` sources.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -141,10 +144,26 @@ def _records(n: int, trace: Any) -> Iterator[SourceRecord]:
                                  model=source.source_id, field=f"assessments.{a.name}", repeat=repeats[key],
                                  rationale=a.rationale, created_at=_time(a), source_run=run,
                                  unscored_reason=f"MLflow feedback error: {error}" if error else (
-                                     "the feedback has no value" if a.value is None else None))
+                                     "the feedback has no value" if a.value is None else None),
+                                 carried_map=_carried_map(a.metadata))
             repeats[key] += 1
         else:
             yield Skipped(n, f"{kind} feedback (not a human or an LLM judge)")
+
+
+#: the closing sentence of a judge written by `workbench export --to mlflow`, which MLflow keeps in each feedback's
+#: metadata (``guideline``, the judge's instructions): the scale's levels, so its feedback imports without a map
+EXPORTED_SCALE = re.compile(r"The value of your feedback is the score, one of ([-+\d, ]+); the rationale is your "
+                            r"reasoning by the rubric's criteria\.\Z")
+
+
+def _carried_map(metadata: Any) -> dict | None:
+    found = EXPORTED_SCALE.search(str((metadata or {}).get("guideline") or ""))
+    if not found:
+        return None
+    levels = sorted(int(v) for v in found.group(1).split(","))
+    return {"cut_points": [(a + b) / 2 for a, b in zip(levels, levels[1:])], "levels": levels,
+            "range": [levels[0], levels[-1]]}
 
 
 def _time(a: Any) -> str | None:
