@@ -140,7 +140,10 @@ def workspace(tmp_path_factory) -> Workspace:
 def export_file(ws: Workspace, target: str, out: Path) -> Path:
     r = ws.cli("export", "--bundle", ws.bundle, "--to", target, "--out", out)
     assert r.returncode == 0, r.stderr
-    return ws.root / re.search(r"Wrote (\S+) \(", r.stdout).group(1)
+    path = ws.root / re.search(r"Wrote (\S+) \(", r.stdout).group(1)
+    check = ws.cli("check", ws.bundle, "--judge-config", path)  # the file run is the one check vouches for
+    assert check.returncode == 0, check.stdout + check.stderr
+    return path
 
 
 def assert_prompts_sent(bodies, n: int, allowed: set[str] = frozenset()) -> None:
