@@ -226,9 +226,6 @@ def test_a_store_that_grew_adds_its_new_traces_and_labels_and_again_nothing(kind
     assert third.nothing_new and _verdicts(store, JUDGE) == after
 
 
-@pytest.mark.xfail(strict=True, reason="the landing service names a judge's run by the verdicts it holds, so a "
-                   "tracking store's grown feedback lands as a new run holding every verdict again; a run that "
-                   "grows needs the landing to key it by the source (see docs/import.md)")
 def test_a_store_that_grew_adds_only_its_new_verdicts(store, tmp_path):
     """The judge's feedback on the new traces, and its second verdict on a trace imported before, are the only
     verdicts the second import adds; the earlier ones are unchanged; no trace is judged twice at one repeat."""

@@ -85,6 +85,9 @@ class SourceJudgment:
     # the run the source says the verdict belongs to (an experiment, an eval log): one judge's verdicts of two
     # source runs land as two runs (each still named by what it holds); None: all of the judge's verdicts, one run
     source_run: str | None = None
+    # the source run gains verdicts over time (a tracking store's feedback logged outside an evaluation): its run keeps
+    # one name, and importing the grown store again adds only the (item, repeat) verdicts it did not hold yet
+    run_grows: bool = False
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,10 @@ class MlflowAdapter:
         if key != "experiment" or not experiment:
             raise SourceError(SOURCE, None, f"the URI {uri} names no experiment",
                               fix=f"add it after '#', e.g. {tracking_uri}#experiment=my-experiment")
+        if tracking_uri.startswith("sqlite:///") and not Path(tracking_uri[len("sqlite:///"):]).is_file():
+            # MLflow would create an empty store there: reading is never a reason to write one
+            raise SourceError(SOURCE, None, f"there is no MLflow store at {tracking_uri}",
+                              fix="check the path after sqlite:/// (three slashes, then the file)")
         try:
             client = self.mlflow.MlflowClient(tracking_uri=tracking_uri)
             exp = client.get_experiment_by_name(experiment)
@@ -137,12 +141,15 @@ def _records(n: int, trace: Any) -> Iterator[SourceRecord]:
             # feedback that an evaluation wrote (mlflow.genai.evaluate: the assessment names its MLflow run) is a run
             # of the judge of its own: an evaluation is closed once done, so a store that grew by another evaluation
             # lands it as a new run holding only its verdicts, the earlier runs as they were; repeats count within it
-            run = getattr(a, "run_id", None) or (a.metadata or {}).get(SOURCE_RUN_ID) or None
+            # feedback logged outside an evaluation (log_feedback) accumulates in the experiment: one run that grows
+            evaluation = getattr(a, "run_id", None) or (a.metadata or {}).get(SOURCE_RUN_ID) or None
+            run = evaluation or f"experiment {info.experiment_id}"
             key = (a.name, source.source_id, run)
             error = a.error.error_message or a.error.error_code if a.error else None
             yield SourceJudgment(n, info.trace_id, judge=a.name, name=a.name, value=None if error else a.value,
                                  model=source.source_id, field=f"assessments.{a.name}", repeat=repeats[key],
                                  rationale=a.rationale, created_at=_time(a), source_run=run,
+                                 run_grows=evaluation is None,
                                  unscored_reason=f"MLflow feedback error: {error}" if error else (
                                      "the feedback has no value" if a.value is None else None),
                                  carried_map=_carried_map(a.metadata))

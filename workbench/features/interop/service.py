@@ -372,7 +372,7 @@ def _land_judgments(store: Store, source: str, rv: RubricVersion, spec: JudgeSpe
     # the run is named by what it holds: the same results imported again land in the same run and add nothing
     held = [[index[j.item_id].content_hash, j.repeat, j.score, j.unscored_reason, j.rationale] for j in judgments]
     source_run = rows[0][0].source_run  # two source runs with the same verdicts stay two runs
-    digest = sha256_hex(held if source_run is None else [source_run, held])
+    digest = sha256_hex(held if source_run is None else [source_run] if rows[0][0].run_grows else [source_run, held])
     run = f"{source}-{digest[:12]}"
     if source_run is not None:  # this file landed before its source run was told apart: named by the verdicts
         legacy = f"{source}-{sha256_hex(held)[:12]}"
