@@ -86,6 +86,18 @@ def test_promptfoo_grades_with_the_exported_judge(approved, tmp_path):
                      r"patched \(Fix bug \w\)\n<<<END ITEM", seen[0][1]["content"])
     r, problems = run_check(approved, "--judge-config", exported)
     assert r.exit_code == 0 and problems == []
+    # the results import back with no map: the config declares its 0..1 scale on every result
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    r = CliRunner().invoke(main, ["import", "--from", "promptfoo", str(tmp_path / "results.json"), "-g", "back", "-r",
+                                  "demo-patch-quality", "--db", str(approved.db), "--project", str(approved.db.parent)])
+    assert r.exit_code == 0, r.output
+    back = dict(approved.store.conn.execute(
+        "SELECT json_extract(i.content, '$.input'), j.score FROM judgments j JOIN items i ON i.pk = j.item_pk "
+        "JOIN golden_sets g ON g.id = i.golden_set_id WHERE g.name = 'back'").fetchall())
+    assert back == {"Fix bug a": -1, "Fix bug b": 0, "Fix bug c": 1}
 
 
 def test_an_openai_compatible_judge_names_its_variables_never_their_values(approved, monkeypatch):

@@ -94,6 +94,20 @@ def test_exported_inspect_scorer_grades_with_the_approved_prompt(approved, tmp_p
         assert "Read the trajectory, check the final test run" in sent["system"]
         assert re.search(r"<<<ITEM [0-9a-f]{32}>>>\n## Task given to the AI system\nFix bug \w", sent["user"])
         assert sent["temperature"] == 0.0 and sent["max_tokens"] == 800
+    # the log imports back with no map (the scores declare their scale), the unscored samples unscored
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    log, = (tmp_path / "logs").glob("*.eval")
+    r = CliRunner().invoke(main, ["import", "--from", "inspect", str(log), "-g", "back", "-r", "demo-patch-quality",
+                                  "--db", str(approved.db), "--project", str(approved.db.parent)])
+    assert r.exit_code == 0, r.output
+    back = dict(approved.store.conn.execute(
+        "SELECT i.item_id, coalesce(j.score, j.unscored_reason) FROM judgments j JOIN items i ON i.pk = j.item_pk "
+        "JOIN golden_sets g ON g.id = i.golden_set_id WHERE g.name = 'back'").fetchall())
+    assert [back[k] for k in "abc"] == [-1, 0, 1]
+    assert back["d"].startswith("unparseable") and back["e"].startswith("off_scale")
     # and check vouches for this very file, and for no edit of it
     assert run_check(approved, "--judge-config", module)[0].exit_code == 0
     edited = module.with_name("edited_scorer.py")
