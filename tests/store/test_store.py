@@ -15,7 +15,7 @@ from workbench.features.labeling.service import submit_label
 from workbench.calibration.rubric_versions import add_rubric
 from workbench.store import Store
 from workbench.store.db import connect
-from workbench.store.migrations import MIGRATIONS, migrate
+from workbench.store.migrations import all_migrations, migrate
 
 
 def test_pragmas_and_strict_tables(store):
@@ -25,7 +25,7 @@ def test_pragmas_and_strict_tables(store):
     for (name, sql) in store.conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"):
         assert sql.rstrip().endswith("STRICT"), name
     applied = [r[0] for r in store.conn.execute("SELECT name FROM _migrations ORDER BY id")]
-    assert applied == [name for name, _ in MIGRATIONS]
+    assert applied == [name for name, _ in all_migrations()]
 
 
 def test_strict_rejects_wrong_types(store):
@@ -79,7 +79,7 @@ def test_old_schema_is_migrated_in_place(tmp_path):
     with Store(path) as s:
         assert "reservations" in s.table_counts()
         assert s.table_counts()["items"] == 1 and s.golden_set("old").name == "old"
-        assert len(s.conn.execute("SELECT * FROM _migrations").fetchall()) == len(MIGRATIONS)
+        assert len(s.conn.execute("SELECT * FROM _migrations").fetchall()) == len(all_migrations())
 
 
 def test_promptfoo_item_ids_naming_the_provider_are_migrated(tmp_path):
@@ -89,7 +89,7 @@ def test_promptfoo_item_ids_naming_the_provider_are_migrated(tmp_path):
 
     path = tmp_path / "old.db"
     conn = connect(path)
-    migrate(conn, upto=len(MIGRATIONS) - 1)  # a database made before the promptfoo id migration
+    migrate(conn, upto=len(all_migrations()) - 1)  # a database made before the promptfoo id migration
     conn.execute("INSERT INTO golden_sets (name, overlap, is_demo, created_at) VALUES ('pf', 2, 0, 'then')")
     old = [("test0-prompt0-openai:gpt-4o-mini", "openai:gpt-4o-mini"), ("test3-prompt1-provider", None),
            ("test1-prompt0-mine", "openai:gpt-4o"), ("plain", "openai:gpt-4o")]  # the last two: not the old form

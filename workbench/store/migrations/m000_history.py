@@ -1,79 +1,17 @@
-"""Schema migrations, registered in order and recorded in the database.
+"""The first nine migrations (m001-m009), written before the store spoke Postgres.
 
-Each migration runs in one transaction together with the row that records it,
-so a crash mid-migration leaves the previous schema intact.
+Their names are what ``_migrations`` records in every database, so they stay as they are; each new migration is a
+module of its own beside this one (``m010_audit.py``, ...), found by its file name.
 """
 
 from __future__ import annotations
 
 import re
-import sqlite3
-from datetime import datetime, timezone
-from typing import Callable
 
-from workbench.store.db import immediate
-
-Migration = Callable[[sqlite3.Connection], None]
-MIGRATIONS: list[tuple[str, Migration]] = []
-
-
-def migration(fn: Migration) -> Migration:
-    MIGRATIONS.append((fn.__name__, fn))
-    return fn
-
-
-def applied(conn: sqlite3.Connection) -> list[str]:
-    conn.execute("""CREATE TABLE IF NOT EXISTS _migrations (
-        id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL) STRICT""")
-    return [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY id")]
-
-
-def migrate(conn: sqlite3.Connection, *, upto: int | None = None) -> list[str]:
-    """Apply every migration not yet recorded; returns the names applied now."""
-    done = set(applied(conn))
-    ran = []
-    for name, fn in MIGRATIONS[:upto]:
-        if name in done:
-            continue
-        with immediate(conn):
-            if name in {r[0] for r in conn.execute("SELECT name FROM _migrations")}:
-                continue  # another process got there first
-            fn(conn)
-            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
-                         (name, datetime.now(timezone.utc).isoformat(timespec="seconds")))
-        ran.append(name)
-    return ran
-
-
-def _script(conn: sqlite3.Connection, sql: str) -> None:
-    # executescript would COMMIT our transaction; run statement by statement instead.
-    for stmt in _split(sql):
-        conn.execute(stmt)
-
-
-def _split(sql: str) -> list[str]:
-    """Split on ';' at top level, keeping trigger bodies (BEGIN ... END;) whole."""
-    out, buf, depth = [], [], 0
-    for line in sql.splitlines():
-        s = line.strip().upper()
-        buf.append(line)
-        if s == "BEGIN" or s.endswith(" BEGIN"):
-            depth += 1
-        if s.startswith("END;"):
-            depth -= 1
-        if s.endswith(";") and depth == 0:
-            stmt = "\n".join(buf).strip()
-            if stmt.strip(";").strip():
-                out.append(stmt)
-            buf = []
-    rest = "\n".join(buf).strip()
-    if rest:
-        out.append(rest)
-    return out
-
+from workbench.store.migrations import Conn, dialect, migration, script as _script, triggers
 
 @migration
-def m001_initial(conn: sqlite3.Connection) -> None:
+def m001_initial(conn: Conn) -> None:
     _script(conn, """
 CREATE TABLE golden_sets (
     id INTEGER PRIMARY KEY,
@@ -307,10 +245,68 @@ CREATE TABLE exports (
     created_at TEXT NOT NULL
 ) STRICT;
 """)
+    triggers(conn, sqlite="", postgres=_M001_POSTGRES_TRIGGERS)  # SQLite's are in the script above
+
+
+# m001's triggers in PL/pgSQL: the same names, conditions and messages.
+_M001_POSTGRES_TRIGGERS = """
+CREATE FUNCTION rubrics_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'rubric versions are immutable: add the changed YAML as a new version';
+END $$
+;;
+CREATE TRIGGER rubrics_immutable BEFORE UPDATE ON rubrics FOR EACH ROW EXECUTE FUNCTION rubrics_immutable()
+;;
+CREATE FUNCTION labels_score_on_scale() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM rubric_scale WHERE rubric_id = NEW.rubric_id AND value = NEW.score) THEN
+        RAISE EXCEPTION USING ERRCODE = 'check_violation', MESSAGE = 'label score is not on the rubric scale';
+    END IF;
+    RETURN NEW;
+END $$
+;;
+CREATE TRIGGER labels_score_on_scale BEFORE INSERT OR UPDATE OF score ON labels
+FOR EACH ROW EXECUTE FUNCTION labels_score_on_scale()
+;;
+CREATE FUNCTION label_events_record() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO label_events (label_id, item_pk, rater, rubric_name, event, old_score, new_score, rationale, at)
+        VALUES (NEW.id, NEW.item_pk, NEW.rater, NEW.rubric_name, 'insert', NULL, NEW.score, NEW.rationale,
+                NEW.updated_at);
+    ELSIF OLD.score IS DISTINCT FROM NEW.score OR OLD.rationale IS DISTINCT FROM NEW.rationale THEN
+        INSERT INTO label_events (label_id, item_pk, rater, rubric_name, event, old_score, new_score, rationale, at)
+        VALUES (NEW.id, NEW.item_pk, NEW.rater, NEW.rubric_name, 'update', OLD.score, NEW.score, NEW.rationale,
+                NEW.updated_at);
+    END IF;
+    RETURN NULL;
+END $$
+;;
+CREATE TRIGGER label_events_record AFTER INSERT OR UPDATE ON labels FOR EACH ROW EXECUTE FUNCTION label_events_record()
+;;
+CREATE FUNCTION label_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'label_events is append-only';
+END $$
+;;
+CREATE TRIGGER label_events_append_only BEFORE UPDATE OR DELETE ON label_events
+FOR EACH ROW EXECUTE FUNCTION label_events_append_only()
+;;
+CREATE FUNCTION adjudications_on_scale() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM rubric_scale WHERE rubric_id = NEW.rubric_id AND value = NEW.score) THEN
+        RAISE EXCEPTION USING ERRCODE = 'check_violation', MESSAGE = 'adjudicated score is not on the rubric scale';
+    END IF;
+    RETURN NEW;
+END $$
+;;
+CREATE TRIGGER adjudications_on_scale BEFORE INSERT ON adjudications
+FOR EACH ROW EXECUTE FUNCTION adjudications_on_scale()
+"""
 
 
 @migration
-def m002_reservations(conn: sqlite3.Connection) -> None:
+def m002_reservations(conn: Conn) -> None:
     """Queue reservations: an item shown to a reviewer is held for them for a while."""
     _script(conn, """
 CREATE TABLE reservations (
@@ -326,7 +322,7 @@ CREATE INDEX flags_item ON flags(item_pk, rubric_name);
 
 
 @migration
-def m003_leases(conn: sqlite3.Connection) -> None:
+def m003_leases(conn: Conn) -> None:
     """Leases: one holder at a time for a judge run or an import that is landing.
 
     A lease names its holder (a random token, process id and host) and the
@@ -350,7 +346,7 @@ CREATE INDEX items_position ON items(golden_set_id, position);
 
 
 @migration
-def m004_blind_review(conn: sqlite3.Connection) -> None:
+def m004_blind_review(conn: Conn) -> None:
     """Blind review is a golden-set setting a lead controls: self-identification masking (on unless a lead turns
     it off) and the lead's own extra patterns (a JSON list of regular expressions)."""
     _script(conn, """
@@ -362,7 +358,7 @@ ALTER TABLE golden_sets ADD COLUMN mask_patterns TEXT NOT NULL DEFAULT '[]'
 
 
 @migration
-def m006_probes(conn: sqlite3.Connection) -> None:
+def m006_probes(conn: Conn) -> None:
     """Stress-probe runs: a run tagged with the probe whose perturbed items it judged (NULL: a calibration run).
 
     Probe runs are resumable and costed like any run, but never count as the judge's runs for calibration,
@@ -375,7 +371,7 @@ CREATE INDEX runs_probe ON runs(golden_set_id, judge_pk, probe);
 
 
 @migration
-def m007_refine(conn: sqlite3.Connection) -> None:
+def m007_refine(conn: Conn) -> None:
     """The refinement loop (issue 17): a seeded development / held-out split of a golden-set version, sessions of
     rounds that propose rubric edits, and each refined rubric version's parent and diff.
 
@@ -450,7 +446,7 @@ CREATE TABLE rubric_lineage (
 
 
 @migration
-def m005_active_queue(conn: sqlite3.Connection) -> None:
+def m005_active_queue(conn: Conn) -> None:
     """The labeling queue's order, a lead's per-golden-set choice: 'random' (each reviewer's own random order) or
     'active' (a stratified design with Neyman inclusion probabilities, one per item, from the judge's scores).
     Each label served by the active queue records its item's inclusion probability, for inverse-probability
@@ -495,7 +491,7 @@ CREATE TABLE active_served (
 
 
 @migration
-def m008_board(conn: sqlite3.Connection) -> None:
+def m008_board(conn: Conn) -> None:
     """The results board (store/board.py): several models' runs graded with approved bundles.
 
     Grades are keyed like judgments, by (judge config hash, item content hash,
@@ -561,12 +557,14 @@ CREATE TABLE board_grades (
 
 
 @migration
-def m009_promptfoo_item_ids(conn: sqlite3.Connection) -> None:
+def m009_promptfoo_item_ids(conn: Conn) -> None:
     """Item ids that `import --from promptfoo` made before issue 27 named the provider (``test0-prompt1-openai:gpt-4o``),
     which reviewers read: they become ``test<i>-prompt<j>-<hash>`` as the adapter now makes them, so that a second
     import of the same results file maps to the same items rather than adding them again. Labels, judgments and
     leases point at the item's pk and stay with it; the content (and its hash) has no id. The formula is
     interop.promptfoo.item_id's, copied so that this migration never changes; an id already taken is left alone."""
+    if dialect(conn) == "postgres":
+        return  # a Postgres workspace was made after issue 27 (or copied from a migrated SQLite file): no old ids
     from workbench.core.hashing import sha256_hex
 
     rows = conn.execute("""SELECT pk, golden_set_id, item_id, json_extract(content, '$.metadata.promptfoo.provider')
