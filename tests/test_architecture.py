@@ -144,7 +144,7 @@ def _command_bodies() -> list[tuple[str, int]]:
     import ast
 
     found = []
-    for path in sorted((PKG / "cli").glob("*.py")):
+    for path in sorted((PKG / "cli").rglob("*.py")):  # the command groups of subpackages (cli/team/) too
         source = path.read_text(encoding="utf-8")
         lines = source.splitlines()
         for node in ast.walk(ast.parse(source)):

@@ -13,7 +13,7 @@ from typing import Any
 from workbench.core.consensus import consensus_label
 from workbench.core.errors import NotFound
 from workbench.core.models import GoldenSetRecord, Item
-from workbench.store import Store
+from workbench.store import Store, audit
 from workbench.calibration.rubric_versions import get_rubric
 
 
@@ -173,13 +173,17 @@ def item_pk(store: Store, gs: GoldenSetRecord, item_id: str) -> int:
 
 def adjudicate(store: Store, golden_set: str, rubric: str, item_id: str, score: int, *, lead: str,
                note: str | None = None) -> None:
-    """A lead's final label for an item; it overrides the raters' majority."""
+    """A lead's final label for an item; it overrides the raters' majority. The lead is its audit entry's actor
+    (written in the same transaction, only when the final label changed)."""
     rv = get_rubric(store, rubric)
     rv.require_on_scale(score)
     with store.transaction():
         pk = item_pk(store, store.golden_set(golden_set), item_id)
-        store.upsert_adjudications([{"item_pk": pk, "rubric_name": rv.name, "rubric_id": rv.id,
-                                     "score": score, "note": note, "lead": lead, "created_at": None}])
+        changed = store.upsert_adjudications([{"item_pk": pk, "rubric_name": rv.name, "rubric_id": rv.id,
+                                               "score": score, "note": note, "lead": lead, "created_at": None}])
+        if changed:
+            audit.record(store, actor=lead, action="adjudication.saved", target=f"{golden_set}/{item_id}",
+                         detail={"rubric": f"{rv.name}@v{rv.version}", "score": score, "note": note})
 
 
 # -- consensus -----------------------------------------------------------------

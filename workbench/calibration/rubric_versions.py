@@ -10,7 +10,7 @@ from workbench.core.errors import InputError, NotFound
 from workbench.judges.rubrics import load_rubric, rubric_from_dict
 from workbench.core.models import Rubric
 from workbench.core.names import check_name
-from workbench.store import Store
+from workbench.store import Store, audit
 
 
 @dataclass(frozen=True)
@@ -77,17 +77,26 @@ def _from_row(row: dict, created: bool = False) -> RubricVersion:
     return RubricVersion(r.id, r.name, r.version, r.hash, rubric_from_dict(r.content), created)
 
 
-def add_rubric(store: Store, path: str | Path) -> RubricVersion:
+def add_rubric(store: Store, path: str | Path, *, actor: str | None = None) -> RubricVersion:
     """Store the file's rubric; unchanged content is the same version, changed content is version N+1."""
-    return register_rubric(store, load_rubric(path))
+    return register_rubric(store, load_rubric(path), actor=actor)
 
 
-def register_rubric(store: Store, rubric: Rubric) -> RubricVersion:
-    """Store a parsed (or programmatically built) rubric; its names must pass the one name rule either way."""
+def register_rubric(store: Store, rubric: Rubric, *, actor: str | None = None) -> RubricVersion:
+    """Store a parsed (or programmatically built) rubric; its names must pass the one name rule either way.
+
+    A new version is written to the audit log in the same transaction, under ``actor`` (the lead, in the UI;
+    else the command line's user: ``store.audit.who``).
+    """
     check_name(rubric.name, "rubric name")
     for j in rubric.judges:
         check_name(j.id, "judge id")
-    return _from_row(*store.add_rubric_version(rubric))
+    with store.transaction():
+        rv = _from_row(*store.add_rubric_version(rubric))
+        if rv.created:
+            audit.record(store, actor=actor, action="rubric.version_added", target=f"{rv.name}@v{rv.version}",
+                         detail={"hash": rv.hash, "judges": [j.id for j in rv.rubric.judges]})
+        return rv
 
 
 def get_rubric(store: Store, name: str, version: int | None = None) -> RubricVersion:

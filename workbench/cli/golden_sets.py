@@ -1,4 +1,4 @@
-"""`workbench golden-set list|show|freeze|queue|export`, and `workbench rater set|list`: who labels, with which role."""
+"""`workbench golden-set list|show|freeze|queue|export`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from workbench.cli.common import Ctx, WorkbenchGroup, _echo_json, _require, clean_errors, pass_ctx
-from workbench.core.models import Role
 
 
 @click.group("golden-set", cls=WorkbenchGroup)
@@ -139,42 +138,3 @@ def golden_set_export(ctx: Ctx, name: str, out: str) -> None:
     for f, n in counts.items():
         click.echo(f"{Path(out) / f}\t{n} records")
 
-
-@click.group(cls=WorkbenchGroup)
-def rater() -> None:
-    """Raters and their roles (reviewer, lead, admin)."""
-
-
-@rater.command("set", creates_db=True)
-@click.argument("name")
-@click.option("--role", type=click.Choice([r.value for r in Role]), required=True)
-@click.option("--email", default=None, help="The address st.login reports, for deployments with [auth].")
-@pass_ctx
-@clean_errors
-def rater_set(ctx: Ctx, name: str, role: str, email: str | None) -> None:
-    """Give a rater a role; with login, the email decides who they are.
-
-    \b
-    Example:
-      workbench rater set maria --role lead --email maria@example.com
-    """
-    from workbench.features.labeling.raters import set_role
-
-    r = set_role(ctx.store, name, role, email)
-    click.echo(f"Rater '{r['name']}' is a {r['role']}" + (f" ({r['email']})." if r["email"] else "."))
-
-
-@rater.command("list")
-@pass_ctx
-@clean_errors
-def rater_list(ctx: Ctx) -> None:
-    """List raters with their roles.
-
-    \b
-    Example:
-      workbench rater list
-    """
-    from workbench.features.labeling.raters import list_raters
-
-    for r in list_raters(ctx.store):
-        click.echo(f"{r['name']}\t{r['role']}\t{r['email'] or ''}")

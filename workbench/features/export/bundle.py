@@ -30,7 +30,7 @@ from workbench.core.hashing import sha256_hex
 from workbench.core.names import safe_path
 from workbench.features.export.signing import SignatureError, SigningKey, TrustedKeys, find_signing_key, verify_json
 from workbench.calibration.report import CalibrationReport
-from workbench.store import Store
+from workbench.store import Store, audit
 from workbench.core.strict_yaml import load_yaml, read_utf8
 from workbench.core.workspace import Workspace
 from workbench.core.workspace import current as current_workspace
@@ -151,7 +151,7 @@ def workspace_signing_key(workspace: Workspace | None = None) -> SigningKey | No
 
 def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out_dir: str | Path | None = None,
                   options: Options = Options(), workspace: Workspace | None = None,
-                  signing_key: SigningKey | str | None = WORKSPACE_KEY) -> ExportResult:
+                  signing_key: SigningKey | str | None = WORKSPACE_KEY, actor: str | None = None) -> ExportResult:
     """Write rubrics/approved/<rubric>@v<version>--<judge>.yaml of the workspace (or ``out_dir``) for a passing
     pair; refuse otherwise.
 
@@ -161,7 +161,8 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     Exporting is a write: it freezes the golden-set version the report was computed on (calibrating does not),
     and records the export against the ids the report carries. The bundle is signed with ``signing_key``: by
     default the workspace's (:func:`workspace_signing_key`), read before anything is computed or written; None
-    writes an unsigned bundle.
+    writes an unsigned bundle. The approval is written to the audit log with the export's row, under ``actor``
+    (the lead, in the UI; else the command line's user).
     """
     key = workspace_signing_key(workspace) if signing_key == WORKSPACE_KEY else signing_key
     scope = resolve_ref(store, golden_set, rubric, judge, options.run)  # the names, looked up once for all below
@@ -184,7 +185,14 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
             + yaml.dump(data, Dumper=_PlainDumper, sort_keys=True, allow_unicode=True, width=120))
     write_atomic(path, text)
     ids = report.ids
-    store.record_export(str(path), bundle.sha256, ids.rubric_version_id, ids.judge_pk, ids.golden_set_version_id)
+    with store.transaction():  # the export's row and its audit entry land together
+        known = any(e.get("path") == str(path) and e.get("sha256") == bundle.sha256 for e in store.exports())
+        store.record_export(str(path), bundle.sha256, ids.rubric_version_id, ids.judge_pk, ids.golden_set_version_id)
+        if not known:
+            audit.record(store, actor=actor, action="export.approved",
+                         target=f"{bundle.rubric.name}@v{bundle.rubric.version}--{judge}",
+                         detail={"golden_set": golden_set, "path": path.name, "sha256": bundle.sha256,
+                                 "signed_by": key.key_id if key is not None else None})
     return ExportResult(path, bundle.sha256, bundle, _older_version_note(store, rubric, scope),
                         f"key {key.key_id} from {key.source}" if key is not None else None)
 

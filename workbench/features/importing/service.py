@@ -19,7 +19,7 @@ from workbench.core.formats import (check_evidence_steps, parse_adjudication, pa
     parse_label, read_records)
 from workbench.core.models import Judgment, Label
 from workbench.core.names import check_name
-from workbench.store import Store, staging
+from workbench.store import Store, audit, staging
 from workbench.store.mapping import item_row
 from workbench.calibration.golden_sets import ItemIndexRow
 from workbench.calibration.rubric_versions import get_rubric, get_rubric_ref, judge_row
@@ -127,8 +127,9 @@ def _changed_item(item_id: str, golden_set: str, path: Path, line: int) -> Input
 # -- labels --------------------------------------------------------------------
 
 def import_labels(store: Store, path: str | Path, golden_set: str, rubric: str, *,
-                  progress: Progress | None = None) -> ImportResult:
-    """Import labels: the file is validated first, then written in one short transaction."""
+                  progress: Progress | None = None, actor: str | None = None) -> ImportResult:
+    """Import labels: the file is validated first, then written in one short transaction, with one audit entry
+    (under ``actor``: the UI's user, else the command line's) naming the file and what it changed."""
     path = Path(path)
     result = ImportResult(path.name)
     rv = get_rubric(store, rubric)
@@ -147,7 +148,12 @@ def import_labels(store: Store, path: str | Path, golden_set: str, rubric: str, 
         labels.append(label)
         result.records += 1
         _tick(progress, result.records)
-    result.added = store.upsert_labels(rv.name, rv.id, labels, pks)  # one short transaction
+    with store.transaction():  # one short transaction: the labels and their audit entry
+        result.added = store.upsert_labels(rv.name, rv.id, labels, pks)
+        if result.added:
+            audit.record(store, actor=actor, action="labels.imported", target=f"{golden_set}/{path.name}",
+                         detail={"file": path.name, "rubric": f"{rv.name}@v{rv.version}", "labels": result.records,
+                                 "changed": result.added})
     result.unchanged = result.records - result.added
     return result
 
@@ -160,7 +166,8 @@ def _item_pk(pks: dict[str, int], item_id: str, rec, golden_set: str) -> int:
     return pk
 
 
-def import_adjudications(store: Store, path: str | Path, golden_set: str, rubric: str) -> ImportResult:
+def import_adjudications(store: Store, path: str | Path, golden_set: str, rubric: str, *,
+                         actor: str | None = None) -> ImportResult:
     path = Path(path)
     result = ImportResult(path.name)
     rv = get_rubric(store, rubric)
@@ -178,6 +185,10 @@ def import_adjudications(store: Store, path: str | Path, golden_set: str, rubric
         result.records += 1
     with store.transaction():
         result.added = store.upsert_adjudications(rows)
+        if result.added:
+            audit.record(store, actor=actor, action="adjudications.imported", target=f"{golden_set}/{path.name}",
+                         detail={"file": path.name, "rubric": f"{rv.name}@v{rv.version}",
+                                 "adjudications": result.records, "changed": result.added})
     result.unchanged = result.records - result.added
     return result
 

@@ -21,6 +21,7 @@ import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Callable
 
 from workbench.core.errors import ConfigError, InputError, NotFound
@@ -33,7 +34,7 @@ from workbench.core.import_maps import UNSCORED, ImportMaps
 from workbench.core.models import Item, JudgeSpec, Judgment, Label
 from workbench.core.scale import Scale
 from workbench.core.names import NAME_MAX, check_name
-from workbench.store import Store
+from workbench.store import Store, audit
 from workbench.features.importing import service as importing
 from workbench.calibration.golden_sets import ItemIndexRow, item_index, runs_of
 from workbench.calibration.rubric_versions import RubricVersion, get_rubric, judge_row, register_rubric
@@ -147,6 +148,10 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
         index = {r.item_id: r for r in item_index(store, gs_id)} if gs_id is not None else {}
         if read.labels:
             result.labels_added = _land_labels(store, source, target, read.labels, index, golden_set)
+            if result.labels_added:  # one audit entry for the import, in its transaction
+                audit.record(store, actor=None, action="labels.imported", target=f"{golden_set}/{source}",
+                             detail={"source": source, "from": _no_secrets(str(uri)), "rubric": f"{target.name}@v{target.version}",
+                                     "labels": len(read.labels), "changed": result.labels_added})
         for key, rows in read.judgments.items():
             spec = specs[key]
             ji = JudgeImport(spec.id, spec.model, declared=spec not in new, read=len(rows),
@@ -338,6 +343,20 @@ def _slug(text: str) -> str:
     if not re.match(r"[A-Za-z0-9_]", slug):
         slug = "_" + slug
     return slug if len(slug) <= NAME_MAX else slug[:NAME_MAX - 13] + "-" + sha256_hex(text)[:12]
+
+
+def _no_secrets(uri: str) -> str:
+    """What the audit log says an import came from: a file's name, or a server's address without credentials or
+    query (an API key never reaches the database).
+
+    >>> _no_secrets("https://pk:sk@cloud.langfuse.com/api?key=x"), _no_secrets("/tmp/run/logs.eval")
+    ('https://cloud.langfuse.com/api', 'logs.eval')
+    """
+    parts = urlsplit(uri)
+    if parts.scheme in ("http", "https") and parts.hostname:
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{parts.hostname}{port}{parts.path}"
+    return Path(uri).name or uri
 
 
 def _land_labels(store: Store, source: str, rv: RubricVersion, labels: dict, index: dict, golden_set: str) -> int:

@@ -1,6 +1,7 @@
 """Reviewer labeling: the queue, saving one label at a time, skipping, flagging, adjudication lists.
 
-(Raters and their roles: ``services/raters.py``; blind-review masking: ``services/masking.py``.)
+(Raters and their roles: ``raters.py``; every saved or changed label is written to the audit log in the save's
+transaction; blind-review masking: ``services/masking.py``.)
 
 A save is one upsert by (item, rater, rubric) inside BEGIN IMMEDIATE, so a
 double click, a rerun or two tabs give one label, and every change is kept in
@@ -29,10 +30,11 @@ from workbench.core.models import GoldenSetRecord, Label
 from workbench.core.scale import Scale
 from workbench.store import Store
 from workbench.store import active_queue as q
+from workbench.store import audit
 from workbench.features.labeling import masking as masking_service
 from workbench.calibration.golden_sets import consensus, item_pk, label_rows
 from workbench.features.labeling.masking import Masking
-from workbench.features.labeling.raters import check_rater
+from workbench.features.labeling.raters import check_rater, refuse_removed
 from workbench.calibration.rubric_versions import get_rubric, rubric_summaries
 from workbench.features.labeling.records import HeldItem, ItemFlag, StoredBlindItem
 
@@ -71,9 +73,16 @@ def submit_label(store: Store, golden_set: str, rubric: str, item_id: str, rater
         raise InputError(f"a rationale is required for '{rv.rubric.scale.label_of(score)}' ({score:+d})",
                          fix="write why in the rationale box, then press the key again")
     with store.transaction():
+        refuse_removed(store, rater)
         gs = store.golden_set(golden_set)
         pk = item_pk(store, gs, item_id)
+        before = store.labeling.rater_label(pk, rv.name, rater)
         changed = store.upsert_labels(rv.name, rv.id, [Label(item_id, rater, score, rationale)], {item_id: pk}) > 0
+        if changed:  # the label and its audit entry land together, or neither does
+            audit.record(store, actor=rater, action="label.changed" if before else "label.saved",
+                         target=f"{gs.name}/{item_id}",
+                         detail={"rubric": f"{rv.name}@v{rv.version}", "score": score, "rationale": rationale,
+                                 **({"old_score": before.get("score")} if before else {})})
         record_served(store, gs, pk, rv.name, rater)  # the item's inclusion probability, if active
         store.labeling.release(pk, rv.name, rater)
         return changed

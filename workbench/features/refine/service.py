@@ -609,7 +609,7 @@ def accept_round(store: Store, round_id: int, *, lead: str) -> RubricVersion:
     latest = get_rubric(store, base.name)
     child = get_rubric_by_id(store, rnd.child_rubric_id)
     accepted = _renamed(child.rubric, base.name, latest.rubric.judges)
-    rv = register_rubric(store, accepted)
+    rv = register_rubric(store, accepted, actor=lead)
     with store.transaction():
         db.record_lineage(store, rv.id, base.id, rubric_diff(base.rubric, accepted), round_id=round_id)
         db.decide_round(store, round_id, "accepted", lead, accepted_rubric_id=rv.id)

@@ -27,7 +27,8 @@ def reasons(rep: CalibrationReport, statuses: tuple[str, ...] = (FAILED,)) -> st
 
 def _export(golden_set: str, rubric: str, judge: str) -> None:
     try:
-        res = export_bundle(store(), golden_set, rubric, judge)
+        user = auth.current_user()  # the lead approving: the audit log's actor
+        res = export_bundle(store(), golden_set, rubric, judge, actor=user.name if user else None)
     except GateFailed as e:
         st.session_state["export-msg"] = ("error", plain(str(e)))
     except WorkbenchError as e:

@@ -62,7 +62,8 @@ def _import(kind: str) -> None:
             run_action(import_items, store(), path, golden_set,
                        ok=lambda r: plain(r.summary("items") + f" into golden set '{golden_set}'."))
         else:
-            run_action(import_labels, store(), path, golden_set, rubric,
+            user = auth.current_user()  # the lead importing: the audit log's actor
+            run_action(import_labels, store(), path, golden_set, rubric, actor=user.name if user else None,
                        ok=lambda r: plain(r.summary("labels") + f" under rubric '{rubric}'."))
 
 
