@@ -19,6 +19,10 @@ def _shown(r) -> str:
     return f"'{r.name}'" + (f" ({r.email})" if r.email and r.email != r.name else "")
 
 
+def _a(role: str) -> str:
+    return f"an {role}" if role[0] in "aeiou" else f"a {role}"
+
+
 @rater.command("add", creates_db=True)
 @click.argument("email")
 @click.option("--role", type=ROLES, required=True, help="reviewer labels; lead also adjudicates and exports; "
@@ -37,7 +41,7 @@ def rater_add(ctx: Ctx, email: str, role: str, name: str | None) -> None:
     from workbench.features.labeling.raters import add_rater
 
     r = add_rater(ctx.store, email, role, name=name)
-    click.echo(f"Rater {_shown(r)} is a {r.role}.")
+    click.echo(f"Rater {_shown(r)} is {_a(r.role)}.")
 
 
 @rater.command("remove")
@@ -75,7 +79,7 @@ def rater_set(ctx: Ctx, name: str, role: str, email: str | None) -> None:
     from workbench.features.labeling.raters import set_role
 
     r = set_role(ctx.store, name, role, email)
-    click.echo(f"Rater '{r.name}' is a {r.role}" + (f" ({r.email})." if r.email else "."))
+    click.echo(f"Rater '{r.name}' is {_a(r.role)}" + (f" ({r.email})." if r.email else "."))
 
 
 @rater.command("list")
