@@ -12,7 +12,7 @@ from tests.conftest import write
 from tests.team.conftest import GOLDEN_SET, RUBRIC, seed
 from workbench.core.errors import InputError
 from workbench.features.labeling import raters
-from workbench.features.labeling.service import submit_label
+from workbench.features.labeling.service import next_item, submit_label
 from workbench.store import Store
 
 
@@ -105,6 +105,8 @@ def test_the_role_lookups_of_the_ui_refuse_a_removed_rater(seeded):
         item = s.items(s.golden_set(GOLDEN_SET).id)[5].id
         with pytest.raises(InputError, match="rater 'maria' was removed on .* ask an admin to add them again"):
             submit_label(s, GOLDEN_SET, RUBRIC, item, "maria", 0)
+        with pytest.raises(InputError, match="rater 'maria' was removed"):
+            next_item(s, GOLDEN_SET, RUBRIC, "maria")  # nothing is served to her either
         assert len(s.labels(s.golden_set(GOLDEN_SET).id, RUBRIC)) == 2
 
 
@@ -130,6 +132,17 @@ def test_a_removed_lead_who_signs_in_is_asked_to_get_added_again(seeded, monkeyp
     assert seeded("rater", "remove", "lee@example.com").exit_code == 0
     at = _signed_in("lee@example.com")
     assert pages(at) == {"Sign in"} and "lee@example.com has no role" in at.warning[0].value
+
+
+def test_a_removed_rater_who_types_their_name_locally_is_served_nothing(seeded, monkeypatch):
+    from tests.ui.conftest import open_app
+
+    monkeypatch.setenv("WORKBENCH_DB", str(seeded.db))
+    assert "maria" in open_app().sidebar.selectbox[0].options
+    assert seeded("rater", "remove", "maria").exit_code == 0
+    assert "maria" not in open_app().sidebar.selectbox[0].options  # the picker no longer offers her
+    at = open_app("maria", page="label")
+    assert any("rater 'maria' was removed" in e.value for e in at.error), [e.value for e in at.error]
 
 
 def test_audit_lists_who_what_when_and_filters_since(seeded, tmp_path, monkeypatch):

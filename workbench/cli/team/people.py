@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from workbench.cli.common import Ctx, WorkbenchGroup, _echo_json, clean_errors, pass_ctx
@@ -129,7 +131,8 @@ def audit(ctx: Ctx, since: str | None, actor: str | None, action: str | None, as
         _echo_json([e.to_json() for e in entries])
         return
     for e in entries:
-        detail = ", ".join(f"{k}={v}" for k, v in e.detail.items() if v is not None)
+        detail = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
+                           for k, v in e.detail.items() if v is not None)
         click.echo(f"{e.at}\t{e.actor}\t{e.action}\t{e.target}" + (f"\t{detail}" if detail else ""))
     if not entries:
         click.echo("No audit entries" + (" match." if since or actor or action else " yet."))

@@ -152,6 +152,7 @@ def next_item(store: Store, golden_set: str, rubric: str, rater: str, *, at: dat
     at_s, until = _iso(now), _iso(now + ttl)
     queries = store.labeling
     with store.transaction():
+        refuse_removed(store, rater)  # a removed rater is served nothing
         gs = store.golden_set(golden_set)
         held = queries.live_reservation(gs.id, rv.name, rater, at=at_s)
         if held is None:
