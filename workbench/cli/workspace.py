@@ -120,27 +120,101 @@ def _files_written(workspace: Workspace, files: list[Path], db: Path | None, *, 
     return f"Wrote {n} file{'s' if n != 1 else ''}{where}: {', '.join(parts)}."
 
 
+LOOPBACK = "127.0.0.1"
+AUTH_KEYS = ("redirect_uri", "cookie_secret")  # in [auth] itself
+PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")  # in [auth] or [auth.default]
+HOW_TO_SIGN_IN = ("add an [auth] section with redirect_uri (http(s)://HOST:PORT/oauth2callback), cookie_secret "
+                  "(a long random string), client_id, client_secret and server_metadata_url (your OIDC provider's "
+                  ".well-known/openid-configuration URL) to {file}, or pass --insecure-no-login to serve without "
+                  "sign-in")
+
+
 @click.command(cls=WorkbenchCommand)
-@click.option("--port", default=8501, show_default=True, help="Port of the UI on 127.0.0.1.")
+@click.option("--host", default=LOOPBACK, show_default=True,
+              help="Address to listen on; anything but loopback (e.g. 0.0.0.0) needs sign-in configured.")
+@click.option("--port", default=8501, show_default=True, help="Port of the UI.")
+@click.option("--insecure-no-login", is_flag=True,
+              help="Serve a non-loopback --host without sign-in: anyone who reaches it can act as any rater.")
 @pass_ctx
 @clean_errors
-def ui(ctx: Ctx, port: int) -> None:
-    """Start the Streamlit UI on 127.0.0.1.
+def ui(ctx: Ctx, host: str, port: int, insecure_no_login: bool) -> None:
+    """Start the Streamlit UI (on 127.0.0.1 unless --host says otherwise).
 
     \b
     Example:
       workbench ui --port 8502
+      workbench ui --host 0.0.0.0 --port 8501   # a team's server: needs [auth] in .streamlit/secrets.toml
     """
+    if not is_loopback(host):
+        _check_team_server(ctx.workspace, host, insecure_no_login)
     ctx.store  # refuses a database that does not exist
-    _run_ui(ctx.workspace, port)
+    _run_ui(ctx.workspace, port, host)
 
 
-def _run_ui(ws: Workspace, port: int) -> None:
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 or localhost: only this machine can reach the server."""
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host.lower() == "localhost"
+
+
+def secrets_files(root: Path) -> list[Path]:
+    """The secrets.toml files Streamlit reads when started in ``root``, in order (a later [auth] replaces an earlier)."""
+    return [Path.home() / ".streamlit" / "secrets.toml", root / ".streamlit" / "secrets.toml"]
+
+
+def sign_in_problem(root: Path) -> str | None:
+    """Why st.login (OIDC, default provider) would not work with this workspace's secrets; None when it would.
+
+    Only key names are ever reported: the values (client_secret, cookie_secret) stay in the file.
+    """
+    import tomllib
+
+    auth, source = None, root / ".streamlit" / "secrets.toml"
+    for path in secrets_files(root):
+        if not path.is_file():
+            continue
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:  # the message gives line and column, no value
+            return f"{_shown(path)} is not valid TOML ({e})"
+        if "auth" in data:
+            auth, source = data["auth"], path
+    if not isinstance(auth, dict):
+        return f"no [auth] section in {_shown(source)}"
+    provider = auth.get("default") if isinstance(auth.get("default"), dict) else auth
+    missing = [k for k in AUTH_KEYS if not auth.get(k)] + [k for k in PROVIDER_KEYS if not provider.get(k)]
+    if missing:
+        return f"the [auth] section of {_shown(source)} lacks {', '.join(missing)}"
+    return None
+
+
+def _check_team_server(ws: Workspace, host: str, insecure_no_login: bool) -> None:
+    """A server others can reach signs them in (st.login), or says loudly that it does not."""
+    from workbench.core.errors import WorkbenchError
+
+    problem = sign_in_problem(ws.root)
+    if problem is None:
+        return
+    if not insecure_no_login:
+        raise WorkbenchError(f"workbench ui --host {host} serves other machines, so it needs sign-in, but {problem}: "
+                             + HOW_TO_SIGN_IN.format(file=_shown(ws.root / ".streamlit" / "secrets.toml")) + ".")
+    click.secho(f"WARNING: serving on {host} WITHOUT sign-in (--insecure-no-login; {problem}): anyone who can reach "
+                "this address can pick any rater name, a lead's included, and read and change every label.",
+                fg="yellow", err=True)
+
+
+def _run_ui(ws: Workspace, port: int, host: str = LOOPBACK) -> None:
     app = Path(__file__).parents[1] / "ui" / "app.py"
     env = {**os.environ, **ws.environ()}
-    click.echo(f"Judge Workbench UI on http://127.0.0.1:{port} (Ctrl-C to stop)")
-    # streamlit run, with the pages' libraries imported while the server starts (workbench/ui/serve.py)
-    cmd = [sys.executable, "-m", "workbench.ui.serve", "run", str(app), "--server.address", "127.0.0.1",
+    shown = f"http://{host}:{port}" if host not in ("0.0.0.0", "::") else f"port {port} of every address of this machine"
+    click.echo(f"Judge Workbench UI on {shown} (Ctrl-C to stop)")
+    # streamlit run, with the pages' libraries imported while the server starts (workbench/ui/serve.py); the
+    # command line carries no secret: Streamlit reads [auth] from .streamlit/secrets.toml itself
+    cmd = [sys.executable, "-m", "workbench.ui.serve", "run", str(app), "--server.address", host,
            "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     sys.exit(_serve(cmd, env=env, cwd=ws.root))
 

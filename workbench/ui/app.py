@@ -81,6 +81,7 @@ def main() -> None:
     # folder the server was started from (.streamlit/config.toml is read only from the working directory).
     st.set_option("client.showErrorDetails", "none")
     st.set_page_config(page_title="Judge Workbench", page_icon="⚖️", layout="wide")
+    auth.insecure_banner()  # a server others reach without sign-in says so at the top of every page
     user = auth.identity_sidebar()
     sections: dict[str, list[st.Page]] = {}
     for spec in pages_for(user):

@@ -2,7 +2,9 @@
 
 Local default (no ``[auth]`` section in ``.streamlit/secrets.toml``): no login,
 the server is bound to 127.0.0.1 and the user picks or types a rater name; the
-``raters`` table gives the role (a new name is a reviewer). With an ``[auth]``
+``raters`` table gives the role (a new name is a reviewer). ``workbench ui
+--host`` beyond loopback refuses to start without ``[auth]`` unless told
+``--insecure-no-login``; then every page says so (:func:`insecure_banner`). With an ``[auth]``
 section, ``st.login`` (OIDC) identifies the user and the ``raters`` table
 (matched by email, or by a name equal to the email) decides the role; a
 signed-in user without a row gets no pages.
@@ -14,6 +16,7 @@ calls :func:`require` again before it reads anything.
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -49,6 +52,25 @@ def login_configured() -> bool:
         return "auth" in st.secrets
     except (StreamlitSecretNotFoundError, FileNotFoundError):  # no secrets file at all: the local default
         return False
+
+
+def served_beyond_loopback() -> bool:
+    """True when the server listens on an address other machines can reach (``workbench ui --host 0.0.0.0``)."""
+    host = str(st.get_option("server.address") or "").strip("[]")
+    if not host:  # Streamlit's default with no address: every interface
+        return True
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host.lower() != "localhost"
+
+
+def insecure_banner() -> None:
+    """On every page of a server others can reach that signs nobody in (``--insecure-no-login``): say so."""
+    if served_beyond_loopback() and not login_configured():
+        st.error("**No sign-in on this server** (started with --insecure-no-login): anyone who can reach it can pick "
+                 "any rater name, a lead's included. Configure [auth] in .streamlit/secrets.toml to require sign-in.",
+                 icon="🔓")
 
 
 def current_user() -> User | None:
