@@ -1,7 +1,10 @@
-"""A judge run holds a lease: a second runner of the same run is refused, a stale lease is taken over.
+"""A judge run is leased: runners of one run share it (each request once), a batch run is alone on its run, and
+the lease of a runner that is gone is taken over.
 
 Two `workbench judge run` processes started together against the loopback
-server send each request once; one of them says who holds the run.
+server share the run and send each request once (until the shared runs of
+issue 30 item 4, the second was refused; tests/judges/test_shared_runners.py
+tests the sharing further).
 """
 
 from __future__ import annotations
@@ -38,27 +41,24 @@ def golden(tmp_path: Path) -> Path:
     return db
 
 
-def test_two_runner_processes_send_each_request_once(golden):
+def test_two_runner_processes_share_the_run_and_send_each_request_once(golden):
     with LoopbackServer(latency=0.01) as server:
         env = {**os.environ, **server.env()}
-        server.hold(after=N // 4)  # the run that gets going stays busy until both have started
+        server.hold(after=N // 4)  # the run that gets going stays busy until the other has sent requests too
         procs = [subprocess.Popen(_judge_cmd(golden), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True) for _ in range(2)]
         deadline = time.monotonic() + 90
-        while all(p.poll() is None for p in procs) and time.monotonic() < deadline:
-            if sum(server.received.values()) > N:  # both are sending: the fault this test is about
-                break
-            time.sleep(0.05)  # polling the processes and the server's counters
+        while server.held <= 4 and time.monotonic() < deadline:  # one runner holds at most 4 (--concurrency 4)
+            assert all(p.poll() is None for p in procs)
+            time.sleep(0.05)  # polling the server's counters
         server.release()
         outs = [p.communicate(timeout=120) for p in procs]
-        codes = sorted(p.returncode for p in procs)
+        assert [p.returncode for p in procs] == [0, 0], outs
         assert {k: v for k, v in server.received.items() if v != 1} == {}  # no request paid for twice
         assert len(server.received) == N
-    assert codes[0] == 0 and codes[1] != 0, outs
-    [refused] = [err for p, (_, err) in zip(procs, outs) if p.returncode != 0]
-    assert "judge 'loop' is already running on golden set 'g'" in refused
-    assert f"on host '{socket.gethostname()}' since " in refused and "process " in refused
-    assert refused.strip().count("\n") == 0 and "Traceback" not in refused  # one sentence
+    recorded = [int(out.split(" judgments recorded")[0].rsplit(" ", 1)[1]) for out, _ in outs]
+    assert sum(recorded) == N and min(recorded) > 0, outs  # both judged, each judgment once
+    assert all("stored by other runners of the run" in out for out, _ in outs)
     with Store(golden) as s:
         [run] = s.runs(s.golden_set("g").id)
         assert run["status"] == "done" and run["n_judgments"] == N

@@ -38,6 +38,8 @@ def judge_run(ctx: Ctx, golden_set: str, rubric: str, judge_id: str, repeats: in
               tpm: float | None) -> None:
     """Run a judge on the golden set; an interrupted run resumes without paying twice.
 
+    The same command on several machines (one --db) shares the run: each judgment is requested once.
+
     \b
     Example:
       workbench judge run -g demo -r demo-patch-quality -j lenient-mini --dry-run
@@ -70,8 +72,9 @@ def _print_run(summary: RunSummary, judge_id: str, *, batch: bool) -> None:
         cost = "unknown (the model is not in the price table)"
     else:
         cost = fmt_usd(r.cost_usd, 4) + (" (some costs unknown)" if r.cost_unknown else "")
+    shared = f", {r.n_elsewhere} stored by other runners of the run" if r.n_elsewhere or r.n_dropped else ""
     click.echo(f"Run {summary.run} of {judge_id}: {r.n_recorded} judgments recorded ({r.n_unscored} unscored), "
-               f"{r.n_skipped} already done, {r.n_failed} failed; cost {cost}; {r.n_requests} requests in "
+               f"{r.n_skipped} already done, {r.n_failed} failed{shared}; cost {cost}; {r.n_requests} requests in "
                f"{r.wall_s:.1f} s.")
     for f in r.failures[:5]:
         click.echo(f"  failure: {f}", err=True)

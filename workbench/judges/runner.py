@@ -5,6 +5,13 @@ the sink which keys are done and never sends a request for them; it hands each
 judgment to the sink as soon as it completes, so a run stopped at any point
 (Ctrl-C, a killed process, the budget) resumes where it left off.
 
+A run several runners share (processes on one or many machines, one sink
+over one database) is claimed key by key: when the sink offers `aclaim`, a
+worker claims a few keys before it sends their requests, keys another live
+runner holds are looked at again every `CLAIM_POLL_S` until they are stored
+(or their runner is gone and they can be claimed), and a key given up after
+retries is given back for another runner to try.
+
     report = asyncio.run(run_judge(items, rubric, spec, sink, concurrency=16, budget_usd=5))
     estimate = estimate_run(items, rubric, spec, done_keys=sink.done_keys())   # --dry-run
 
@@ -44,6 +51,8 @@ EXPECTED_OUTPUT_TOKENS = 350  # a verdict: a paragraph of rationale and a score
 EXPECTED_AGENTIC_TURNS = 6
 AGENTIC_TURN_OUTPUT_TOKENS = 150
 AGENTIC_RESULT_TOKENS = 700  # a typical capped tool result
+CLAIM_WINDOW = 64  # keys a claim looks through at most for the ones it may take
+CLAIM_POLL_S = 0.5  # how often a runner looks again at keys another live runner holds
 
 ProgressCallback = Callable[[int, int, float], None]
 
@@ -174,6 +183,8 @@ class RunReport:
     n_scored: int = 0
     n_unscored: int = 0
     n_failed: int = 0  # given up after retries: not recorded, a re-run tries again
+    n_elsewhere: int = 0  # shared run: stored by another runner while this one worked
+    n_dropped: int = 0  # shared run: a verdict another runner had stored first (not stored again)
     n_requests: int = 0
     failures: list[str] = field(default_factory=list)  # sanitized messages (at most 20)
     stopped: str | None = None  # None (finished), "budget", "stopped" or "aborted"
@@ -189,7 +200,7 @@ class RunReport:
 
     @property
     def n_done(self) -> int:
-        return self.n_skipped + self.n_recorded
+        return self.n_skipped + self.n_recorded + self.n_elsewhere
 
 
 @dataclass
@@ -273,6 +284,7 @@ async def run_judge(
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     tag_factory: Callable[[], str] | None = None,
     followup: Callable[[int], str | None] | None = None,
+    claim_batch: int | None = None,
 ) -> RunReport:
     """Judge every (item, repeat) not yet in the sink; record each judgment as it completes.
 
@@ -291,6 +303,8 @@ async def run_judge(
     should_stop : polled before each judgment (a UI stop button); ``stopped == "stopped"``.
     clock, sleep : injectable for tests (rate limiter and back-off).
     followup : the pushback probe's objection to a verdict, sent in the same conversation (chat judges).
+    claim_batch : keys claimed at a time from a shared run's sink (default: up to 4); a runner killed
+        mid-run leaves at most its requests in flight to be paid again.
 
     Returns a RunReport; raises RunAborted on authentication / not-found errors
     and ConfigError for a budget on a model without a price.
@@ -320,6 +334,12 @@ async def run_judge(
     gate = _Gate(limiter, budget_usd, model_id, billed=billed)
     system = system_prompt(rubric, spec) if prompted else None
     state = _RunState()
+    aclaim = getattr(sink, "aclaim", None)  # a shared run: claim each key before its request
+    arelease = getattr(sink, "arelease", None)
+    want = claim_batch if claim_batch is not None else max(1, min(4, concurrency))
+    ready: deque[tuple[WorkKey, Item, int]] = deque()  # this runner's to request (claimed, if claims are used)
+    waiting: list[tuple[WorkKey, Item, int]] = []  # another live runner's claims: looked at again later
+    claiming = asyncio.Lock()
 
     def stop(reason: str) -> None:
         if not state.stopping:
@@ -339,7 +359,7 @@ async def run_judge(
                 limiter.pause(delay)  # everyone backs off, not only this worker
             else:
                 await sleep(delay)
-            todo.append((key, item, attempt + 1))
+            ready.append((key, item, attempt + 1))  # still this runner's claim
             return
         if err.kind == "bad_request":  # the request itself was rejected: retrying cannot help, so it is a result
             outcome = JudgeOutcome(score=None, unscored_reason=err.unscored_reason(), usage=None, n_requests=1)
@@ -349,6 +369,8 @@ async def run_judge(
         if len(report.failures) < 20:
             report.failures.append(f"{item.id} (repeat {key[2]}): {text}")
         log.warning("giving up on %s (repeat %d) after %d attempts: %s", item.id, key[2], attempt + 1, text)
+        if arelease is not None:  # another runner of a shared run may try it
+            await arelease([key])
 
     arecord = getattr(sink, "arecord", None)  # a sink that may wait on a busy database does it off the loop
 
@@ -360,9 +382,12 @@ async def run_judge(
         judgment = make_judgment(item, key[2], outcome, cost=cost, latency_ms=latency_ms, secrets=secrets)
         if arecord is not None:
             # shielded: a stop or budget cancel while the write waits must not lose the verdict
-            await asyncio.shield(arecord(key, judgment))
+            stored = await asyncio.shield(arecord(key, judgment))
         else:
-            sink.record(key, judgment)
+            stored = sink.record(key, judgment)
+        if stored is False:  # another runner of the shared run stored this key first
+            report.n_dropped += 1
+            return
         report.n_recorded += 1
         if outcome.score is None:
             report.n_unscored += 1
@@ -380,12 +405,54 @@ async def run_judge(
         if progress is not None:
             progress(report.n_done, report.n_planned, report.cost_usd)
 
+    async def claim_more() -> bool:
+        """Claim the next keys of `todo` into `ready`; False when this runner lost the run."""
+        window = [todo[i] for i in range(min(len(todo), CLAIM_WINDOW))]
+        got = await aclaim([entry[0] for entry in window], want)
+        if got is None:
+            log.warning("this runner's lease of the run was taken over: stopping")
+            return False
+        claimed, held = set(got.claimed), set(got.held)
+        for _ in range(got.n_seen):
+            entry = todo.popleft()
+            if entry[0] in claimed:
+                ready.append(entry)
+            elif entry[0] in held:
+                waiting.append(entry)
+            else:
+                report.n_elsewhere += 1
+        return True
+
+    async def next_work() -> tuple[WorkKey, Item, int] | None:
+        async with claiming:  # one claim at a time per runner
+            while not state.stopping:
+                if ready:
+                    return ready.popleft()
+                if aclaim is None:
+                    return todo.popleft() if todo else None
+                if todo:
+                    if not await claim_more():
+                        stop("stopped")
+                    continue
+                if not waiting:
+                    return None
+                if should_stop is not None and should_stop():
+                    stop("stopped")
+                    return None
+                await asyncio.sleep(CLAIM_POLL_S)  # their runner stores them, gives them back, or dies
+                todo.extend(waiting)
+                waiting.clear()
+            return None
+
     async def worker() -> None:
-        while todo and not state.stopping:
+        while not state.stopping:
             if should_stop is not None and should_stop():
                 stop("stopped")
                 break
-            key, item, attempt = todo.popleft()
+            entry = await next_work()
+            if entry is None:
+                break
+            key, item, attempt = entry
             ctx = JudgeContext(gate=gate, system_prompt=system, agentic_token_budget=agentic_token_budget,
                                tag_factory=tag_factory, followup=followup)
             t0 = time.perf_counter()
@@ -394,7 +461,7 @@ async def run_judge(
                 outcome = await provider.judge(item, rubric, spec, ctx=ctx)
             except BudgetExceeded as exc:
                 log.info("budget reached: %s", exc)
-                todo.appendleft((key, item, attempt))
+                ready.appendleft((key, item, attempt))
                 stop("budget")
                 break
             except ProviderError as exc:

@@ -10,6 +10,13 @@ also offers `arecord`, a coroutine the runner awaits instead of `record`: it
 does the waiting off the event loop, so replies still arriving are read while
 a verdict waits for the database, and it keeps trying until the verdict is
 written rather than drop one that has been paid for.
+
+A sink of a run that several runners share (processes on one or many
+machines) also offers `aclaim`: the runner claims each key before it sends
+the request, so no other runner sends it; keys claimed by another live runner
+are looked at again until they are stored, or their runner is gone and they
+can be claimed. Its `record` returns False for a verdict another runner
+stored first (dropped: each judgment is stored once).
 """
 
 from __future__ import annotations
@@ -29,6 +36,19 @@ class PendingBatch:
     keys: tuple[WorkKey, ...]
 
 
+@dataclass(frozen=True)
+class ClaimOutcome:
+    """What a shared run's sink found for the keys a claim looked at (a prefix of those offered, in order)."""
+
+    claimed: tuple[WorkKey, ...] = ()  # this runner's to request now
+    done: tuple[WorkKey, ...] = ()  # stored by another runner meanwhile: skip
+    held: tuple[WorkKey, ...] = ()  # another live runner's: look again later
+
+    @property
+    def n_seen(self) -> int:
+        return len(self.claimed) + len(self.done) + len(self.held)
+
+
 @runtime_checkable
 class RunSink(Protocol):
     def done_keys(self) -> set[WorkKey]:
@@ -37,8 +57,12 @@ class RunSink(Protocol):
     def record(self, key: WorkKey, judgment: Judgment) -> None:
         """Persist one judgment now (commit before returning)."""
 
-    # Optional: ``async def arecord(self, key, judgment) -> None``, the same as ``record`` without blocking the
-    # event loop; the runner prefers it when the sink has it.
+    # Optional: ``async def arecord(self, key, judgment) -> bool | None``, the same as ``record`` without blocking
+    # the event loop; the runner prefers it when the sink has it. ``record`` may return False: not stored, another
+    # runner stored that key first.
+    # Optional (shared runs): ``async def aclaim(self, keys, want) -> ClaimOutcome | None`` claims up to ``want``
+    # of ``keys`` in order (None: this runner lost the run and must stop), and ``async def arelease(self, keys)``
+    # gives back claims it will not request (given up after retries).
 
     def save_batch(self, provider: str, batch_id: str, keys: Sequence[WorkKey]) -> None:
         """Persist a submitted batch and the keys it holds."""

@@ -12,6 +12,9 @@ exists (a killed run is resumed at once, without waiting for the heartbeat).
     with LeaseKeeper(store.path, holder) as keeper:   # heartbeats in a thread
         ... keeper.lost.is_set() ...      # someone took it over: stop
     release(store, holder)
+
+A shared judge run is held by several such leases at once, one per runner (``store/claims.py``); ``holders`` lists
+the leases whose keys start with a prefix.
 """
 
 from __future__ import annotations
@@ -85,11 +88,32 @@ def live_holder(store: Connection, key: str, *, stale_after_s: float = LEASE_STA
     return None if holder is None or is_abandoned(holder, stale_after_s=stale_after_s) else holder
 
 
+def holders(store: Connection, prefix: str) -> list[Holder]:
+    """Every lease whose key starts with ``prefix`` (alive or not), oldest first."""
+    rows = store.conn.execute("SELECT * FROM leases WHERE substr(key, 1, ?) = ? ORDER BY acquired_at, key",
+                              (len(prefix), prefix)).fetchall()
+    return [Holder(**dict(r)) for r in rows]
+
+
+def mint(key: str | None = None, *, prefix: str = "") -> Holder:
+    """A new holder of this process (not yet written): ``key``, or ``prefix`` followed by the holder's token."""
+    at, token = now(), secrets.token_hex(8)
+    return Holder(key=key if key is not None else prefix + token, token=token, pid=os.getpid(), host=this_host(),
+                  acquired_at=at, heartbeat_at=at)
+
+
+def write(store: Connection, holder: Holder) -> None:
+    """Write ``holder`` as the lease of its key, replacing whoever held it (inside the caller's transaction)."""
+    store.conn.execute(
+        """INSERT INTO leases (key, token, pid, host, acquired_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (key) DO UPDATE SET token = excluded.token, pid = excluded.pid, host = excluded.host,
+               acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at""",
+        (holder.key, holder.token, holder.pid, holder.host, holder.acquired_at, holder.heartbeat_at))
+
+
 def acquire(store: Connection, key: str, *, stale_after_s: float = LEASE_STALE_S) -> tuple[Holder, bool]:
     """Take the lease unless a live holder has it; returns (the holder now, whether it is this caller)."""
-    at = now()
-    mine = Holder(key=key, token=secrets.token_hex(8), pid=os.getpid(), host=this_host(), acquired_at=at,
-                  heartbeat_at=at)
+    mine = mint(key)
 
     def take() -> tuple[Holder, bool]:
         with store.transaction():
@@ -99,11 +123,7 @@ def acquire(store: Connection, key: str, *, stale_after_s: float = LEASE_STALE_S
             if held is not None:
                 log.warning("taking over lease %s from %s (last heartbeat %.0f s ago)", key, held.describe(),
                             held.heartbeat_age_s())
-            store.conn.execute(
-                """INSERT INTO leases (key, token, pid, host, acquired_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?)
-                   ON CONFLICT (key) DO UPDATE SET token = excluded.token, pid = excluded.pid, host = excluded.host,
-                       acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at""",
-                (mine.key, mine.token, mine.pid, mine.host, mine.acquired_at, mine.heartbeat_at))
+            write(store, mine)
             return mine, True
 
     return retry_busy(store.conn, take, what=f"lease {key}")

@@ -1,8 +1,13 @@
 """Running judges on a golden set: the runner wired to SQLite, one committed judgment at a time.
 
-A run in progress holds a lease in the database (process, host, heartbeat):
-two runners of the same run never both send requests; the second says who
-holds it and stops, and a lease whose heartbeat stopped is taken over.
+Several runners (processes on one machine or many, against one database) may
+share a run: each holds a lease of its own (process, host, heartbeat) and
+claims each (item, repeat) before sending its request (``store/claims.py``),
+so no request is sent twice while its runner lives; the claims of a runner
+that died (heartbeat stopped, or its process gone on this host) are taken over
+by the others, and the run is done when every judgment is stored, whoever
+stores the last. A batch run stays alone on its run: it is refused while
+shared runners work, and refuses them.
 
 A run is resumed by default (the judge's current run on the golden set: its
 latest, whether run here or imported): what it already holds is skipped, so an
@@ -22,10 +27,10 @@ from typing import Any, Callable, Sequence
 from workbench.core.errors import ConfigError, Conflict
 from workbench.judges.base import WorkKey
 from workbench.judges.runner import RunEstimate, estimate_run, run_judge
-from workbench.judges.sink import InMemorySink, PendingBatch
+from workbench.judges.sink import ClaimOutcome, InMemorySink, PendingBatch
 from workbench.features.judging.records import RunSummary, StoredBatch
 from workbench.core.models import Item, Judgment, JudgeSpec, Rubric
-from workbench.store import Store, leases
+from workbench.store import Store, claims, leases
 from workbench.store import probes as probe_runs
 from workbench.store.mapping import judgment_from_row
 from workbench.calibration.golden_sets import item_index, load_items, runs_of
@@ -46,24 +51,49 @@ class SqliteRunSink:
     def __init__(self, store: Store, run_id: int, config_hash: str, item_pks: dict[str, int]):
         self.store, self.run_id, self.config_hash = store, run_id, config_hash
         self.item_pks = item_pks  # item_id -> the item's row
+        self.runner: leases.Holder | None = None  # a shared run's runner: keys are claimed, then settled
         self._lock = threading.Lock()
 
     def done_keys(self) -> set[WorkKey]:
         with self._lock:
             return {(self.config_hash, h, r) for h, r in self.store.done_keys(self.config_hash, self.run_id)}
 
-    def record(self, key: WorkKey, judgment: Judgment) -> None:
+    def record(self, key: WorkKey, judgment: Judgment) -> bool:
+        """Store the judgment; False when another runner of the shared run stored this key first."""
         # the content hash is the one judged (a probe run judges a perturbed copy of the item)
         judged = {judgment.item_id: {"pk": self.item_pks[judgment.item_id], "content_hash": key[1]}}
 
-        def write() -> None:
+        def write() -> bool:
             with self.store.transaction():
+                if self.runner is not None and not claims.settle(self.store, self.run_id, key[1:], self.runner):
+                    return False
                 self.store.insert_judgments(self.run_id, key[0], [judgment], judged)
+                return True
 
-        self._write(write, f"the judgment of item '{judgment.item_id}' (repeat {judgment.repeat})")
+        return self._write(write, f"the judgment of item '{judgment.item_id}' (repeat {judgment.repeat})")
 
-    async def arecord(self, key: WorkKey, judgment: Judgment) -> None:
-        await asyncio.to_thread(self.record, key, judgment)
+    async def arecord(self, key: WorkKey, judgment: Judgment) -> bool:
+        return await asyncio.to_thread(self.record, key, judgment)
+
+    async def aclaim(self, keys: Sequence[WorkKey], want: int) -> ClaimOutcome | None:
+        """Claim up to ``want`` of ``keys`` for this runner (all of them when the run is not shared)."""
+        if self.runner is None:
+            return ClaimOutcome(claimed=tuple(keys[:want]))
+        return await asyncio.to_thread(self._claim, keys, want)
+
+    def _claim(self, keys: Sequence[WorkKey], want: int) -> ClaimOutcome | None:
+        by_key = {k[1:]: k for k in keys}
+        with self._lock:
+            got = claims.claim(self.store, self.run_id, self.runner, list(by_key), want)
+        if got is None:
+            return None
+        return ClaimOutcome(*(tuple(by_key[k] for k in part) for part in (got.claimed, got.done, got.held)))
+
+    async def arelease(self, keys: Sequence[WorkKey]) -> None:
+        if self.runner is not None:
+            runner = self.runner
+            await asyncio.to_thread(self._write, lambda: claims.release(self.store, self.run_id, runner,
+                                                                        [k[1:] for k in keys]), "a given-up claim")
 
     def save_batch(self, provider: str, batch_id: str, keys: Sequence[WorkKey]) -> None:
         self._write(lambda: self.store.save_batch(self.run_id, provider, batch_id, [list(k) for k in keys]),
@@ -76,9 +106,9 @@ class SqliteRunSink:
     def mark_batch_done(self, batch_id: str) -> None:
         self._write(lambda: self.store.mark_batch_done(batch_id), f"batch {batch_id}")
 
-    def _write(self, write: Callable[[], None], what: str) -> None:
+    def _write(self, write: Callable[[], Any], what: str) -> Any:
         with self._lock:
-            self.store.retrying(write, what=f"saving {what}")
+            return self.store.retrying(write, what=f"saving {what}")
 
 
 @dataclass
@@ -138,20 +168,23 @@ def run_summary(store: Store, golden_set: str, rubric: str, judge: str, *, repea
                 followup: Callable[[int], str | None] | None = None) -> RunSummary:
     """Judge the golden set's items (resuming the current run); returns a summary of what was done.
 
-    The run is leased to this process while it works: a second runner of the
-    same run (another CLI, the Judges page) is refused with a ``Conflict``
-    naming the holder, so no request is paid for twice. A lease whose holder
-    stopped heartbeating (or a killed process of this host) is taken over.
+    Other runners of the same run (another CLI, another machine, the Judges
+    page) share it: each (item, repeat) is claimed before its request, so none
+    is paid for twice while its runner lives; the claims of a runner whose
+    heartbeat stopped (or a killed process of this host) are taken over. A
+    batch run is alone on its run: a runner of the other kind is refused with
+    a ``Conflict`` naming the holder.
     """
     check_provider(get_rubric(store, rubric).rubric.judge(judge), provider_options, batch=batch)  # before any run row
     p = prepare_run(store, golden_set, rubric, judge, new_run=new_run, probe=probe, transform=transform)
-    holder = _claim(store, p, golden_set, judge)
+    holder = _join(store, p, golden_set, judge, exclusive=batch)
+    if not batch:
+        p.sink.runner = holder
     keeper = leases.LeaseKeeper(store.path, holder).start()
 
     def stop_now() -> bool:
         return keeper.lost.is_set() or (should_stop is not None and should_stop())
 
-    status, stopped = "stopped", None
     try:
         store.set_run_status(p.run_id, "running")
         if batch:
@@ -165,38 +198,37 @@ def run_summary(store: Store, golden_set: str, rubric: str, judge: str, *, repea
                 budget_usd=budget_usd, requests_per_minute=requests_per_minute,
                 tokens_per_minute=tokens_per_minute, progress=progress, should_stop=stop_now,
                 provider_options=provider_options, followup=followup))
-            stopped = report.stopped
-        complete = _complete(store, p, repeats, limit)
-        status = "done" if complete and not stopped else "stopped"
     finally:
         keeper.stop()
-        _release(store, p, holder, status)
+        complete = _leave(store, p, holder, repeats, limit)
     return RunSummary(p.run_name, judge, p.spec.model, complete, report, lease_lost=keeper.lost.is_set())
 
 
-def _run_lease_key(run_id: int) -> str:
-    return f"run:{run_id}"
-
-
-def _claim(store: Store, p: Prepared, golden_set: str, judge: str) -> leases.Holder:
-    holder, ours = leases.acquire(store, _run_lease_key(p.run_id))
-    if not ours:
-        raise Conflict(f"judge '{judge}' is already running on golden set '{golden_set}' (run {p.run_name}, "
-                       f"{holder.describe()}); wait for it to finish or stop it there, since a run whose heartbeat "
+def _join(store: Store, p: Prepared, golden_set: str, judge: str, *, exclusive: bool) -> leases.Holder:
+    holder, blocker = claims.join(store, p.run_id, exclusive=exclusive)
+    if blocker is not None:
+        kind = "as a batch run " if not exclusive else ""
+        raise Conflict(f"judge '{judge}' is already running {kind}on golden set '{golden_set}' (run {p.run_name}, "
+                       f"{blocker.describe()}); wait for it to finish or stop it there, since a run whose heartbeat "
                        f"stops for {leases.LEASE_STALE_S:.0f} s is taken over")
     return holder
 
 
-def _release(store: Store, p: Prepared, holder: leases.Holder, status: str) -> None:
-    """The final status and the lease's release in one transaction, so a resume never finds it still held."""
-    def finish() -> None:
+def _leave(store: Store, p: Prepared, holder: leases.Holder, repeats: int | None, limit: int | None) -> bool:
+    """Give back this runner's claims and lease and set the run's status in one transaction; returns whether the
+    run is complete. Complete: done, whoever stored the last judgment. Else 'stopped' when no other runner works on
+    it; a runner whose lease was taken over leaves the status to the others."""
+    def finish() -> bool:
         with store.transaction():
-            still_ours = leases.current(store, holder.key)
-            if still_ours is not None and still_ours.token == holder.token:
-                store.set_run_status(p.run_id, status)
-                leases.release(store, holder)
+            ours = claims.leave(store, p.run_id, holder)
+            complete = _complete(store, p, repeats, limit)
+            if complete:
+                store.set_run_status(p.run_id, "done")
+            elif ours and not claims.others_alive(store, p.run_id, holder):
+                store.set_run_status(p.run_id, "stopped")
+            return complete
 
-    store.retrying(finish, what=f"finishing run {p.run_name}")
+    return store.retrying(finish, what=f"finishing run {p.run_name}")
 
 
 def run_holder(store: Store, golden_set: str, rubric: str, judge: str) -> dict[str, Any] | None:
@@ -206,11 +238,12 @@ def run_holder(store: Store, golden_set: str, rubric: str, judge: str) -> dict[s
     runs = runs_of(store, gs.id, judge_row(store, rv.id, judge).pk)
     if not runs:
         return None
-    holder = leases.live_holder(store, _run_lease_key(runs[-1].id))
-    if holder is None:
+    live = claims.runners(store, runs[-1].id)
+    if not live:
         return None
+    holder = live[0]
     return {"run": runs[-1].name, "pid": holder.pid, "host": holder.host, "since": holder.acquired_at,
-            "heartbeat_at": holder.heartbeat_at, "description": holder.describe()}
+            "heartbeat_at": holder.heartbeat_at, "description": holder.describe(), "runners": len(live)}
 
 
 def check_provider(spec: JudgeSpec, provider_options: dict[str, Any] | None = None, *, batch: bool = False) -> None:

@@ -1,0 +1,248 @@
+"""Runners on many machines (issue 30 item 4): several `workbench judge run` processes share one run.
+
+Real processes of the CLI, the real openai SDK over HTTP to the loopback server (which counts the requests per
+item), on a real SQLite file and on a real Postgres server (tests/pg.py). Each (item, repeat) is claimed before its
+request: N runners send each request once; a runner killed with SIGKILL mid-run leaves its claims to the others,
+who finish the run with every judgment stored once, and only the requests the killed runner had in flight are sent
+again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from loopback_server import LoopbackServer
+from workbench.store import Store, claims, leases
+from workbench.store.db import now
+
+ROOT = Path(__file__).resolve().parents[2]
+RUBRIC = """name: loop-rubric
+judges:
+  - id: loop
+    model: openai-api/loopback/loop-model
+    family: meta
+"""
+N_ITEMS, REPEATS, CONCURRENCY = 30, 2, 4
+PLANNED = N_ITEMS * REPEATS
+
+
+def postgres_target() -> str:
+    try:
+        from workbench.store.engines.urls import parse_target  # noqa: F401 - the store's Postgres support
+    except ImportError:
+        pytest.skip("this store does not open Postgres yet (no workbench.store.engines)")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from pg import postgres_url  # skips with a sentence when no Postgres is installed
+
+    return postgres_url()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def target(request, tmp_path: Path) -> str:
+    return str(tmp_path / "w.db") if request.param == "sqlite" else postgres_target()
+
+
+def _cli(db: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workbench.cli", "--db", db, *args], capture_output=True, text=True,
+                          env=env, timeout=120, cwd=ROOT)
+
+
+@pytest.fixture
+def golden(target: str, tmp_path: Path) -> str:
+    (tmp_path / "r.yaml").write_text(RUBRIC)
+    items = "".join(json.dumps({"id": f"i{n}", "input": f"Fix it. ITEM-MARKER i{n} EXPECT-SCORE {n % 3 - 1}",
+                                "output": "done"}) + "\n" for n in range(N_ITEMS))
+    (tmp_path / "items.jsonl").write_text(items)
+    for args in (["rubric", "add", str(tmp_path / "r.yaml")], ["import", "items", str(tmp_path / "items.jsonl"),
+                                                               "-g", "g"]):
+        out = _cli(target, *args)
+        assert out.returncode == 0, out.stderr
+    return target
+
+
+def _runner(db: str, env: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "workbench.cli", "--db", db, "judge", "run", "-g", "g", "-r",
+                             "loop-rubric", "-j", "loop", "--repeats", str(REPEATS), "--concurrency",
+                             str(CONCURRENCY)], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _recorded(stdout: str) -> int:
+    """'Run run-1 of loop: 17 judgments recorded ...' -> 17."""
+    return int(stdout.split(" judgments recorded")[0].rsplit(" ", 1)[1])
+
+
+def _stored(db: str) -> tuple[int, int, str, int]:
+    """(judgments, distinct (item, repeat), the run's status, claims taken over)."""
+    with Store(db) as s:
+        n, distinct = s.conn.execute(
+            "SELECT count(*), count(DISTINCT item_content_hash || ':' || repeat) FROM judgments").fetchone()
+        [run] = s.runs(s.golden_set("g").id)
+        return n, distinct, run["status"], claims.takeovers(s, run["id"])
+
+
+def test_four_runners_send_each_request_once(golden):
+    with LoopbackServer(latency=0.02) as server:
+        env = {**os.environ, **server.env()}
+        server.hold(after=CONCURRENCY)  # everyone joins before the first runner can finish alone
+        procs = [_runner(golden, env) for _ in range(4)]
+        deadline = time.monotonic() + 60
+        while server.held < 3 * CONCURRENCY and time.monotonic() < deadline:
+            assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+            time.sleep(0.05)  # polling the server's counters
+        server.release()
+        outs = [p.communicate(timeout=120) for p in procs]
+        assert [p.returncode for p in procs] == [0] * 4, outs
+        requests = sum(server.received.values())
+        per_item = set(server.received.values())
+    n, distinct, status, taken = _stored(golden)
+    assert requests == n == distinct == PLANNED  # total requests == judgments, each (item, repeat) once
+    assert per_item == {REPEATS} and taken == 0
+    recorded = [_recorded(out) for out, _ in outs]
+    assert sum(recorded) == PLANNED and sum(r > 0 for r in recorded) >= 3, outs  # the work was shared
+    assert status == "done"
+    with Store(golden) as s:
+        assert s.conn.execute("SELECT count(*) FROM leases").fetchone()[0] == 0  # every runner left
+
+
+def test_a_runner_killed_mid_run_is_finished_by_the_others(golden):
+    with LoopbackServer(latency=0.01) as server:
+        env = {**os.environ, **server.env()}
+        server.hold(after=PLANNED // 3)  # a third answered, then every runner's requests wait in flight
+        procs = [_runner(golden, env) for _ in range(3)]
+        deadline = time.monotonic() + 60
+        while server.held < 3 * CONCURRENCY and time.monotonic() < deadline:
+            assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+            time.sleep(0.05)
+        assert server.held == 3 * CONCURRENCY  # each runner has its 4 requests in flight
+        victim = procs[0]
+        with Store(golden) as s:  # the victim's claims not stored, at the moment it dies
+            [holder] = [h for h in leases.holders(s, "run:") if h.pid == victim.pid]
+            in_flight = s.conn.execute("SELECT count(*) FROM run_claims WHERE token = ? AND done = 0",
+                                       (holder.token,)).fetchone()[0]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(10)  # reaped: its process id names no process, so its claims are free at once
+        stored_at_kill = _stored(golden)[0]
+        assert PLANNED // 3 <= stored_at_kill < PLANNED
+        server.release()
+        outs = [p.communicate(timeout=120) for p in procs[1:]]
+        assert [p.returncode for p in procs[1:]] == [0, 0], outs
+        requests = sum(server.received.values())
+        abandoned = sum(server.abandoned.values())
+    n, distinct, status, taken = _stored(golden)
+    assert n == distinct == PLANNED and status == "done"  # every judgment stored exactly once, run done
+    # paid twice: only the victim's requests in flight (sent, never answered to it), each at most once more
+    assert CONCURRENCY <= in_flight <= 2 * CONCURRENCY  # its 4 sent + at most a claim batch not yet sent
+    assert requests - n == abandoned == CONCURRENCY <= taken == in_flight
+    assert max(server.received.values()) <= 2 * REPEATS
+    with Store(golden) as s:
+        assert s.conn.execute("SELECT count(*) FROM leases").fetchone()[0] == 0
+
+
+def test_a_restart_finishes_the_run_of_a_killed_lone_runner(golden):
+    with LoopbackServer(latency=0.01) as server:
+        env = {**os.environ, **server.env()}
+        server.hold(after=PLANNED // 2)
+        victim = _runner(golden, env)
+        deadline = time.monotonic() + 60
+        while server.held < CONCURRENCY and time.monotonic() < deadline:
+            assert victim.poll() is None, victim.communicate()
+            time.sleep(0.05)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(10)
+        server.release()
+        restart = _runner(golden, env)
+        out, err = restart.communicate(timeout=120)
+        assert restart.returncode == 0, err
+        requests = sum(server.received.values())
+    n, distinct, status, taken = _stored(golden)
+    assert n == distinct == PLANNED and status == "done"
+    assert requests - n == CONCURRENCY <= taken <= 2 * CONCURRENCY
+    assert f"{PLANNED - PLANNED // 2} judgments recorded" in out
+
+
+# --------------------------------------------------------------------------- the claims, in one process
+
+
+@pytest.fixture
+def run_store(target: str):
+    """A store with one run to claim in (the demo's rubric and golden set are not needed: a bare run row)."""
+    from workbench.calibration.rubric_versions import add_rubric, judge_row
+
+    s = Store(target)
+    add_rubric(s, ROOT / "rubrics" / "demo-patch-quality.yaml", actor="setup")
+    gs = s.ensure_golden_set("g")
+    pk = judge_row(s, s.conn.execute("SELECT id FROM rubrics").fetchone()[0], "test-results").pk
+    run_id, _ = s.ensure_run(pk, gs, source="run", name="run-1")
+    try:
+        yield s, run_id
+    finally:
+        s.close()
+
+
+KEYS = [(f"h{n}", r) for r in range(2) for n in range(5)]
+
+
+def _foreign_runner(store: Store, run_id: int, *, pid: int, host: str, heartbeat_age_s: float) -> leases.Holder:
+    at = datetime.now(timezone.utc)
+    h = leases.Holder(key=claims.runner_prefix(run_id) + "other", token="other", pid=pid, host=host,
+                      acquired_at=(at - timedelta(minutes=5)).isoformat(timespec="milliseconds"),
+                      heartbeat_at=(at - timedelta(seconds=heartbeat_age_s)).isoformat(timespec="milliseconds"))
+    with store.transaction():
+        leases.write(store, h)
+    return h
+
+
+def test_a_live_runners_claims_are_never_taken(run_store):
+    s, run_id = run_store
+    other = _foreign_runner(s, run_id, pid=os.getpid(), host="another-machine", heartbeat_age_s=5)
+    assert claims.claim(s, run_id, other, KEYS, want=3).claimed == tuple(KEYS[:3])
+    me, blocker = claims.join(s, run_id)
+    assert blocker is None
+    got = claims.claim(s, run_id, me, KEYS, want=3)
+    assert got.held == tuple(KEYS[:3]) and got.claimed == tuple(KEYS[3:6]) and got.taken_over == ()
+    with s.transaction():
+        assert claims.settle(s, run_id, KEYS[0], other)
+        assert not claims.settle(s, run_id, KEYS[0], me)  # stored once: the second verdict is dropped
+    again = claims.claim(s, run_id, me, KEYS, want=10)
+    assert again.done == (KEYS[0],) and again.held == tuple(KEYS[1:3]) and again.claimed == tuple(KEYS[3:])
+    # a batch run (alone on its run) is refused while shared runners are alive, and refuses them
+    _, blocker = claims.join(s, run_id, exclusive=True)
+    assert blocker is not None and blocker.token == other.token
+    assert claims.takeovers(s, run_id) == 0
+
+
+@pytest.mark.parametrize("gone", ["heartbeat stale on another host", "process gone on this host"])
+def test_the_claims_of_a_runner_that_is_gone_are_taken_over_once(run_store, gone):
+    s, run_id = run_store
+    if gone.startswith("heartbeat"):
+        other = _foreign_runner(s, run_id, pid=os.getpid(), host="another-machine",
+                                heartbeat_age_s=leases.LEASE_STALE_S + 15)
+    else:
+        child = subprocess.Popen([sys.executable, "-c", "pass"])
+        child.wait()
+        other = _foreign_runner(s, run_id, pid=child.pid, host=socket.gethostname(), heartbeat_age_s=1)
+    with s.transaction():  # claimed while it was alive
+        for h, r in KEYS[:4]:
+            s.conn.execute("INSERT INTO run_claims (run_id, content_hash, repeat, token, claimed_at) "
+                           "VALUES (?, ?, ?, ?, ?)", (run_id, h, r, other.token, now()))
+        claims.settle(s, run_id, KEYS[0], other)  # one of them it stored before it went
+    me, _ = claims.join(s, run_id)
+    got = claims.claim(s, run_id, me, KEYS, want=10)
+    assert got.done == (KEYS[0],) and got.taken_over == tuple(KEYS[1:4]) and got.claimed == tuple(KEYS[1:])
+    assert leases.current(s, other.key) is None  # its lease is gone: were it alive after all, it stops
+    assert claims.claim(s, run_id, other, KEYS, want=1) is None
+    assert claims.takeovers(s, run_id) == 3
+    with s.transaction():
+        assert claims.leave(s, run_id, me)
+    assert s.conn.execute("SELECT count(*) FROM run_claims WHERE done = 0").fetchone()[0] == 0
