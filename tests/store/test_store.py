@@ -89,7 +89,7 @@ def test_promptfoo_item_ids_naming_the_provider_are_migrated(tmp_path):
 
     path = tmp_path / "old.db"
     conn = connect(path)
-    migrate(conn, upto=len(all_migrations()) - 1)  # a database made before the promptfoo id migration
+    migrate(conn, upto=[n for n, _ in all_migrations()].index("m009_promptfoo_item_ids"))  # made before m009
     conn.execute("INSERT INTO golden_sets (name, overlap, is_demo, created_at) VALUES ('pf', 2, 0, 'then')")
     old = [("test0-prompt0-openai:gpt-4o-mini", "openai:gpt-4o-mini"), ("test3-prompt1-provider", None),
            ("test1-prompt0-mine", "openai:gpt-4o"), ("plain", "openai:gpt-4o")]  # the last two: not the old form

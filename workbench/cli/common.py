@@ -61,7 +61,14 @@ class Ctx:
     def store(self) -> Store:
         """The workspace's store; only commands that add data may create a missing database file."""
         if self._store is None:
-            db = self.workspace.db
+            from workbench.store import open_store
+            from workbench.store.engines.urls import parse_target
+
+            target = parse_target(str(self.workspace.db))  # a URL the workbench cannot use is refused here
+            if target.is_postgres:
+                self._store = open_store(target.location)  # a server: nothing to create on this machine
+                return self._store
+            db = Path(target.location)
             if not self.creates_db and str(db) != ":memory:" and not db.exists():
                 raise NotFound(f"there is no workbench database at {_shown(db)}; run 'workbench demo' to try the demo "
                                "or 'workbench import items FILE --golden-set G' to start your own, or point --db "
@@ -73,8 +80,6 @@ class Ctx:
                     folder = folder.parent
                 self._created = [db, *made]  # deepest folder first: removed in this order
             db.parent.mkdir(parents=True, exist_ok=True)
-            from workbench.store import open_store
-
             self._store = open_store(db)
             if self._created:
                 self._fresh = self._store.data_version()  # what a new, empty database holds

@@ -305,7 +305,7 @@ def _register_check(main: click.Group) -> None:
         trusted = (TrustedKeys.from_files((Path(f), f) for f in trust_files) if trust_files
                    else workspace_trust(ctx.workspace))
         db = ctx.workspace.db
-        store = ctx.store if str(db) == ":memory:" or db.exists() else None
+        store = ctx.store if ctx.workspace.db_exists() else None
         result = check_bundle(bundle, judge_config=judge_config, store=store, db_name=_shown(db), trusted=trusted,
                               allow_unsigned=allow_unsigned, golden_set_check=not no_golden_set_check)
         for line in result.compared:

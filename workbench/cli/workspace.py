@@ -75,7 +75,7 @@ def demo(ctx: Ctx, no_ui: bool, port: int) -> None:
 
     load_policy(ctx.workspace.policy_file)  # the workspace's own policy is refused before a demo file is written
     db = ctx.workspace.db
-    db_existed = str(db) == ":memory:" or db.exists()
+    db_existed = ctx.workspace.db_exists()
     summary = seed_demo(ctx.store, ctx.workspace, precompute=True)  # the lead pages open on cached reports
     n_judgments = sum(summary.judgments.values())
     click.echo(f"Seeded {_shown(db)} with the SYNTHETIC demo: {summary.items} items, {summary.labels} "
@@ -104,6 +104,7 @@ def _files_written(workspace: Workspace, files: list[Path], db: Path | None, *, 
     """
     root = workspace.root
     where = "" if root.absolute() == Path.cwd() else f" into {root}"
+    db = db if isinstance(db, Path) else None  # a server's database is no file written here
     n = len(files) + (db is not None)
     if not n:
         return f"Wrote 0 files{where}: the database and the demo files were there already."

@@ -21,6 +21,7 @@ ever found from where the package happens to be installed.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Mapping
@@ -35,7 +36,7 @@ DB_FILE = "workbench.db"
 @dataclass(frozen=True)
 class Workspace:
     root: Path  # absolute
-    db: Path    # as given (relative to the working directory), or root / workbench.db
+    db: Path | str  # an SQLite file as given (relative to the working directory), or root / workbench.db; a str: a URL
 
     @classmethod
     def resolve(cls, project: str | Path | None = None, db: str | Path | None = None, *,
@@ -43,8 +44,19 @@ class Workspace:
         """The workspace of explicit options, else of ``WORKBENCH_PROJECT`` / ``WORKBENCH_DB``, else of the cwd."""
         env = os.environ if environ is None else environ
         root = Path(project or env.get(PROJECT_ENV) or ".").expanduser().absolute()
-        db_path = Path(db or env.get(DB_ENV) or root / DB_FILE).expanduser()
-        return cls(root, db_path)
+        db_value = db or env.get(DB_ENV) or root / DB_FILE
+        if isinstance(db_value, str) and is_url_like(db_value):
+            return cls(root, db_value)  # a server's URL (or a mistyped one, which opening the store refuses)
+        return cls(root, Path(db_value).expanduser())
+
+    @property
+    def db_is_file(self) -> bool:
+        """True for an SQLite file (or ':memory:'), False for a database server's URL."""
+        return isinstance(self.db, Path)
+
+    def db_exists(self) -> bool:
+        """Whether the database is there to open: a file that exists, ':memory:', or a server (asked when opened)."""
+        return not isinstance(self.db, Path) or str(self.db) == ":memory:" or self.db.exists()
 
     @property
     def golden_sets(self) -> Path:
@@ -77,11 +89,22 @@ class Workspace:
 
     def environ(self) -> dict[str, str]:
         """The variables that make a child process (the Streamlit server) resolve this same workspace."""
-        return {PROJECT_ENV: str(self.root), DB_ENV: str(self.db.absolute())}
+        return {PROJECT_ENV: str(self.root), DB_ENV: str(self.db.absolute() if isinstance(self.db, Path) else self.db)}
+
+
+def is_url_like(text: str) -> bool:
+    """A scheme of two letters or more, then ':' (``postgresql://...``, ``mysql:``); ``C:\\db`` is a path.
+
+    >>> [is_url_like(t) for t in ("postgresql://h/db", "sqlite:///w.db", "postgresql:", "C:\\w.db", "w.db")]
+    [True, True, True, False, False]
+    """
+    return re.match(r"^[A-Za-z][A-Za-z0-9+.-]+:", text) is not None
 
 
 def shown_path(path: str | Path) -> str:
-    """A path as the user would type it: relative to the working directory when inside it."""
+    """A path as the user would type it: relative to the working directory when inside it (a URL as it is)."""
+    if isinstance(path, str) and is_url_like(path):
+        return path
     path = Path(path)
     try:
         return str(path.absolute().relative_to(Path.cwd()))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from workbench.store.db import Connection, as_sqlite_utils, now, query, query_one
+from workbench.store.db import Connection, now, query, query_one
 from workbench.store.mapping import from_json, to_json
 
 
@@ -43,9 +43,10 @@ def save_design(store: Connection, golden_set_id: int, *, phase: int, rubric_nam
         store.conn.execute("DELETE FROM active_inclusion WHERE golden_set_id = ?", (golden_set_id,))
         store.conn.execute("DELETE FROM active_served WHERE item_pk IN (SELECT pk FROM items WHERE golden_set_id = ?)",
                            (golden_set_id,))
-    # inside the caller's BEGIN IMMEDIATE: sqlite-utils writes under a savepoint of it
-    as_sqlite_utils(store.conn)["active_inclusion"].insert_all(
-        {**r, "golden_set_id": golden_set_id, "phase": phase} for r in rows)
+    store.conn.executemany(
+        "INSERT INTO active_inclusion (item_pk, phase, golden_set_id, stratum, probability, priority) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(r["item_pk"], phase, golden_set_id, r["stratum"], r["probability"], r["priority"]) for r in rows])
     store.conn.execute(
         """INSERT INTO active_designs (golden_set_id, phase, rubric_name, judge_id, expected_labels, labeled_before,
                                       checks, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -133,9 +134,10 @@ def record_inclusion(store: Connection, rows: Iterable[dict]) -> None:
 def record_served(store: Connection, item_pk: int, rubric_name: str, phase: int) -> None:
     """The phase that first served the item: its first label's. Later labels, under the overlap, change nothing,
     nor does the second label of an item labeled before the switch (it belongs to the random share ``f0``)."""
-    store.conn.execute("""INSERT OR IGNORE INTO active_served (item_pk, rubric_name, phase)
+    store.conn.execute("""INSERT INTO active_served (item_pk, rubric_name, phase)
                           SELECT :pk, :rubric, :phase
-                          WHERE (SELECT count(*) FROM labels WHERE item_pk = :pk AND rubric_name = :rubric) <= 1""",
+                          WHERE (SELECT count(*) FROM labels WHERE item_pk = :pk AND rubric_name = :rubric) <= 1
+                          ON CONFLICT DO NOTHING""",
                        {"pk": item_pk, "rubric": rubric_name, "phase": phase})
 
 

@@ -22,6 +22,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence, TypeVar
 
+from workbench.store.engines.urls import parse_target
+
 if TYPE_CHECKING:  # sqlite_utils imports pandas (0.4 s): only the callers of as_sqlite_utils pay for it
     import sqlite_utils
 
@@ -154,14 +156,22 @@ def as_sqlite_utils(conn: sqlite3.Connection) -> sqlite_utils.Database:
 
 
 class Connection:
-    """One open connection and its transactions: what the store's query modules need of a ``Store``.
+    """One open connection (SQLite, or Postgres through ``engines/postgres.py``) and its transactions: what the
+    store's query modules need of a ``Store``.
 
     ``Store`` adds the workbench's queries on top; a heartbeat thread opens a bare ``Connection`` of its own.
     """
 
     def __init__(self, path: str | Path):
-        self.path = str(path)
-        self.conn = connect(self.path)
+        target = parse_target(str(path))
+        self.path = target.location  # a file path or a Postgres URL (which never holds a password)
+        self.dialect = target.kind  # 'sqlite' or 'postgres'
+        if target.is_postgres:
+            from workbench.store.engines.postgres import PostgresConnection  # psycopg only when asked for
+
+            self.conn = PostgresConnection(self.path)
+        else:
+            self.conn = connect(self.path)
 
     def close(self) -> None:
         self.conn.close()

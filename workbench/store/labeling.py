@@ -12,6 +12,8 @@ never the producing model, the metadata or any judgment.
 
 from __future__ import annotations
 
+import json
+
 from typing import Callable
 
 from workbench.store.db import Connection, now, query, query_one
@@ -111,13 +113,13 @@ class LabelingQueries:
 
     def blind_item(self, golden_set_id: int, item_id: str) -> dict | None:
         """Task, trajectory, output and reference of an item; never producer, metadata or judgments."""
-        row = query_one(self.conn, """
-            SELECT pk, item_id, json_extract(content, '$.input') AS input, json_extract(content, '$.output') AS output,
-                   json_extract(content, '$.trajectory') AS trajectory, json_extract(content, '$.reference') AS reference
-            FROM items WHERE golden_set_id = ? AND item_id = ?""", (golden_set_id, item_id))
-        if row:
-            row["trajectory"] = from_json(row["trajectory"])
-        return row
+        row = query_one(self.conn, "SELECT pk, item_id, content FROM items WHERE golden_set_id = ? AND item_id = ?",
+                        (golden_set_id, item_id))
+        if row is None:
+            return None
+        content = from_json(row.pop("content"), {})
+        texts = {k: _as_text(content.get(k)) for k in ("input", "output", "reference")}
+        return {**row, **texts, "trajectory": content.get("trajectory")}
 
     def rater_label(self, item_pk: int, rubric_name: str, rater: str) -> dict | None:
         return query_one(self.conn, """SELECT score, rationale, created_at, updated_at FROM labels
@@ -136,11 +138,11 @@ class LabelingQueries:
     def progress(self, golden_set_id: int, rubric_name: str, rater: str, *, overlap: int) -> dict:
         """Counts for the progress bar: items, items with enough labels, this rater's labels and flags."""
         return query_one(self.conn, """
-            WITH lab AS (SELECT l.item_pk, count(*) AS n, max(l.rater = :rater) AS mine
+            WITH lab AS (SELECT l.item_pk, count(*) AS n, max(CASE WHEN l.rater = :rater THEN 1 ELSE 0 END) AS mine
                          FROM labels l JOIN items i ON i.pk = l.item_pk
                          WHERE l.rubric_name = :rubric AND i.golden_set_id = :gs GROUP BY l.item_pk)
             SELECT (SELECT count(*) FROM items WHERE golden_set_id = :gs) AS n_items,
-                   coalesce(sum(n >= :overlap), 0) AS n_complete,
+                   coalesce(sum(CASE WHEN n >= :overlap THEN 1 ELSE 0 END), 0) AS n_complete,
                    coalesce(sum(n), 0) AS n_labels,
                    coalesce(sum(mine), 0) AS mine,
                    (SELECT count(DISTINCT f.item_pk) FROM flags f JOIN items i ON i.pk = f.item_pk
@@ -156,8 +158,8 @@ class LabelingQueries:
 
     def add_flag(self, item_pk: int, rubric_name: str, rater: str, kind: str, note: str | None) -> int:
         return self.conn.execute(
-            "INSERT INTO flags (item_pk, rater, rubric_name, kind, note, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (item_pk, rater, rubric_name, kind, note, now())).lastrowid
+            "INSERT INTO flags (item_pk, rater, rubric_name, kind, note, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "RETURNING id", (item_pk, rater, rubric_name, kind, note, now())).fetchone()[0]
 
     def flags(self, golden_set_id: int, rubric_name: str, *, kinds: tuple[str, ...] | None = None) -> list[dict]:
         sql = """SELECT i.item_id, f.rater, f.kind, f.note, f.created_at FROM flags f JOIN items i ON i.pk = f.item_pk
@@ -167,3 +169,8 @@ class LabelingQueries:
             sql += f" AND f.kind IN ({','.join('?' * len(kinds))})"
             params += list(kinds)
         return query(self.conn, sql + " ORDER BY f.id", params)
+
+
+def _as_text(value: object) -> object:
+    """A field as SQLite's json_extract gave it: text and numbers as they are, an object or list as compact JSON."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False) if isinstance(value, (dict, list)) else value

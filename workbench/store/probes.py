@@ -35,9 +35,9 @@ def ensure_probe_run(store: Store, judge_pk: int, golden_set_id: int, probe: str
             return 0, name
         run_id = store.conn.execute(
             "INSERT INTO runs (judge_pk, golden_set_id, source, name, status, params, started_at, probe) "
-            "VALUES (?, ?, 'run', ?, 'running', ?, ?, ?)",
+            "VALUES (?, ?, 'run', ?, 'running', ?, ?, ?) RETURNING id",
             (judge_pk, golden_set_id, name, to_json({"model": model, "probe": probe}), now(),
-             probe)).lastrowid
+             probe)).fetchone()[0]
         return run_id, name
 
 
@@ -45,7 +45,7 @@ def probe_runs(store: Store, golden_set_id: int, judge_pk: int) -> list[dict]:
     """The judge's probe runs on the golden set, with their judgment counts and known cost."""
     rows = query(store.conn, """
         SELECT r.id, r.name, r.probe, r.status, r.params, r.started_at, r.finished_at,
-               count(j.id) AS n_judgments, total(j.cost_usd) AS cost_usd,
+               count(j.id) AS n_judgments, coalesce(sum(j.cost_usd), 0.0) AS cost_usd,
                sum(j.cost_usd IS NULL AND j.id IS NOT NULL) AS n_unpriced
         FROM runs r LEFT JOIN judgments j ON j.run_id = r.id
         WHERE r.golden_set_id = ? AND r.judge_pk = ? AND r.probe IS NOT NULL

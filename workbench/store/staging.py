@@ -34,6 +34,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.store import leases
 from workbench.store.abandoned import discard
 from workbench.store.db import now, query_one, retry_busy
+from workbench.store.migrations import postgres_ddl
 from workbench.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,9 @@ def land_items(store: Store, staged: StagedItems, golden_set: str, *, is_demo: b
     big = n >= HIDDEN_SET_MIN_ROWS or size >= HIDDEN_SET_MIN_BYTES
     if exists and new == 0 and not is_demo:  # a re-import: every id is there with the same content
         return Landed(0)
-    if store.conn.in_transaction:  # the caller's transaction: it decides how long the lock is held
+    if store.conn.in_transaction or store.dialect == "postgres":
+        # the caller's transaction decides how long the lock is held; Postgres' readers never wait for a writer,
+        # and its copy from a temporary table is one short server-side INSERT ... SELECT
         return _land_in_one_transaction(store, staged, golden_set, is_demo, attach=False)
     if not exists and big:
         landed = _land_through_hidden_set(store, staged, golden_set, is_demo, size / max(n, 1))
@@ -169,6 +172,8 @@ class _Attached:
 
 def _land_in_one_transaction(store: Store, staged: StagedItems, golden_set: str, is_demo: bool, *,
                              attach: bool) -> Landed:
+    main = "main." if store.dialect == "sqlite" else ""
+
     def write(schema: str) -> Landed:
         t0 = 0.0
         try:
@@ -178,7 +183,7 @@ def _land_in_one_transaction(store: Store, staged: StagedItems, golden_set: str,
                 # only items that landed after staging began can collide with an id staged as new
                 since = staged.checked_below or 0
                 conflict = query_one(store.conn, f"""
-                    SELECT s.item_id, s.line FROM main.items i JOIN {schema}.staged s ON s.item_id = i.item_id
+                    SELECT s.item_id, s.line FROM {main}items i JOIN {schema}.staged s ON s.item_id = i.item_id
                     WHERE i.golden_set_id = ? AND i.position >= ? AND s.present = 0
                       AND i.content_hash != s.content_hash ORDER BY s.seq LIMIT 1""", (gs_id, since))
                 if conflict:
@@ -186,10 +191,10 @@ def _land_in_one_transaction(store: Store, staged: StagedItems, golden_set: str,
                 base = store.next_item_position(gs_id)
                 # positions follow the file (with gaps where an item was already there): no sort under the lock
                 cur = store.conn.execute(f"""
-                    INSERT INTO main.items (golden_set_id, {_COLUMNS}, position, created_at)
+                    INSERT INTO {main}items (golden_set_id, {_COLUMNS}, position, created_at)
                     SELECT ?, {_COLUMNS}, ? + s.seq - 1, ? FROM {schema}.staged s
                     WHERE s.present = 0 AND s.item_id NOT IN (
-                        SELECT item_id FROM main.items WHERE golden_set_id = ? AND position >= ?)""",
+                        SELECT item_id FROM {main}items WHERE golden_set_id = ? AND position >= ?)""",
                                          (gs_id, base, now(), gs_id, since))
                 added = cur.rowcount
         except _Refused as refused:
@@ -197,18 +202,24 @@ def _land_in_one_transaction(store: Store, staged: StagedItems, golden_set: str,
         return Landed(added, None, time.perf_counter() - t0)
 
     if not attach:
-        # ATTACH is refused inside a transaction: bring the rows into a temporary table of this connection.
-        store.conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS staged (seq INTEGER PRIMARY KEY, line INTEGER, "
-                           f"present INTEGER, {_COLUMNS})")
-        store.conn.execute("DELETE FROM temp.staged")
+        # ATTACH is refused inside a transaction (and Postgres has none): bring the rows into a temporary table of
+        # this connection.
+        temp = "temp" if store.dialect == "sqlite" else "pg_temp"
+        ddl = ("CREATE TEMP TABLE IF NOT EXISTS staged (seq INTEGER PRIMARY KEY, line INTEGER, present INTEGER, "
+               "item_id TEXT, task_id TEXT, category TEXT, producer_model TEXT, producer_family TEXT, content TEXT, "
+               "content_hash TEXT)")
+        store.conn.execute(ddl if store.dialect == "sqlite" else postgres_ddl(ddl))
+        store.conn.execute(f"DELETE FROM {temp}.staged")
         cur = staged.conn.execute(f"SELECT seq, line, present, {_COLUMNS} FROM staged ORDER BY seq")
         while rows := cur.fetchmany(CHUNK_MAX_ROWS):
-            store.conn.executemany(f"INSERT INTO temp.staged (seq, line, present, {_COLUMNS}) "
+            store.conn.executemany(f"INSERT INTO {temp}.staged (seq, line, present, {_COLUMNS}) "
                                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         try:
-            return write("temp")
+            if store.conn.in_transaction:  # the caller's: it holds the lock, and a retry would roll it back
+                return write(temp)
+            return retry_busy(store.conn, lambda: write(temp), what=f"import into golden set '{golden_set}'")
         finally:
-            store.conn.execute("DELETE FROM temp.staged")
+            store.conn.execute(f"DELETE FROM {temp}.staged")
     with _Attached(store, staged) as schema:
         return retry_busy(store.conn, lambda: write(schema), what=f"import into golden set '{golden_set}'")
 
@@ -220,8 +231,8 @@ def _land_through_hidden_set(store: Store, staged: StagedItems, golden_set: str,
         with store.transaction():  # the lease and its set together: a kill leaves both or neither
             holder, _ = leases.acquire(store, f"import:{secrets.token_hex(8)}")
             gs_id = store.conn.execute(
-                "INSERT INTO golden_sets (name, overlap, is_demo, created_at, importing) VALUES (?, 2, ?, ?, ?)",
-                (f"(importing {holder.key})", int(is_demo), now(), holder.key)).lastrowid
+                "INSERT INTO golden_sets (name, overlap, is_demo, created_at, importing) VALUES (?, 2, ?, ?, ?) "
+                "RETURNING id", (f"(importing {holder.key})", int(is_demo), now(), holder.key)).fetchone()[0]
             return holder, gs_id
 
     holder, gs_id = retry_busy(store.conn, open_hidden_set, what=f"import into golden set '{golden_set}'")

@@ -22,6 +22,7 @@ from workbench.store.labeling import LabelingQueries
 from workbench.store.abandoned import discard_abandoned_imports
 from workbench.store.db import (Connection, Params, as_sqlite_utils, default_db_path, foreign_tables,
     now, query, query_one)
+from workbench.store.engines.urls import parse_target
 from workbench.store.mapping import (decode_verdict, from_json, item_from_row, judgment_from_row, to_json,
     verdict_columns)
 from workbench.store.migrations import migrate
@@ -39,18 +40,31 @@ class Store(Connection):
     """One migrated connection; use as a context manager or call ``close()``."""
 
     def __init__(self, path: str | Path | None = None, *, migrate_schema: bool = True):
-        self.path = str(path or default_db_path())
-        tables = foreign_tables(self.path)
+        target = parse_target(str(path or default_db_path()))
+        # another application's SQLite file is refused before connecting (which would turn on WAL in it)
+        tables = None if target.is_postgres else foreign_tables(target.location)
+        if tables is None:
+            super().__init__(target.location)
+            tables = self._foreign_postgres_tables() if target.is_postgres else None
+            if tables is not None:
+                self.close()
         if tables is not None:
             shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
-            raise InputError(f"{self.path} is an SQLite database of another application (tables: {shown}), not a "
+            kind = "a Postgres database" if target.is_postgres else "an SQLite database"
+            raise InputError(f"{target.location} is {kind} of another application (tables: {shown}), not a "
                              "workbench database", fix="point --db (or WORKBENCH_DB) at the workbench's database, or "
-                             "give the name of a new file")
-        super().__init__(self.path)
+                             + ("at an empty one" if target.is_postgres else "give the name of a new file"))
         if migrate_schema:
             migrate(self.conn)
             if self._one("SELECT 1 AS x FROM golden_sets WHERE importing IS NOT NULL LIMIT 1"):
                 discard_abandoned_imports(self)  # a killed import left a hidden set behind
+
+    def _foreign_postgres_tables(self) -> list[str] | None:
+        """The tables of a Postgres database that holds some but no ``_migrations``: another application's."""
+        names = [r[0] for r in self.conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+            "ORDER BY table_name")]
+        return names if names and "_migrations" not in names else None
 
     # -- plumbing ---------------------------------------------------------
     def __enter__(self) -> "Store":
@@ -82,14 +96,22 @@ class Store(Connection):
         return tuple(self.conn.execute("""SELECT
             (SELECT coalesce(max(id), 0) FROM label_events), (SELECT count(*) FROM adjudications),
             (SELECT coalesce(max(created_at), '') FROM adjudications),
-            (SELECT total(score * item_pk) + total(length(note)) FROM adjudications),
+            (SELECT coalesce(sum(score * item_pk), 0) + coalesce(sum(length(note)), 0) FROM adjudications),
             (SELECT coalesce(max(pk), 0) FROM items),
             (SELECT coalesce(max(id), 0) FROM rubrics), (SELECT coalesce(max(id), 0) FROM judgments),
             (SELECT count(*) FROM judgments)""").fetchone())
 
+    def table_names(self) -> list[str]:
+        """The workspace's tables (``_migrations`` included), in the order they were made on SQLite, by name on
+        Postgres."""
+        if self.dialect == "sqlite":
+            return as_sqlite_utils(self.conn).table_names()
+        return [r[0] for r in self.conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+            "AND table_type = 'BASE TABLE' ORDER BY table_name")]
+
     def table_counts(self) -> dict[str, int]:
-        db = as_sqlite_utils(self.conn)
-        return {t: db[t].count for t in db.table_names()}
+        return {t: self.conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in self.table_names()}
 
     # -- golden sets ------------------------------------------------------
     # A set whose ``importing`` is set is a large import still landing (see staging.py): never listed.
@@ -102,10 +124,9 @@ class Store(Connection):
                 if is_demo:
                     self.conn.execute("UPDATE golden_sets SET is_demo = 1 WHERE id = ?", (row["id"],))
                 return row["id"]
-            cur = self.conn.execute(
-                "INSERT INTO golden_sets (name, overlap, is_demo, created_at) VALUES (?, ?, ?, ?)",
-                (name, overlap or 2, int(is_demo), now()))
-            return cur.lastrowid
+            return self.conn.execute(
+                "INSERT INTO golden_sets (name, overlap, is_demo, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+                (name, overlap or 2, int(is_demo), now())).fetchone()[0]
 
     def golden_set(self, name: str) -> GoldenSetRecord:
         row = self._one("SELECT id, name, overlap, is_demo, created_at FROM golden_sets "
@@ -269,8 +290,8 @@ class Store(Connection):
             version = self.conn.execute("SELECT coalesce(max(version), 0) + 1 FROM rubrics WHERE name = ?",
                                         (rubric.name,)).fetchone()[0]
             rid = self.conn.execute(
-                "INSERT INTO rubrics (name, version, hash, content, created_at) VALUES (?, ?, ?, ?, ?)",
-                (rubric.name, version, content_hash, to_json(rubric.content()), now())).lastrowid
+                "INSERT INTO rubrics (name, version, hash, content, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (rubric.name, version, content_hash, to_json(rubric.content()), now())).fetchone()[0]
             self.conn.executemany("INSERT INTO rubric_scale (rubric_id, value) VALUES (?, ?)",
                                   [(rid, v) for v in rubric.scale.values])
             self.conn.executemany(
@@ -340,7 +361,7 @@ class Store(Connection):
                    ON CONFLICT (item_pk, rater, rubric_name) DO UPDATE
                    SET score = excluded.score, rationale = excluded.rationale, rubric_id = excluded.rubric_id,
                        updated_at = excluded.updated_at
-                   WHERE labels.score IS NOT excluded.score OR labels.rationale IS NOT excluded.rationale""", rows)
+                   WHERE labels.score IS DISTINCT FROM excluded.score OR labels.rationale IS DISTINCT FROM excluded.rationale""", rows)
             active_queue.record_inclusion(self, [
                 {"item_pk": item_pks[lab.item_id], "rater": lab.rater, "rubric_name": rubric_name,
                  "inclusion_probability": lab.inclusion_probability}
@@ -406,7 +427,7 @@ class Store(Connection):
                ON CONFLICT (item_pk, rubric_name) DO UPDATE
                SET score = excluded.score, note = excluded.note, lead = excluded.lead, rubric_id = excluded.rubric_id,
                    created_at = excluded.created_at
-               WHERE adjudications.score IS NOT excluded.score OR adjudications.note IS NOT excluded.note""",
+               WHERE adjudications.score IS DISTINCT FROM excluded.score OR adjudications.note IS DISTINCT FROM excluded.note""",
             [{"note": None, "created_at": None, **r, "at": now()} for r in rows])
         return self.conn.total_changes - before
 
@@ -426,9 +447,9 @@ class Store(Connection):
                 return row["id"], False
             rid = self.conn.execute(
                 "INSERT INTO runs (judge_pk, golden_set_id, source, name, status, params, started_at, finished_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (judge_pk, golden_set_id, source, name, status, to_json(params or {}), now(),
-                 None if status == "running" else now())).lastrowid
+                 None if status == "running" else now())).fetchone()[0]
             return rid, True
 
     def set_run_status(self, run_id: int, status: str) -> None:

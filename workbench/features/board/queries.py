@@ -29,7 +29,8 @@ def ensure_board(store: Store, name: str) -> int:
     row = store.conn.execute("SELECT id FROM boards WHERE name = ?", (name,)).fetchone()
     if row:
         return row[0]
-    return store.conn.execute("INSERT INTO boards (name, created_at) VALUES (?, ?)", (name, now())).lastrowid
+    return store.conn.execute("INSERT INTO boards (name, created_at) VALUES (?, ?) RETURNING id",
+                              (name, now())).fetchone()[0]
 
 
 def board(store: Store, name: str) -> Board:

@@ -14,7 +14,7 @@ from workbench.calibration.golden_sets import GoldenSetVersion, label_rows, runs
 from workbench.calibration.rubric_versions import rubric_summaries
 from workbench.features.refine.records import (Lineage, RefineRound, RefineSession, RefineSplit, SplitItem, SplitParts,
     from_row)
-from workbench.store.db import as_sqlite_utils, now, query, query_one
+from workbench.store.db import now, query, query_one
 from workbench.store.mapping import to_json
 from workbench.store.store import Store
 
@@ -51,11 +51,11 @@ def insert_split(store: Store, *, golden_set_id: int, golden_set_version_id: int
             return existing
         sid = store.conn.execute(
             """INSERT INTO refine_splits (golden_set_id, golden_set_version_id, rubric_name, seed, held_out_fraction,
-                   strata, n_unresolved, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                   strata, n_unresolved, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
             (golden_set_id, golden_set_version_id, rubric_name, seed, held_out_fraction, strata, n_unresolved,
-             now())).lastrowid
-        as_sqlite_utils(store.conn)["refine_split_items"].insert_all(  # under a savepoint of this transaction
-            {"split_id": sid, "item_pk": pk, "part": part, "consensus": c} for pk, part, c in items)
+             now())).fetchone()[0]
+        store.conn.executemany("INSERT INTO refine_split_items (split_id, item_pk, part, consensus) VALUES (?, ?, ?, ?)",
+                               [(sid, pk, part, c) for pk, part, c in items])
         return split(store, sid)
 
 
@@ -96,8 +96,8 @@ def insert_session(store: Store, *, split_id: int, base_rubric_id: int, judge_id
     with store.transaction():
         sid = store.conn.execute(
             """INSERT INTO refine_sessions (split_id, base_rubric_id, judge_id, strategy, optimizer, max_examples,
-                   budget_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-            (split_id, base_rubric_id, judge_id, strategy, optimizer, max_examples, budget_usd, now())).lastrowid
+                   budget_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id""",
+            (split_id, base_rubric_id, judge_id, strategy, optimizer, max_examples, budget_usd, now())).fetchone()[0]
         return session(store, sid)
 
 
@@ -126,13 +126,13 @@ def set_session_status(store: Store, session_id: int, status: str) -> None:
 
 def session_spend(store: Store, session_id: int, judge_pks: Sequence[int], golden_set_id: int) -> float:
     """Every dollar the session has spent: its optimizer calls and its judges' recorded judgments."""
-    opt = store.conn.execute("SELECT total(optimizer_cost_usd) FROM refine_rounds WHERE session_id = ?",
+    opt = store.conn.execute("SELECT coalesce(sum(optimizer_cost_usd), 0.0) FROM refine_rounds WHERE session_id = ?",
                              (session_id,)).fetchone()[0]
     if not judge_pks:
         return float(opt)
     marks = ",".join("?" * len(judge_pks))
     judged = store.conn.execute(
-        f"""SELECT total(j.cost_usd) FROM judgments j JOIN runs r ON r.id = j.run_id
+        f"""SELECT coalesce(sum(j.cost_usd), 0.0) FROM judgments j JOIN runs r ON r.id = j.run_id
             WHERE r.golden_set_id = ? AND r.judge_pk IN ({marks})""", (golden_set_id, *judge_pks)).fetchone()[0]
     return float(opt) + float(judged)
 
@@ -153,12 +153,12 @@ def round_(store: Store, round_id: int) -> RefineRound:
 
 def insert_round(store: Store, session_id: int, number: int, parent_rubric_id: int) -> RefineRound:
     with store.transaction():
-        rid = store.conn.execute(
+        store.conn.execute(
             """INSERT INTO refine_rounds (session_id, number, parent_rubric_id, created_at) VALUES (?, ?, ?, ?)
-               ON CONFLICT (session_id, number) DO NOTHING""", (session_id, number, parent_rubric_id, now())).lastrowid
+               ON CONFLICT (session_id, number) DO NOTHING""", (session_id, number, parent_rubric_id, now()))
         row = query_one(store.conn, "SELECT id FROM refine_rounds WHERE session_id = ? AND number = ?",
                         (session_id, number))
-    return round_(store, row["id"] if row else rid)
+    return round_(store, row["id"])
 
 
 def save_edit(store: Store, round_id: int, edit: dict, *, cost_usd: float | None, tokens_in: int | None,

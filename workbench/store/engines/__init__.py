@@ -1,0 +1,1 @@
+"""Where a workspace lives: an SQLite file (the default) or a Postgres database, and moving it between the two."""
