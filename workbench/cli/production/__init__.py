@@ -1,0 +1,1 @@
+"""Commands of an approved judge in production: `workbench monitor ingest|report|promote`."""

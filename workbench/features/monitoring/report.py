@@ -1,0 +1,149 @@
+"""The monitoring report: per day or week, raw and prediction-powered pass rates, agreement with the reviewers,
+and the alarms, each computed only from traces timed up to the window's end.
+
+:func:`windows_report` is the whole computation on plain records (replays in the tests call it directly);
+:func:`monitor_report` reads the stream and its labels from the store first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import datetime, timedelta
+from typing import Sequence
+
+import numpy as np
+
+from workbench import stats
+from workbench.calibration.golden_sets import consensus
+from workbench.core.errors import InputError, WorkbenchError
+from workbench.features.monitoring import alarms, queries
+from workbench.features.monitoring.records import (WINDOWS, Alarm, Estimate, GoldenMix, MonitorReport, StoredTrace,
+                                                   StreamBundle, WindowReport, parse_time, utc_text)
+from workbench.stats.monitoring import agreement_scale, betting_test, category_shift, length_shift, spent_alpha
+from workbench.stats.monitoring import window_agreement
+from workbench.store import Store
+
+ALPHA = 0.05  # validity: P(any false alarm since approval) <= ALPHA; shift: the same over all windows
+MEMORY = 50  # the validity test's bets look at this many recent labels
+
+
+def window_start(t: datetime, window: str) -> datetime:
+    day = t.replace(hour=0, minute=0, second=0, microsecond=0)
+    return day if window == "day" else day - timedelta(days=day.weekday())
+
+
+def windows_report(traces: Sequence[StoredTrace], labels: dict[str, int | None], sb: StreamBundle, golden: GoldenMix,
+                   *, window: str = "day", stream: str = "", as_of: datetime | None = None) -> tuple[WindowReport, ...]:
+    """One report per window holding traces, in time order (``traces`` sorted by time)."""
+    if window not in WINDOWS:
+        raise InputError(f"unknown window '{window}'", fix="use --window day or --window week")
+    scale = agreement_scale(sb.confusion, sb.values, metric=sb.agreement_metric, bound=sb.min_agreement_lower)
+    step = timedelta(days=1 if window == "day" else 7)
+    groups: dict[datetime, list[StoredTrace]] = {}
+    for t in traces:
+        groups.setdefault(window_start(parse_time(t.ts), window), []).append(t)
+    # the validity test runs once over every label since approval in time order; a window reads it up to its end
+    labeled_all = [(t, labels.get(t.trace_id)) for t in traces
+                   if t.sampled and t.score is not None and labels.get(t.trace_id) is not None]
+    x_all = scale.agreement([t.score for t, _ in labeled_all], [h for _, h in labeled_all]) if labeled_all \
+        else np.zeros(0)
+    test = betting_test(x_all, scale.floor, alpha=ALPHA, memory=MEMORY)
+    use_categories = len(golden.categories) > 1 or len({t.category for t in traces}) > 1
+    approved = scale.as_metric(float(np.mean(_approval_agreement(sb, scale)))) if sb.confusion else None
+    out: list[WindowReport] = []
+    seen_labels = 0
+    validity_since = shift_since = None
+    for k, (start, members) in enumerate(sorted(groups.items()), 1):
+        end = start + step
+        scored = [t for t in members if t.score is not None]
+        judge_pass = np.array([sb.is_pass(t.score) for t in scored], dtype=float)
+        lab = [(t, labels.get(t.trace_id)) for t in scored if t.sampled and labels.get(t.trace_id) is not None]
+        n_labeled = sum(1 for t in members if t.sampled and labels.get(t.trace_id) is not None)
+        seen_labels += len(lab)
+        human = np.array([sb.is_pass(h) for _, h in lab], dtype=float)
+        lab_ids = {t.trace_id for t, _ in lab}
+        unlab = np.array([sb.is_pass(t.score) for t in scored if t.trace_id not in lab_ids], dtype=float)
+        corrected = _ppi(human, np.array([sb.is_pass(t.score) for t, _ in lab], dtype=float), unlab)
+        x = scale.agreement([t.score for t, _ in lab], [h for _, h in lab]) if lab else np.zeros(0)
+        agree = window_agreement(x, scale)
+        found: list[Alarm] = []
+        wealth = float(test.wealth[seen_labels - 1]) if seen_labels else 1.0
+        if test.crossed_at is not None and test.crossed_at < seen_labels:
+            validity_since = validity_since or utc_text(start)
+            recent = x_all[max(0, seen_labels - MEMORY):seen_labels]
+            found.append(alarms.validity(sb, stream=stream, since=validity_since, n_labels=seen_labels,
+                                         recent=scale.as_metric(float(recent.mean())), n_recent=len(recent),
+                                         approved=approved, e_value=float(test.wealth[: seen_labels].max()),
+                                         alpha=ALPHA))
+        level = spent_alpha(k, ALPHA)
+        moved = (category_shift(golden.categories, Counter(t.category for t in members), level=level)
+                 if use_categories else length_shift(golden.input_lengths, [t.input_chars for t in members],
+                                                     level=level))
+        if moved is not None and moved.shifted:
+            shift_since = shift_since or utc_text(start)
+            found.append(alarms.shift(sb, moved, stream=stream, since=shift_since, alpha=ALPHA))
+        else:
+            shift_since = None
+        if end > sb.expires_at or (as_of is not None and as_of >= sb.expires_at and k == len(groups)):
+            found.append(alarms.expiry(sb, stream=stream))
+        out.append(WindowReport(utc_text(start), utc_text(end), len(members), n_labeled,
+                                float(judge_pass.mean()) if judge_pass.size else None, corrected,
+                                Estimate(agree.get("value"), agree.get("ci_low"), agree.get("ci_high")),
+                                tuple(found), float(human.mean()) if human.size else None, seen_labels, wealth))
+    return tuple(out)
+
+
+def _approval_agreement(sb: StreamBundle, scale) -> np.ndarray:
+    """Per-item agreement of the approval golden set, rebuilt from its confusion matrix."""
+    judge, human = [], []
+    for i, row in enumerate(sb.confusion):
+        for j, n in enumerate(row):
+            human += [sb.values[i]] * n
+            judge += [sb.values[j]] * n
+    return scale.agreement(judge, human) if judge else np.ones(1)
+
+
+def _ppi(human: np.ndarray, judge_labeled: np.ndarray, judge_unlabeled: np.ndarray) -> Estimate:
+    """Prediction-powered pass rate (``stats.ppi_mean``, as ``grade`` uses), clipped to [0, 1]; with every trace
+    of the window labeled, the human pass rate itself."""
+    if human.size and judge_unlabeled.size == 0:
+        p = float(human.mean())
+        return Estimate(p, p, p, "every scored trace of the window is labeled: the human pass rate itself")
+    res = stats.ppi_mean(human, judge_labeled, judge_unlabeled)
+    if res.get("refused"):
+        return Estimate(None, None, None, res.get("reason"))
+    clip = lambda v: float(min(1.0, max(0.0, v)))  # noqa: E731
+    return Estimate(clip(res.get("estimate")), clip(res.get("ci_low")), clip(res.get("ci_high")))
+
+
+def golden_mix(store: Store, sb: StreamBundle) -> GoldenMix:
+    """Categories and input lengths of the golden-set version the bundle was approved on."""
+    try:
+        gs = store.golden_set(sb.golden_set)
+    except WorkbenchError:
+        return GoldenMix({}, ())
+    version = store.golden_set_version_by_hash(gs.id, sb.golden_set_hash)
+    ids = None
+    if version is not None:
+        snap = version.get("snapshot")
+        snap = snap if isinstance(snap, dict) else json.loads(snap)
+        ids = [i for i, _ in snap.get("items") or []]
+    items = store.items(gs.id, ids)
+    return GoldenMix(dict(Counter(i.category for i in items)), tuple(len(i.input) for i in items))
+
+
+def stream_labels(store: Store, stream: str, rubric: str) -> dict[str, int | None]:
+    """Consensus labels of the stream's golden set under the bundle's rubric (none yet: empty)."""
+    try:
+        return consensus(store, stream, rubric).labels
+    except WorkbenchError:
+        return {}
+
+
+def monitor_report(store: Store, stream: str, *, window: str = "day", as_of: datetime | None = None) -> MonitorReport:
+    sid, epoch, sb = queries.current_epoch(store, stream)
+    rows = queries.traces(store, sid, epoch)
+    windows = windows_report(rows, stream_labels(store, stream, sb.rubric_name), sb, golden_mix(store, sb),
+                             window=window, stream=stream, as_of=as_of)
+    return MonitorReport(stream, sb.file, window, sb.agreement_metric, sb.min_agreement_lower, windows)
