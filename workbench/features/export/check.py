@@ -29,6 +29,7 @@ from workbench.calibration.snapshots import Snapshot, current_snapshot
 from workbench.features.export.records import Bundle
 from workbench.features.export.tool_files import (ApprovedJudge, ExportRefused, promptfoo_prompt_sha256, render,
     untagged)
+from workbench.features.monitoring.production import check_production, clock
 
 
 @dataclass
@@ -75,10 +76,12 @@ class NoDatabase(WorkbenchError):
 
 def check_bundle(bundle_path: str | Path, *, judge_config: str | Path | None = None, store: Store | None = None,
                  db_name: str = "the database", trusted: TrustedKeys = TrustedKeys(), allow_unsigned: bool = False,
-                 golden_set_check: bool = True) -> CheckResult:
+                 golden_set_check: bool = True, as_of: str | None = None) -> CheckResult:
     """Compare everything there is to compare; ``store`` is None when the workspace has no database, which is
     refused (:class:`NoDatabase`) unless ``golden_set_check`` is off. ``trusted``: the keys a signature may come
-    from (the --trust files, else the workspace's own public keys)."""
+    from (the --trust files, else the workspace's own public keys). Production too: the approval's expiry
+    (``revalidate_after``) and the validity alarms of the streams the bundle grades, as of ``as_of``
+    (YYYY-MM-DD), else ``WORKBENCH_NOW``, else now."""
     res = CheckResult()
     bundle_path = Path(bundle_path)
     if store is None and golden_set_check:
@@ -99,6 +102,9 @@ def check_bundle(bundle_path: str | Path, *, judge_config: str | Path | None = N
         _check_store(bundle, bundle_path.name, store, db_name, res, golden_set=golden_set_check)
     if judge_config is not None:
         _check_judge(ApprovedJudge.from_bundle(bundle, bundle_path.name), Path(judge_config), res)
+    production = check_production(bundle.to_json(), bundle_path.name, store, clock(as_of))
+    res.problems += production.problems
+    res.compared += production.compared
     return res
 
 

@@ -64,8 +64,8 @@ def category_shift(golden: Mapping[str, int], window: Mapping[str, int], *, leve
         return None
     share_g, share_w = g / g.sum(), w / w.sum()
     moved = int(np.argmax(np.abs(share_w - share_g)))
-    expected_min = np.minimum(share_g, share_w) * 0 + (g + w) * min(g.sum(), w.sum()) / (g.sum() + w.sum())
-    small = expected_min < MIN_EXPECTED
+    # the smaller sample's row has the smaller expected counts: (column total) x (row total) / (grand total)
+    small = (g + w) * min(g.sum(), w.sum()) / (g.sum() + w.sum()) < MIN_EXPECTED
     if small.any() and (~small).sum() >= 1:
         g = np.append(g[~small], g[small].sum())
         w = np.append(w[~small], w[small].sum())
