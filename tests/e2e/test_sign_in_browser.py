@@ -102,7 +102,7 @@ def signed_in_server(oidc_provider, demo_db_template, tmp_path_factory, chromium
         'client_id = "judge-workbench"\n'
         f'client_secret = "{CLIENT_SECRET}"\n'
         f'server_metadata_url = "{oidc_provider}/.well-known/openid-configuration"\n')
-    url, proc, log = start(project, env, "--host", "127.0.0.1", port=port)
+    url, proc, log = start(project, env, "--host", "0.0.0.0", port=port)  # beyond loopback: accepted with [auth]
     try:
         yield url, proc, log
     finally:
@@ -131,6 +131,7 @@ def test_a_lead_signs_in_sees_the_lead_pages_and_signs_out(signed_in_server, bro
         sign_in(page, url, LEAD)
         expect(page.get_by_text("Signed in as maria.lead · lead")).to_be_visible(timeout=60_000)
         assert set(LEAD_ONLY) <= nav_titles(page)
+        expect(page.get_by_text("No sign-in on this server")).to_have_count(0)
         page.goto(f"{url}/adjudicate")
         expect(page.get_by_role("heading", name="Adjudicate").first).to_be_visible(timeout=60_000)
         expect(page.locator("[data-testid='stException']")).to_have_count(0)
@@ -149,6 +150,7 @@ def test_a_lead_signs_in_sees_the_lead_pages_and_signs_out(signed_in_server, bro
     finally:
         context.close()
     text = log.read_text()
+    assert "WARNING: serving" not in text
     assert CLIENT_SECRET not in text and COOKIE_SECRET not in text
     assert all(CLIENT_SECRET not in c and COOKIE_SECRET not in c for c in child_command_lines(proc.pid))
 
