@@ -1,0 +1,115 @@
+"""`monitor report` (its JSON, no peeking ahead), `check` knowing production (expiry with the clock, an open
+validity alarm, a labeled stream without one), and `monitor promote`."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import yaml
+
+from tests.monitoring import replay as rp
+from tests.monitoring import streams
+from tests.monitoring.conftest import approval_indices
+from tests.monitoring.helpers import cli, label_sampled
+from workbench.features.monitoring.ingest import ingest
+from workbench.features.monitoring.records import StreamBundle, parse_time
+
+
+def _stream(approved, tmp_path, *, drift_day=None, drift_share=0.0, days=6, per_day=300, rate=0.15, name="prod"):
+    traces, humans, _ = streams.stream_rows(days=days, per_day=per_day, seed=4, exclude=approval_indices(),
+                                            drift_day=drift_day, drift_share=drift_share)
+    path = streams.write_jsonl(tmp_path / f"{name}.jsonl", traces)
+    ingest(approved.store, name, approved.bundle_json(), approved.bundle.name, "jsonl", path, label_rate=rate, seed=9)
+    label_sampled(approved, name, humans, tmp_path)
+    return humans
+
+
+def test_report_json_has_the_issues_shape(approved, tmp_path):
+    _stream(approved, tmp_path)
+    r = cli(approved, "monitor", "report", "--stream", "prod", "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert len(doc["windows"]) == 6
+    w = doc["windows"][0]
+    assert {"start", "n_items", "n_labeled", "raw_pass_rate", "corrected_pass_rate", "agreement", "alarms"} <= set(w)
+    assert set(w["corrected_pass_rate"]) >= {"value", "ci_low", "ci_high"}
+    assert set(w["agreement"]) >= {"value", "ci_low", "ci_high"}
+    assert w["n_items"] == 300 and 25 <= w["n_labeled"] <= 70  # Bernoulli(0.15) of 300: 45 +- 4 sd
+    assert all(x["alarms"] == [] for x in doc["windows"])  # no drift, no shift, not expired
+    c = w["corrected_pass_rate"]
+    assert c["ci_low"] <= c["value"] <= c["ci_high"]
+    week = json.loads(cli(approved, "monitor", "report", "--stream", "prod", "--window", "week", "--json").output)
+    assert [x["n_items"] for x in week["windows"]] == [1800]  # Tue 1 to Sun 6 Dec 2026: one ISO week
+    assert week["windows"][0]["start"].startswith("2026-11-30")
+    text = cli(approved, "monitor", "report", "--stream", "prod").output
+    assert "No open alarm" in text and "2026-12-01" in text
+
+
+def test_a_window_sees_nothing_after_its_end(approved_template):
+    """No peeking ahead: the windows before the drift are the same whether or not the drifted days exist."""
+    sb = StreamBundle.from_bundle(yaml.safe_load(approved_template[1].read_text()), "b.yaml")
+    full = rp.replay(sb, seed=3, days=10, drift_day=6, drift_share=0.6)
+    cut = [t for t in full.traces if t.ts < full.windows[6].start]
+    again = rp.windows_report(cut, {k: v for k, v in full.labels.items()}, sb, rp.golden())
+    assert [w.to_json() for w in again] == [w.to_json() for w in full.windows[:6]]
+    assert any(a.kind == "validity" for w in full.windows[6:] for a in w.alarms)
+
+
+def test_validity_alarm_is_raised_in_the_report_and_fails_check(approved, tmp_path):
+    _stream(approved, tmp_path, drift_day=3, drift_share=0.5)
+    doc = json.loads(cli(approved, "monitor", "report", "--stream", "prod", "--json").output)
+    kinds = [[a["kind"] for a in w["alarms"]] for w in doc["windows"]]
+    assert kinds[:3] == [[], [], []] and "validity" in kinds[-1]
+    sentence = next(a["sentence"] for a in doc["windows"][-1]["alarms"] if a["kind"] == "validity")
+    assert "below the bound 0.1" in sentence and "since the window of 2026-12-0" in sentence
+    assert "monitor promote --stream prod" in sentence
+    r = cli(approved, "check", approved.bundle, "--allow-unsigned", env={"WORKBENCH_NOW": "2026-12-07"})
+    assert r.exit_code == 3 and "stream 'prod' has an open validity alarm" in r.output
+
+
+def test_check_passes_with_a_labeled_stream_and_no_alarm(approved, tmp_path):
+    _stream(approved, tmp_path)
+    r = cli(approved, "check", approved.bundle, "--allow-unsigned", env={"WORKBENCH_NOW": "2026-12-07"})
+    assert r.exit_code == 0, r.output
+    assert "stream 'prod': no validity alarm (1800 traces" in r.output and "valid until" in r.output
+
+
+def test_check_fails_on_expiry_by_the_clock(approved, tmp_path):
+    approved_on = parse_time(approved.bundle_json()["created_at"])
+    late = (approved_on + timedelta(days=91)).date().isoformat()
+    early = (approved_on + timedelta(days=89)).date().isoformat()
+    r = cli(approved, "check", approved.bundle, "--allow-unsigned", env={"WORKBENCH_NOW": late})
+    assert r.exit_code == 3 and "the approval expired on" in r.output and "90 days after approval" in r.output
+    assert cli(approved, "check", approved.bundle, "--allow-unsigned", env={"WORKBENCH_NOW": early}).exit_code == 0
+    bad = cli(approved, "check", approved.bundle, "--allow-unsigned", env={"WORKBENCH_NOW": "June"})
+    assert bad.exit_code == 1 and "WORKBENCH_NOW must be a date YYYY-MM-DD" in bad.output
+
+
+def test_expiry_alarm_in_the_report_windows_past_revalidate_after(approved_template):
+    sb = StreamBundle.from_bundle(yaml.safe_load(approved_template[1].read_text()), "b.yaml")
+    late = StreamBundle(**{**{f: getattr(sb, f) for f in sb.__slots__}, "approved_at": "2026-09-01T00:00:00+00:00"})
+    r = rp.replay(late, seed=1, days=3)
+    assert [[a.kind for a in w.alarms] for w in r.windows] == [["expiry"]] * 3  # expired 2026-11-30
+    assert "expired on 2026-11-30, 90 days after approval" in r.windows[0].alarms[0].sentence
+
+
+def test_promote_adds_a_new_version_with_labels_and_verdicts(approved, tmp_path):
+    _stream(approved, tmp_path, days=2, per_day=100, rate=0.2)
+    s = approved.store
+    gs = s.golden_set("approval")
+    before = [(v["version"], v["hash"]) for v in s.golden_set_versions(gs.id)]
+    n_before = len(s.item_index(gs.id))
+    r = cli(approved, "monitor", "promote", "--stream", "prod", "--golden-set", "approval")
+    assert r.exit_code == 0, r.output
+    sampled = len(s.item_index(s.golden_set("prod").id))
+    assert len(s.item_index(gs.id)) == n_before + sampled
+    after = [(v["version"], v["hash"]) for v in s.golden_set_versions(gs.id)]
+    assert after[:len(before)] == before and len(after) == len(before) + 1  # frozen versions untouched
+    assert f"frozen as version {after[-1][0]}" in r.output
+    labels = {row["item_id"] for row in s.labels(gs.id, "logic") if row["item_id"].startswith("d")}
+    assert len(labels) == sampled
+    runs = [run for run in s.runs(gs.id) if run["name"] == "production-prod"]
+    assert len(runs) == 1
+    again = cli(approved, "monitor", "promote", "--stream", "prod", "--golden-set", "approval")
+    assert "(0 new)" in again.output
