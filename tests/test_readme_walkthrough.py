@@ -158,13 +158,20 @@ def run_block(block: Block, cwd: Path, env: dict[str, str], log: Path) -> subpro
 
 
 @pytest.mark.slow
-def test_every_shell_block_of_the_readme_runs_as_written(tmp_path):
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+def test_every_shell_block_of_the_readme_runs_as_written(tmp_path, engine):
+    """Every documented command, as written; on Postgres too (WORKBENCH_DB names a fresh database on a real
+    server), where every command must work the same (issue 30)."""
     blocks = every_shell_block()
     workspace = tmp_path / "my-evals"
     workspace.mkdir()
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("WORKBENCH_") and not k.endswith("_API_KEY") and not k.endswith("_BASE_URL")}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])  # the installed workbench
+    if engine == "postgres":
+        from pg import postgres_url
+
+        env["WORKBENCH_DB"] = postgres_url()
     seed = subprocess.run(["workbench", "demo", "--no-ui"], cwd=workspace, env=env, capture_output=True, text=True,
                           timeout=600)
     assert seed.returncode == 0, seed.stderr
@@ -177,6 +184,13 @@ def test_every_shell_block_of_the_readme_runs_as_written(tmp_path):
                                                                               r.stderr[-3000:])
         results.append(r)
 
+    if engine == "postgres":  # it all happened on the server: no SQLite file was made on the side
+        import psycopg
+
+        assert not (workspace / "workbench.db").exists()
+        with psycopg.connect(env["WORKBENCH_DB"]) as conn:
+            assert conn.execute("SELECT count(*) FROM judgments").fetchone()[0] > 1500  # the demo's and the tour's
+
     # the README's tour: the approved bundle and the graded file it promises, and why gpt4o-self fails
     tour = results[0].stdout
     card = "reports/calibration-demo-patch-quality-v1-gpt4o-self.html"
@@ -187,7 +201,7 @@ def test_every_shell_block_of_the_readme_runs_as_written(tmp_path):
 
     # the walkthrough: where docs/walkthrough.md says every output lands, and each command says so too
     walkthrough = results[blocks.index(shell_blocks(read("docs/walkthrough.md"), "docs/walkthrough.md")[0])].stdout
-    for path in ("workbench.db", "golden_sets/demo/items.jsonl", "rubrics/demo-patch-quality.yaml", card, bundle,
+    for path in ("workbench.db" if engine == "sqlite" else "golden_sets/demo/golden_set.yaml", "golden_sets/demo/items.jsonl", "rubrics/demo-patch-quality.yaml", card, bundle,
                  graded):
         assert (workspace / path).is_file(), path
     assert f"Wrote {card}" in walkthrough and f"Exported {bundle}" in walkthrough

@@ -93,9 +93,9 @@ class Workspace:
 
 
 def is_url_like(text: str) -> bool:
-    """A scheme of two letters or more, then ':' (``postgresql://...``, ``mysql:``); ``C:\\db`` is a path.
+    """A scheme of two letters or more, then ':' (``postgresql://...``, ``mysql:``); a Windows drive (``C:/db``) is a path.
 
-    >>> [is_url_like(t) for t in ("postgresql://h/db", "sqlite:///w.db", "postgresql:", "C:\\w.db", "w.db")]
+    >>> [is_url_like(t) for t in ("postgresql://h/db", "sqlite:///w.db", "postgresql:", "C:/w.db", "w.db")]
     [True, True, True, False, False]
     """
     return re.match(r"^[A-Za-z][A-Za-z0-9+.-]+:", text) is not None
