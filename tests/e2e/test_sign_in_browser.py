@@ -196,7 +196,7 @@ def test_a_non_loopback_host_without_auth_refuses_to_start(demo_db_template, tmp
     res = workbench(project, "ui", "--host", "0.0.0.0", "--port", str(port), env=env)
     assert res.returncode == 1
     err = " ".join(res.stderr.split())
-    assert "no [auth] section in" in err and "--insecure-no-login" in err
+    assert "has no [auth] section: add one and give it" in err and "--insecure-no-login" in err
     for key in ("redirect_uri", "cookie_secret", "client_id", "client_secret", "server_metadata_url"):
         assert key in err
     assert "Judge Workbench UI on" not in res.stdout  # it said so before starting anything

@@ -46,12 +46,24 @@ def test_the_provider_keys_may_sit_in_auth_default(project):
 
 def test_missing_auth_or_keys_are_named_without_values(project):
     secrets = project / ".streamlit" / "secrets.toml"
-    assert sign_in_problem(project) == "no [auth] section in " + str(secrets)
+    problem, fix = sign_in_problem(project)
+    assert problem == f"{secrets} has no [auth] section" and fix.startswith("add one and give it redirect_uri")
     secrets.write_text(FULL.replace('client_id = "wb"\n', "").replace("cookie_secret", "cookie_secrets"))
-    problem = sign_in_problem(project)
-    assert problem.endswith("lacks cookie_secret, client_id") and "SECRET" not in problem
+    problem, fix = sign_in_problem(project)
+    assert problem.endswith("lacks cookie_secret, client_id") and "SECRET" not in problem + fix
     secrets.write_text("[auth\n")
-    assert "is not valid TOML" in sign_in_problem(project) and "line 1" in sign_in_problem(project)
+    problem, fix = sign_in_problem(project)
+    assert "is not valid TOML" in problem and "line 1" in problem and fix == "correct it"
+
+
+def test_sign_in_needs_authlib(project, monkeypatch):
+    import importlib.util
+
+    (project / ".streamlit" / "secrets.toml").write_text(FULL)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "authlib" else real(name, *a))
+    assert sign_in_problem(project) == ("Authlib, which st.login needs, is not installed",
+                                        "pip install 'judge-workbench[auth]'")
 
 
 def test_the_home_folder_secrets_count_unless_the_project_replaces_auth(project):
@@ -59,7 +71,7 @@ def test_the_home_folder_secrets_count_unless_the_project_replaces_auth(project)
     home.write_text(FULL)
     assert sign_in_problem(project) is None  # Streamlit reads ~/.streamlit/secrets.toml too
     (project / ".streamlit" / "secrets.toml").write_text('[auth]\nclient_id = "other"\n')
-    assert "lacks" in sign_in_problem(project)  # a later file's [auth] replaces the whole section, as Streamlit does
+    assert "lacks" in sign_in_problem(project)[0]  # a later file's [auth] replaces the whole section, as Streamlit does
 
 
 @pytest.fixture

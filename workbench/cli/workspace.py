@@ -124,10 +124,9 @@ def _files_written(workspace: Workspace, files: list[Path], db: Path | None, *, 
 LOOPBACK = "127.0.0.1"
 AUTH_KEYS = ("redirect_uri", "cookie_secret")  # in [auth] itself
 PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")  # in [auth] or [auth.default]
-HOW_TO_SIGN_IN = ("add an [auth] section with redirect_uri (http(s)://HOST:PORT/oauth2callback), cookie_secret "
-                  "(a long random string), client_id, client_secret and server_metadata_url (your OIDC provider's "
-                  ".well-known/openid-configuration URL) to {file}, or pass --insecure-no-login to serve without "
-                  "sign-in")
+HOW_TO_SIGN_IN = ("give it redirect_uri (http(s)://HOST:PORT/oauth2callback), cookie_secret (a long random string), "
+                  "client_id, client_secret and server_metadata_url (your OIDC provider's "
+                  ".well-known/openid-configuration URL)")
 
 
 @click.command(cls=WorkbenchCommand)
@@ -167,11 +166,12 @@ def secrets_files(root: Path) -> list[Path]:
     return [Path.home() / ".streamlit" / "secrets.toml", root / ".streamlit" / "secrets.toml"]
 
 
-def sign_in_problem(root: Path) -> str | None:
-    """Why st.login (OIDC, default provider) would not work with this workspace's secrets; None when it would.
+def sign_in_problem(root: Path) -> tuple[str, str] | None:
+    """Why st.login (OIDC, default provider) would not work with this workspace's secrets, and the fix; None if it would.
 
     Only key names are ever reported: the values (client_secret, cookie_secret) stay in the file.
     """
+    import importlib.util
     import tomllib
 
     auth, source = None, root / ".streamlit" / "secrets.toml"
@@ -181,15 +181,17 @@ def sign_in_problem(root: Path) -> str | None:
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:  # the message gives line and column, no value
-            return f"{_shown(path)} is not valid TOML ({e})"
+            return f"{_shown(path)} is not valid TOML ({e})", "correct it"
         if "auth" in data:
             auth, source = data["auth"], path
     if not isinstance(auth, dict):
-        return f"no [auth] section in {_shown(source)}"
+        return f"{_shown(source)} has no [auth] section", "add one and " + HOW_TO_SIGN_IN
     provider = auth.get("default") if isinstance(auth.get("default"), dict) else auth
     missing = [k for k in AUTH_KEYS if not auth.get(k)] + [k for k in PROVIDER_KEYS if not provider.get(k)]
     if missing:
-        return f"the [auth] section of {_shown(source)} lacks {', '.join(missing)}"
+        return f"the [auth] section of {_shown(source)} lacks {', '.join(missing)}", HOW_TO_SIGN_IN
+    if importlib.util.find_spec("authlib") is None:  # st.login would fail at the first sign-in
+        return "Authlib, which st.login needs, is not installed", "pip install 'judge-workbench[auth]'"
     return None
 
 
@@ -197,12 +199,13 @@ def _check_team_server(ws: Workspace, host: str, insecure_no_login: bool) -> Non
     """A server others can reach signs them in (st.login), or says loudly that it does not."""
     from workbench.core.errors import WorkbenchError
 
-    problem = sign_in_problem(ws.root)
-    if problem is None:
+    found = sign_in_problem(ws.root)
+    if found is None:
         return
+    problem, fix = found
     if not insecure_no_login:
         raise WorkbenchError(f"workbench ui --host {host} serves other machines, so it needs sign-in, but {problem}: "
-                             + HOW_TO_SIGN_IN.format(file=_shown(ws.root / ".streamlit" / "secrets.toml")) + ".")
+                             f"{fix}, or pass --insecure-no-login to serve without sign-in.")
     click.secho(f"WARNING: serving on {host} WITHOUT sign-in (--insecure-no-login; {problem}): anyone who can reach "
                 "this address can pick any rater name, a lead's included, and read and change every label.",
                 fg="yellow", err=True)
