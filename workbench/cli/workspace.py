@@ -182,8 +182,8 @@ def sign_in_problem(root: Path) -> tuple[str, str] | None:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:  # the message gives line and column, no value
             return f"{_shown(path)} is not valid TOML ({e})", "correct it"
-        if "auth" in data:
-            auth, source = data["auth"], path
+        if "auth" in data:  # Streamlit merges files key by key: a later [auth] replaces an earlier one whole
+            auth, source = data.get("auth"), path
     if not isinstance(auth, dict):
         return f"{_shown(source)} has no [auth] section", "add one and " + HOW_TO_SIGN_IN
     provider = auth.get("default") if isinstance(auth.get("default"), dict) else auth
