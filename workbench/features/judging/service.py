@@ -207,8 +207,8 @@ def run_summary(store: Store, golden_set: str, rubric: str, judge: str, *, repea
 def _join(store: Store, p: Prepared, golden_set: str, judge: str, *, exclusive: bool) -> leases.Holder:
     holder, blocker = claims.join(store, p.run_id, exclusive=exclusive)
     if blocker is not None:
-        kind = "as a batch run " if not exclusive else ""
-        raise Conflict(f"judge '{judge}' is already running {kind}on golden set '{golden_set}' (run {p.run_name}, "
+        kind = " as a batch run" if not exclusive else ""
+        raise Conflict(f"judge '{judge}' is already running on golden set '{golden_set}'{kind} (run {p.run_name}, "
                        f"{blocker.describe()}); wait for it to finish or stop it there, since a run whose heartbeat "
                        f"stops for {leases.LEASE_STALE_S:.0f} s is taken over")
     return holder
