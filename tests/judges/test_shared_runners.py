@@ -1,7 +1,8 @@
 """Runners on many machines (issue 30 item 4): several `workbench judge run` processes share one run.
 
 Real processes of the CLI, the real openai SDK over HTTP to the loopback server (which counts the requests per
-item), on a real SQLite file and on a real Postgres server (tests/pg.py). Each (item, repeat) is claimed before its
+item), on a real SQLite file and on a real Postgres server (tests/pg.py; the processes' runs on Postgres are
+marked slow, run by CI's `-m ""`; the claims themselves are tested on both in the quick loop). Each (item, repeat) is claimed before its
 request: N runners send each request once; a runner killed with SIGKILL mid-run leaves its claims to the others,
 who finish the run with every judgment stored once, and only the requests the killed runner had in flight are sent
 again.
@@ -52,13 +53,20 @@ def target(request, tmp_path: Path) -> str:
     return str(tmp_path / "w.db") if request.param == "sqlite" else postgres_target()
 
 
+# the runs of several CLI processes take 10-20 s each on Postgres: there they run with the slow tests (CI runs all)
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
+def cli_target(request, tmp_path: Path) -> str:
+    return str(tmp_path / "w.db") if request.param == "sqlite" else postgres_target()
+
+
 def _cli(db: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "workbench.cli", "--db", db, *args], capture_output=True, text=True,
                           env=env, timeout=120, cwd=ROOT)
 
 
 @pytest.fixture
-def golden(target: str, tmp_path: Path) -> str:
+def golden(cli_target: str, tmp_path: Path) -> str:
+    target = cli_target
     (tmp_path / "r.yaml").write_text(RUBRIC)
     items = "".join(json.dumps({"id": f"i{n}", "input": f"Fix it. ITEM-MARKER i{n} EXPECT-SCORE {n % 3 - 1}",
                                 "output": "done"}) + "\n" for n in range(N_ITEMS))
