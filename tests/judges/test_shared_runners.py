@@ -254,3 +254,119 @@ def test_the_claims_of_a_runner_that_is_gone_are_taken_over_once(run_store, gone
     with s.transaction():
         assert claims.leave(s, run_id, me)
     assert s.conn.execute("SELECT count(*) FROM run_claims WHERE done = 0").fetchone()[0] == 0
+
+
+# --------------------------------------------------------------------------- the service: status and leaving
+
+
+def test_a_runner_that_stops_leaves_the_run_to_the_others_and_the_last_one_marks_it_done(demo_store):
+    from workbench.features.judging import service as judging
+    from workbench.judges.runner import plan_work
+
+    def run(**kw):
+        return judging.run(demo_store, "demo", "demo-patch-quality", "test-results", concurrency=1, **kw)
+
+    p = judging.prepare_run(demo_store, "demo", "demo-patch-quality", "test-results")
+    work, _ = plan_work(p.items, p.rubric.rubric, p.spec)
+    other = _foreign_runner(demo_store, p.run_id, pid=os.getpid(), host=socket.gethostname(), heartbeat_age_s=1)
+    with demo_store.transaction():  # a live runner holds the first 3 keys, their requests in flight
+        for (_, h, r), _item in work[:3]:
+            demo_store.conn.execute("INSERT INTO run_claims (run_id, content_hash, repeat, token, claimed_at) "
+                                    "VALUES (?, ?, ?, ?, ?)", (p.run_id, h, r, other.token, now()))
+    done = []
+    first = run(progress=lambda n, total, cost: done.append(n), should_stop=lambda: len(done) >= 5)
+    assert first["stopped"] == "stopped" and first["n_recorded"] == 5 and not first["complete"]
+    [row] = demo_store.runs(demo_store.golden_set("demo").id, judge_row_pk(demo_store))
+    assert row["status"] == "running"  # another runner still works on it: not 'stopped'
+    unsent = demo_store.conn.execute("SELECT token FROM run_claims WHERE done = 0").fetchall()
+    assert [t[0] for t in unsent] == [other.token] * 3  # none of this runner's left: only the other's
+    with demo_store.transaction():  # the other runner's machine goes quiet
+        demo_store.conn.execute("UPDATE leases SET host = 'another-machine', heartbeat_at = ? WHERE token = ?",
+                                ((datetime.now(timezone.utc) - timedelta(minutes=5)).isoformat(), other.token))
+    second = run()
+    assert second["complete"] and second["n_recorded"] == len(work) - 5 and second["n_skipped"] == 5
+    [row] = demo_store.runs(demo_store.golden_set("demo").id, judge_row_pk(demo_store))
+    assert row["status"] == "done" and row["n_judgments"] == len(work)
+    assert claims.takeovers(demo_store, p.run_id) == 3
+    assert demo_store.conn.execute("SELECT count(*) FROM leases").fetchone()[0] == 0
+
+
+def judge_row_pk(store: Store) -> int:
+    from workbench.calibration.rubric_versions import get_rubric, judge_row
+
+    return judge_row(store, get_rubric(store, "demo-patch-quality").id, "test-results").pk
+
+
+# --------------------------------------------------------------------------- the runner and a shared sink
+
+
+def test_the_runner_waits_for_keys_another_runner_holds_and_gives_back_what_it_gives_up(rubric):
+    """Keys another live runner holds are looked at again until stored (never requested here) or given back
+    (requested here then); a key this runner gives up on after its retries goes back to the others."""
+    import asyncio
+    import re
+
+    from judge_fakes import ScriptedProvider, make_items, turn, verdict
+
+    from workbench.core.models import JudgeSpec
+    from workbench.judges import InMemorySink, ProviderError, plan_work, run_judge
+    from workbench.judges.sink import ClaimOutcome
+
+    spec = JudgeSpec(id="sonnet", model="anthropic/claude-sonnet-4-5")
+    items = make_items(6)
+    keys = {item.id: key for key, item in plan_work(items, rubric, spec)[0]}
+
+    class SharedSink(InMemorySink):
+        def __init__(self) -> None:
+            super().__init__()
+            self.owner = {keys["i1"]: "other", keys["i2"]: "other"}
+            self.released: list = []
+
+        async def aclaim(self, offered, want):
+            claimed, done, held = [], [], []
+            for k in offered:
+                if len(claimed) >= want:
+                    break
+                if k in self.judgments:
+                    done.append(k)
+                elif self.owner.setdefault(k, "me") == "me":
+                    claimed.append(k)
+                else:
+                    held.append(k)
+            return ClaimOutcome(tuple(claimed), tuple(done), tuple(held))
+
+        async def arelease(self, given_back):
+            self.released += given_back
+            for k in given_back:
+                self.owner.pop(k, None)
+
+    sink = SharedSink()
+    overloaded = ProviderError("scripted", "overloaded", kind="overloaded", status_code=529)
+
+    def reply(request, n):
+        return overloaded if "ITEM-MARKER i0 " in request.messages[0]["content"] else turn(verdict_args=verdict(0))
+
+    provider = ScriptedProvider(reply, delay=0.05)
+
+    async def other_runner() -> None:
+        await asyncio.sleep(0.3)
+        sink.judgments[keys["i1"]] = "stored by the other runner"  # it stores i1 ...
+        sink.owner.pop(keys["i2"])  # ... and gives i2 back
+
+    async def main():
+        other = asyncio.ensure_future(other_runner())
+
+        async def no_wait(_s: float) -> None:
+            return None
+
+        report = await run_judge(items, rubric, spec, sink, provider=provider, concurrency=2, max_attempts=2,
+                                 sleep=no_wait)
+        await other
+        return report
+
+    report = asyncio.run(main())
+    asked = [re.search(r"ITEM-MARKER (\S+)", r.messages[0]["content"]).group(1) for r in provider.requests]
+    assert "i1" not in asked and asked.count("i2") == 1  # held: never asked; given back: asked once
+    assert sorted(set(asked)) == ["i0", "i2", "i3", "i4", "i5"] and asked.count("i0") == 2  # tried twice
+    assert report.n_recorded == 4 and report.n_elsewhere == 1 and report.n_failed == 1
+    assert sink.released == [keys["i0"]]  # given up here: another runner may try it
