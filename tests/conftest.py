@@ -1,7 +1,12 @@
-"""Shared fixtures: a fresh SQLite file per test, the seeded demo, and a CLI runner."""
+"""Shared fixtures: a fresh SQLite file per test, the seeded demo, and a CLI runner.
+
+With ``WORKBENCH_TEST_ENGINE=postgres`` the ``store`` and ``demo_store`` fixtures are databases on a real Postgres
+server (tests/pg.py) instead: the store-backed tests then check that every query speaks both engines.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -28,9 +33,28 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "workbench.db"
 
 
+ENGINE = os.environ.get("WORKBENCH_TEST_ENGINE", "sqlite")
+
+
+def _on_engine(sqlite_path: Path) -> str:
+    """Where a test's store lives: the SQLite file, or (WORKBENCH_TEST_ENGINE=postgres) a fresh Postgres database
+    holding a copy of whatever the file holds."""
+    if ENGINE != "postgres":
+        return str(sqlite_path)
+    from pg import postgres_url
+
+    from workbench.store.transfer import copy_workspace
+
+    url = postgres_url()
+    if sqlite_path.exists():
+        with Store(sqlite_path) as lite, Store(url) as pg:
+            copy_workspace(lite, pg)
+    return url
+
+
 @pytest.fixture
 def store(db_path: Path):
-    s = Store(db_path)
+    s = Store(_on_engine(db_path))
     yield s
     s.close()
 
@@ -49,7 +73,7 @@ def demo_store(demo_db_template: Path, tmp_path: Path):
     """A private copy of the seeded demo database."""
     path = tmp_path / "demo.db"
     shutil.copy(demo_db_template, path)
-    s = Store(path)
+    s = Store(_on_engine(path))
     yield s
     s.close()
 
@@ -57,12 +81,13 @@ def demo_store(demo_db_template: Path, tmp_path: Path):
 class Cli:
     """The CLI on a private database, with the database's folder as the workspace (never the source tree)."""
 
-    def __init__(self, db: Path):
+    def __init__(self, db: Path | str, project: Path | None = None):
         self.db = db
+        self.project = project or Path(db).parent  # a database server's URL needs a folder named
         self.runner = CliRunner()
 
     def __call__(self, *args: str, input: str | None = None):
-        return self.runner.invoke(main, ["--db", str(self.db), "--project", str(self.db.parent), *map(str, args)],
+        return self.runner.invoke(main, ["--db", str(self.db), "--project", str(self.project), *map(str, args)],
                                   input=input, catch_exceptions=False)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import E2E_SET
+from tests.e2e.conftest import E2E_SET, seed, start_ui, stop_ui
 from tests.e2e.reviewer import Lead, Reviewer
 from workbench.calibration.golden_sets import consensus
 from workbench.store import Store
@@ -14,8 +14,29 @@ RUBRIC = "demo-patch-quality"
 pytestmark = pytest.mark.browser
 
 
-def test_two_reviewers_label_the_same_items_and_a_lead_adjudicates(ui_server, browser):
-    server, ids = ui_server
+@pytest.fixture(params=["sqlite", "postgres"])
+def review_server(request, demo_db_template, tmp_path):
+    """The UI on the demo workspace, in an SQLite file or (copied there) in a database on a real Postgres server."""
+    if request.param == "sqlite":
+        yield request.getfixturevalue("ui_server")
+        return
+    from pg import postgres_url
+
+    from workbench.store.transfer import copy_workspace
+
+    ids = seed(tmp_path / "e2e.db", demo_db_template, tmp_path)
+    url = postgres_url()
+    with Store(tmp_path / "e2e.db") as lite, Store(url) as pg:
+        copy_workspace(lite, pg)
+    server = start_ui(url, tmp_path / "ui.log")
+    try:
+        yield server, ids
+    finally:
+        stop_ui(server.proc)
+
+
+def test_two_reviewers_label_the_same_items_and_a_lead_adjudicates(review_server, browser):
+    server, ids = review_server
     plan = {"dora": {ids[0]: 0, ids[1]: -1, ids[2]: 0}, "eli": {i: 0 for i in ids}}
     why = {-1: "The final test run fails; the agent claims success.", 1: "Adds a regression test and checks callers."}
     contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(4)]

@@ -10,8 +10,8 @@ from tests.conftest import Cli
 RUBRIC = "demo-patch-quality"
 
 
-def test_plan_names_the_open_checks_with_assumptions_and_json(demo_store) -> None:
-    cli = Cli(Path(demo_store.path))
+def test_plan_names_the_open_checks_with_assumptions_and_json(demo_store, tmp_path) -> None:
+    cli = Cli(demo_store.path, tmp_path)
     # lenient-mini's same-family effect straddles +0.1 (careful-sonnet, the demo's clean judge, has no open check)
     out = cli("plan", "--golden-set", "demo", "--rubric", RUBRIC, "--judge", "lenient-mini", "--target-width",
               "0.1", "--budget", "100")
@@ -33,8 +33,8 @@ def test_plan_names_the_open_checks_with_assumptions_and_json(demo_store) -> Non
     assert bad.exit_code != 0 and "target-width" in bad.output
 
 
-def test_queue_switches_and_shows_the_design(demo_store) -> None:
-    cli = Cli(Path(demo_store.path))
+def test_queue_switches_and_shows_the_design(demo_store, tmp_path) -> None:
+    cli = Cli(demo_store.path, tmp_path)
     assert "queue order random" in cli("golden-set", "queue", "demo").output
     refused = cli("golden-set", "queue", "demo", "--order", "active")
     assert refused.exit_code != 0 and "--rubric R --judge J" in refused.output

@@ -24,7 +24,7 @@ def jsonl(rows: list[dict]) -> str:
 
 def snapshot(store) -> dict:
     """Every row of every table: 'nothing imported' means this is unchanged."""
-    return {t: [tuple(r) for r in store.conn.execute(f"SELECT * FROM {t} ORDER BY rowid")]
+    return {t: sorted((tuple(r) for r in store.conn.execute(f"SELECT * FROM {t}")), key=repr)
             for t in store.table_counts()}
 
 

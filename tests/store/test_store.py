@@ -18,7 +18,15 @@ from workbench.store.db import connect
 from workbench.store.migrations import all_migrations, migrate
 
 
-def test_pragmas_and_strict_tables(store):
+@pytest.fixture
+def sqlite_store(db_path):
+    """SQLite's own settings are checked on an SQLite file, whichever engine the other tests use."""
+    with Store(db_path) as s:
+        yield s
+
+
+def test_pragmas_and_strict_tables(sqlite_store):
+    store = sqlite_store
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
@@ -28,7 +36,8 @@ def test_pragmas_and_strict_tables(store):
     assert applied == [name for name, _ in all_migrations()]
 
 
-def test_strict_rejects_wrong_types(store):
+def test_strict_rejects_wrong_types(sqlite_store):
+    store = sqlite_store
     with pytest.raises(sqlite3.IntegrityError):
         store.conn.execute("INSERT INTO golden_sets (name, overlap, created_at) VALUES ('x', 'two', 'now')")
 
@@ -175,7 +184,8 @@ def test_eight_processes_write_labels_at_once(tmp_path):
         assert len(updates) == N_PROCS * N_ITEMS // 2  # every change logged, no-op saves not
 
 
-def test_the_schema_checks_the_same_roles_as_the_code(store):
+def test_the_schema_checks_the_same_roles_as_the_code(sqlite_store):
+    store = sqlite_store
     """models.Role is the one list of roles; the raters table's CHECK (written in a migration) must agree with it."""
     import re
 

@@ -80,7 +80,7 @@ def fresh_db(tmp_path: Path, monkeypatch) -> Iterator[Path]:
 def demo_db(demo_store, monkeypatch) -> Iterator[Path]:
     """A private copy of the seeded demo; WORKBENCH_DB points at it."""
     monkeypatch.setenv("WORKBENCH_DB", demo_store.path)
-    yield Path(demo_store.path)
+    yield Path(demo_store.path) if demo_store.dialect == "sqlite" else demo_store.path
 
 
 # -- lead pages ------------------------------------------------------------------------------------------

@@ -97,9 +97,9 @@ def served_thresholds(store: Connection, golden_set_id: int, rubric_name: str) -
 def labeled_share(store: Connection, golden_set_id: int, rubric_name: str) -> float:
     """Share of the set's items with at least one label under the rubric."""
     row = query_one(store.conn, """
-        SELECT (SELECT count(DISTINCT l.item_pk) FROM labels l JOIN items i ON i.pk = l.item_pk
-                WHERE i.golden_set_id = :gs AND l.rubric_name = :r) * 1.0
-               / max(1, (SELECT count(*) FROM items WHERE golden_set_id = :gs)) AS share""",
+        SELECT coalesce((SELECT count(DISTINCT l.item_pk) FROM labels l JOIN items i ON i.pk = l.item_pk
+                         WHERE i.golden_set_id = :gs AND l.rubric_name = :r) * 1.0
+                        / nullif((SELECT count(*) FROM items WHERE golden_set_id = :gs), 0), 0.0) AS share""",
                     {"gs": golden_set_id, "r": rubric_name})
     return float(row["share"])
 
@@ -116,7 +116,7 @@ def design_summary(store: Connection, golden_set_id: int) -> list[dict]:
     """Per stratum of the current phase: items, mean inclusion probability, labeled items."""
     return query(store.conn, """
         SELECT a.stratum, count(*) AS n_items, avg(a.probability) AS probability,
-               sum(EXISTS (SELECT 1 FROM labels l WHERE l.item_pk = a.item_pk)) AS n_labeled
+               sum(CASE WHEN EXISTS (SELECT 1 FROM labels l WHERE l.item_pk = a.item_pk) THEN 1 ELSE 0 END) AS n_labeled
         FROM active_inclusion a WHERE a.golden_set_id = ? AND a.phase = ?
         GROUP BY a.stratum ORDER BY a.stratum""", (golden_set_id, _current_phase(store, golden_set_id)))
 

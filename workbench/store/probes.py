@@ -46,7 +46,7 @@ def probe_runs(store: Store, golden_set_id: int, judge_pk: int) -> list[dict]:
     rows = query(store.conn, """
         SELECT r.id, r.name, r.probe, r.status, r.params, r.started_at, r.finished_at,
                count(j.id) AS n_judgments, coalesce(sum(j.cost_usd), 0.0) AS cost_usd,
-               sum(j.cost_usd IS NULL AND j.id IS NOT NULL) AS n_unpriced
+               sum(CASE WHEN j.cost_usd IS NULL AND j.id IS NOT NULL THEN 1 ELSE 0 END) AS n_unpriced
         FROM runs r LEFT JOIN judgments j ON j.run_id = r.id
         WHERE r.golden_set_id = ? AND r.judge_pk = ? AND r.probe IS NOT NULL
         GROUP BY r.id ORDER BY r.id""", (golden_set_id, judge_pk))

@@ -203,6 +203,11 @@ class PostgresConnection:
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != TransactionStatus.IDLE
 
+    def commit(self) -> None:
+        """DB-API's commit: ends an open transaction (the store's own are ended by its COMMIT statements)."""
+        if self.in_transaction:
+            self.execute("COMMIT")
+
     def close(self) -> None:
         self.raw.close()
 
