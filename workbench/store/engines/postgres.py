@@ -6,7 +6,7 @@ DISTINCT FROM``, ``coalesce(sum(...), 0)``); this module only changes what the t
 - placeholders: ``?`` and ``:name`` become ``%s`` and ``%(name)s`` (and a literal ``%`` becomes ``%%``);
 - ``BEGIN IMMEDIATE`` becomes ``BEGIN`` plus the workspace's write lock, a transaction-level advisory lock: every
   read-then-write of the store was written for SQLite's one writer at a time, and keeps that guarantee here
-  (readers never wait; claims of a shared judge run use ``FOR UPDATE SKIP LOCKED`` on top);
+  (readers never wait; runners sharing a judge run claim items through ``run_claims`` in such transactions);
 - rows read by position and by name, like ``sqlite3.Row``; integer sums (Postgres' ``numeric``) read as ``int``
   and other numerics as ``float``, as SQLite returns them; a Python ``bool`` is written as 0/1;
 - errors come out as the ``sqlite3`` exception classes the callers already handle (a constraint or trigger
