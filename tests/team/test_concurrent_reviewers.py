@@ -1,4 +1,4 @@
-"""The load benchmark's core at a small size (benchmarks/concurrent_reviewers.py, issue 30 item 7): reviewers in
+"""The load benchmark's core at a small size (benchmarks/bench_concurrent_reviewers.py, issue 30 item 7): reviewers in
 their own processes saving at once, on SQLite and on a real Postgres, lose no label and write none twice; the
 label events and the audit log count exactly the changes made. Timing is the benchmark's business, not asserted."""
 
@@ -11,7 +11,7 @@ import pytest
 from tests.team.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-import concurrent_reviewers as bench  # noqa: E402
+import bench_concurrent_reviewers as bench  # noqa: E402
 
 
 def test_the_plan_saves_overlapping_items_and_changes_some():

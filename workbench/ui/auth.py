@@ -24,7 +24,7 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from workbench.core.models import Role
-from workbench.features.labeling.raters import rater_for_email, rater_names, rater_role
+from workbench.features.labeling.raters import local_role, rater_for_email, rater_names
 from workbench.ui.components import plain
 from workbench.ui.state import store
 
@@ -83,9 +83,8 @@ def current_user() -> User | None:
         row = rater_for_email(s, email)
         return User(row["name"], row["role"], email) if row else None
     name = str(st.session_state.get(RATER_KEY) or "").strip()
-    if not name:
-        return None
-    return User(name, rater_role(s, name) or REVIEWER)
+    role = local_role(s, name) if name else None
+    return User(name, role) if role else None  # a removed rater is nobody here either
 
 
 def require(roles: Iterable[str]) -> User:
@@ -94,8 +93,12 @@ def require(roles: Iterable[str]) -> User:
     _through_router()
     user = current_user()
     if user is None:
-        st.info("Pick or type your rater name in the sidebar to start." if not login_configured()
-                else "Sign in to use the workbench.")
+        picked = str(st.session_state.get(RATER_KEY) or "").strip() if not login_configured() else ""
+        if picked:
+            st.warning(f"'{plain(picked)}' has no access to this workbench any more; ask an admin to add them again.")
+        else:
+            st.info("Pick or type your rater name in the sidebar to start." if not login_configured()
+                    else "Sign in to use the workbench.")
         st.stop()
     if user.role not in roles:
         who = [r + "s" for r in roles]

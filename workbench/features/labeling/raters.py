@@ -76,6 +76,15 @@ def rater_names(store: Store) -> list[str]:
     return [r.name for r in _all(store)]
 
 
+def local_role(store: Store, name: str) -> str | None:
+    """The role of a name picked on a workbench without sign-in: an active rater's role, a reviewer for a new name,
+    None for a removed rater (who has no access until an admin adds them again)."""
+    held = audit.standing(store, name.strip()) if name and name.strip() else None
+    if held is None:
+        return Role.REVIEWER.value
+    return held[0] if held[1] is None else None
+
+
 def refuse_removed(store: Store, name: str) -> None:
     """A removed rater may not label or adjudicate: one sentence saying who can bring them back."""
     held = audit.standing(store, name)

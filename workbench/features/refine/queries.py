@@ -228,8 +228,9 @@ def rubric_names(store: Store) -> list[str]:
 
 
 def rater_role(store: Store, name: str) -> str | None:
+    """The role of an active rater; None for an unknown or removed one (who may decide nothing)."""
     row = store.rater(name)
-    return None if row is None else row["role"]
+    return None if row is None or row.get("removed_at") else row["role"]
 
 
 def golden_set_version_id(store: Store, golden_set_id: int, version_hash: str) -> int | None:

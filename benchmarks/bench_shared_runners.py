@@ -10,7 +10,7 @@ Two times: the wall time from starting the processes to the last one's exit (eac
 and its SDK first, 1-3 s on a loaded machine), and the judging time the server saw, from the first request to the
 last answer; the ideal is the planned judgments x latency / (runners x concurrency).
 
-    python benchmarks/shared_runners.py [--items 2000] [--latency 0.1] [--engine sqlite|postgres|both]
+    python benchmarks/bench_shared_runners.py [--items 2000] [--latency 0.1] [--engine sqlite|postgres|both]
 
 Postgres: the server ``WORKBENCH_BENCH_PG`` names, else a throw-away server started with tests/pg.py.
 """

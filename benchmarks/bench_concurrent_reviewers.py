@@ -11,7 +11,7 @@ Afterwards, in the database: one label per (reviewer, item) holding the reviewer
 label event per label and one ``update`` event per change (no more, no fewer), and one audit entry per save that
 changed something.
 
-    python benchmarks/concurrent_reviewers.py [--reviewers 20] [--labels 50] [--engine postgres|sqlite|both]
+    python benchmarks/bench_concurrent_reviewers.py [--reviewers 20] [--labels 50] [--engine postgres|sqlite|both]
 
 Postgres: the server ``WORKBENCH_BENCH_PG`` names (a URL of a database the run may add a golden set to), else a
 throw-away server started with tests/pg.py (initdb/pg_ctl in a temporary folder; needs the postgresql binaries).
