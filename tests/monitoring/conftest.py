@@ -64,8 +64,12 @@ class Approved:
 
 @pytest.fixture(scope="session")
 def approved_template(tmp_path_factory) -> tuple[Path, Path]:
+    return build_approved(tmp_path_factory.mktemp("monitor-approved"))
+
+
+def build_approved(root: Path) -> tuple[Path, Path]:
+    """(database, bundle) of the approved workspace in ``root`` (benchmarks/monitor_ingest.py uses it too)."""
     rows = realdata.load()
-    root = tmp_path_factory.mktemp("monitor-approved")
     db = root / "workbench.db"
     idx = approval_indices()
     items = [{"id": rows.key[i], "category": rows.category[i], "input": "x" * int(rows.length[i]),

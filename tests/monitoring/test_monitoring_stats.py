@@ -1,0 +1,74 @@
+"""stats.monitoring: the betting test keeps its level under H0 whenever it is looked at and finds a drop; the
+floor a kappa-type bound puts on mean agreement; the shift tests and their alpha spending."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from workbench.stats.monitoring import (agreement_scale, betting_test, category_shift, length_shift, spent_alpha,
+                                        window_agreement)
+
+
+def test_the_floor_is_where_kappa_with_the_approvals_chance_term_meets_the_bound():
+    """On a sample whose marginals equal the approval's, mean agreement at the floor is kappa at the bound
+    (sklearn's cohen_kappa_score, nominal and quadratic)."""
+    rng = np.random.default_rng(0)
+    human = rng.choice([-1, 0, 1], size=4000, p=[0.2, 0.3, 0.5])
+    judge = np.where(rng.random(4000) < 0.7, human, rng.permutation(human))  # same marginals, kappa ~0.7
+    cm = np.array([[np.sum((human == a) & (judge == b)) for b in (-1, 0, 1)] for a in (-1, 0, 1)])
+    for metric, weights in (("cohen_kappa", None), ("cohen_kappa_quadratic", "quadratic")):
+        s = agreement_scale(cm, [-1, 0, 1], metric=metric, bound=0.6)
+        kappa = cohen_kappa_score(human, judge, weights=weights)
+        assert s.as_metric(float(s.agreement(judge, human).mean())) == pytest.approx(kappa, abs=1e-9)
+        assert s.as_metric(s.floor) == pytest.approx(0.6, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_the_betting_test_keeps_its_level_at_the_boundary():
+    """H0 at its edge (agreement exactly the floor), 1,000 labels, looked at after every one: rejected in at most
+    alpha = 5% of 400 runs (+ 2.5 binomial sd)."""
+    rng = np.random.default_rng(1)
+    rejected = [betting_test(rng.random(1000) < 0.9, 0.9, alpha=0.05).rejected for _ in range(400)]
+    assert np.mean(rejected) <= 0.05 + 2.5 * np.sqrt(0.05 * 0.95 / 400)
+
+
+def test_the_betting_test_finds_a_drop_after_a_long_good_run():
+    """1,000 labels at agreement 0.95 (floor 0.9), then 0.75: rejected within 150 labels after the drop in
+    every one of 50 runs, and never before it."""
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        x = np.concatenate([rng.random(1000) < 0.95, rng.random(300) < 0.75]).astype(float)
+        t = betting_test(x, 0.9)
+        assert t.crossed_at is not None and 1000 <= t.crossed_at < 1150
+
+
+def test_window_agreement_interval_holds_the_point():
+    s = agreement_scale([[30, 5], [5, 60]], [0, 1], metric="cohen_kappa", bound=0.5)
+    w = window_agreement([1, 1, 0, 1, 1, 1, 1, 0, 1, 1], s)
+    assert w["ci_low"] < w["value"] < w["ci_high"] and w["n"] == 10
+    assert window_agreement([], s)["value"] is None
+
+
+def test_alpha_spending_sums_to_alpha():
+    assert sum(spent_alpha(k, 0.05) for k in range(1, 200_000)) == pytest.approx(0.05, abs=1e-6)
+    assert spent_alpha(1) > spent_alpha(2) > spent_alpha(30)
+
+
+def test_shift_tests_find_a_planted_shift_and_keep_their_level():
+    rng = np.random.default_rng(3)
+    golden = {"a": 120, "b": 60, "c": 20}
+    p = np.array([120, 60, 20]) / 200
+    false = 0
+    for k in range(1, 301):  # 300 windows of one epoch, no shift: any false alarm at all is the error
+        counts = rng.multinomial(300, p)
+        t = category_shift(golden, dict(zip("abc", counts.tolist())), level=spent_alpha(k))
+        false += t.shifted
+    assert false <= 1
+    moved = category_shift(golden, {"a": 100, "b": 100, "c": 100}, level=spent_alpha(1))
+    assert moved.shifted and moved.moved == "c"
+    lengths = rng.normal(150, 40, 300)
+    assert length_shift(lengths, rng.normal(150, 40, 300), level=spent_alpha(1)).shifted is False
+    longer = length_shift(lengths, rng.normal(230, 40, 300), level=spent_alpha(1))
+    assert longer.shifted and longer.window_value > longer.golden_value
