@@ -250,3 +250,4 @@ class Judgment:
     latency_ms: float | None = None
     model_version: str | None = None
     created_at: str | None = None
+    confidence: float | None = None  # 0..1, the judge's confidence in this verdict (selective judging); None: none

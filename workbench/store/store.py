@@ -486,16 +486,17 @@ class Store(Connection):
         """
         at = now()
         rows = [{**verdict_columns(j), "run_id": run_id, "item_pk": items[j.item_id]["pk"],
-                 "item_content_hash": items[j.item_id]["content_hash"], "config_hash": config_hash, "at": at}
+                 "item_content_hash": items[j.item_id]["content_hash"], "config_hash": config_hash, "at": at,
+                 "confidence": j.confidence}
                 for j in judgments]
         before = self.conn.total_changes
         self.conn.executemany(
             """INSERT INTO judgments (run_id, item_pk, item_content_hash, config_hash, repeat, score, unscored_reason,
                    rationale, evidence_steps, trace, tokens_in, tokens_out, tokens_cached, cost_usd, latency_ms,
-                   model_version, created_at)
+                   model_version, created_at, confidence)
                VALUES (:run_id, :item_pk, :item_content_hash, :config_hash, :repeat, :score, :unscored_reason,
                    :rationale, :evidence_steps, :trace, :tokens_in, :tokens_out, :tokens_cached, :cost_usd,
-                   :latency_ms, :model_version, coalesce(:created_at, :at))
+                   :latency_ms, :model_version, coalesce(:created_at, :at), :confidence)
                ON CONFLICT (run_id, item_pk, repeat) DO NOTHING""", rows)
         return self.conn.total_changes - before
 
@@ -517,10 +518,10 @@ class Store(Connection):
         """The judge's calibration judgments as columns, in the order of :meth:`judgments`, without rationale,
         evidence and trace: what statistics read (column name -> values)."""
         names = ("item_id", "run_id", "repeat", "score", "unscored_reason", "model_version", "cost_usd",
-                 "latency_ms", "tokens_in", "tokens_out")
+                 "latency_ms", "tokens_in", "tokens_out", "confidence")
         rows = self._tuples(
             """SELECT i.item_id, j.run_id, j.repeat, j.score, j.unscored_reason, j.model_version, j.cost_usd,
-                      j.latency_ms, j.tokens_in, j.tokens_out
+                      j.latency_ms, j.tokens_in, j.tokens_out, j.confidence
                FROM judgments j JOIN runs r ON r.id = j.run_id JOIN items i ON i.pk = j.item_pk
                WHERE r.golden_set_id = ? AND r.judge_pk = ? AND r.probe IS NULL
                ORDER BY j.run_id, i.position, j.repeat""", (golden_set_id, judge_pk))

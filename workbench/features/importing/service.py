@@ -9,16 +9,18 @@ holds it only briefly and reviewers and runs keep writing meanwhile.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from workbench.core.errors import InputError, NotFound
-from workbench.core.formats import (check_evidence_steps, parse_adjudication, parse_item, parse_judgment,
+from workbench.core.formats import (Record, check_evidence_steps, parse_adjudication, parse_item, parse_judgment,
     parse_label, read_records)
 from workbench.core.models import Judgment, Label
 from workbench.core.names import check_name
+from workbench.core.scale import Scale
 from workbench.store import Store, audit, staging
 from workbench.store.mapping import item_row
 from workbench.calibration.golden_sets import ItemIndexRow
@@ -214,7 +216,7 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
     seen: dict[tuple, int] = {}
     n_steps: dict[str, int] = {}
     for rec in read_records(path):
-        run, j = parse_judgment(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
+        run, j = parse_judgment_with_confidence(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
         item = items.get(j.item_id)
         if item is None:
             raise rec.error(f"unknown item '{j.item_id}' in golden set '{golden_set}'", field="item_id",
@@ -239,6 +241,28 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
             result.added += store.insert_judgments(run_id, row.config_hash, judgments, items)
     result.unchanged = result.records - result.added
     return result
+
+
+def parse_judgment_with_confidence(rec: Record, scale: Scale | None = None, *,
+                                   scale_of: str = "the rubric") -> tuple[str | None, Judgment]:
+    """A judgment record that may carry the judge's ``confidence`` (0..1; selective judging keeps an item when it
+    reaches the threshold): read and checked here, the rest by ``parse_judgment``. Absent stays None."""
+    value = rec.data.get("confidence")
+    rest = Record(rec.file, rec.line, {k: v for k, v in rec.data.items() if k != "confidence"}, rec.from_csv)
+    run, j = parse_judgment(rest, scale, scale_of=scale_of)
+    if value is None or value == "":  # a CSV's empty cell is no confidence
+        return run, j
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        confidence = float(value)
+    except (TypeError, ValueError):
+        raise rec.error(f"must be a number from 0 to 1, got {json.dumps(value)[:40]}", field="confidence",
+                        fix="write the judge's confidence as a number from 0 to 1, or leave the field out") from None
+    if not 0 <= confidence <= 1:  # NaN fails this too
+        raise rec.error(f"is {value}, not a number from 0 to 1", field="confidence",
+                        fix="write the judge's confidence as a share from 0 to 1 (not a percentage), or leave it out")
+    return run, replace(j, confidence=confidence)
 
 
 def _file_sha256(path: Path) -> str:
