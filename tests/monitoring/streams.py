@@ -21,8 +21,8 @@ def flip(verdict: int) -> int:
 
 def stream_rows(*, days: int, per_day: int, seed: int, drift_day: int | None = None, drift_share: float = 0.0,
                 exclude: np.ndarray | None = None, shift_day: int | None = None, shift_category: str | None = None):
-    """(trace dicts, human label by id, drifted ids): ``per_day`` real rows a day drawn without replacement from
-    the rows not in ``exclude``; from ``drift_day`` on, each verdict is flipped with probability ``drift_share``;
+    """(trace dicts, human label by id, drifted ids): ``per_day`` real rows a day, in a random order of
+    the rows not in ``exclude`` (cycling when a source runs out); from ``drift_day`` on, each verdict is flipped with probability ``drift_share``;
     from ``shift_day`` on, the day's traces come from ``shift_category`` only."""
     rows = realdata.load()
     rng = np.random.default_rng(seed)
@@ -30,16 +30,12 @@ def stream_rows(*, days: int, per_day: int, seed: int, drift_day: int | None = N
     pool = rng.permutation(pool)
     shifted = pool[rows.category[pool] == shift_category] if shift_category else pool[:0]
     traces, humans, drifted = [], {}, set()
-    taken, used = 0, set()
+    taken = {"pool": 0, "shifted": 0}  # rows are drawn in order from each source, cycling when one runs out
     for day in range(days):
-        source = shifted if shift_day is not None and day >= shift_day else pool
-        picks = []
-        while len(picks) < per_day:
-            i = int(source[taken % len(source)]) if source is shifted else int(source[taken % len(source)])
-            taken += 1
-            if i not in used or len(used) >= len(pool):
-                picks.append(i)
-                used.add(i)
+        name = "shifted" if shift_day is not None and day >= shift_day else "pool"
+        source = shifted if name == "shifted" else pool
+        picks = [int(source[(taken[name] + k) % len(source)]) for k in range(per_day)]
+        taken[name] += per_day
         for n, i in enumerate(picks):
             tid = f"d{day}-{n}-{rows.key[i]}"
             verdict = int(rows.judge[i])
