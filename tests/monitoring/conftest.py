@@ -67,10 +67,11 @@ def approved_template(tmp_path_factory) -> tuple[Path, Path]:
     return build_approved(tmp_path_factory.mktemp("monitor-approved"))
 
 
-def build_approved(root: Path) -> tuple[Path, Path]:
-    """(database, bundle) of the approved workspace in ``root`` (benchmarks/monitor_ingest.py uses it too)."""
+def build_approved(root: Path, db: Path | str | None = None) -> tuple[Path | str, Path]:
+    """(database, bundle) of the approved workspace in ``root``, its database ``db`` (a file or a Postgres URL;
+    default root/workbench.db); benchmarks/monitor_ingest.py uses it too."""
     rows = realdata.load()
-    db = root / "workbench.db"
+    db = root / "workbench.db" if db is None else db
     idx = approval_indices()
     items = [{"id": rows.key[i], "category": rows.category[i], "input": "x" * int(rows.length[i]),
               "output": "answer"} for i in idx]
@@ -85,7 +86,8 @@ def build_approved(root: Path) -> tuple[Path, Path]:
         res = export_bundle(s, "approval", RUBRIC, JUDGE, out_dir=root / "rubrics" / "approved",
                             options=Options(resamples=200), workspace=Workspace.resolve(str(root), str(db)),
                             signing_key=None)
-        s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if s.dialect == "sqlite":
+            s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return db, res.path
 
 
