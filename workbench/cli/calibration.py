@@ -22,35 +22,49 @@ from workbench.cli.common import (
 @click.command(cls=WorkbenchCommand)
 @click.option("--golden-set", "-g", required=True)
 @click.option("--rubric", "-r", required=True)
-@click.option("--judge", "-j", required=True)
+@click.option("--judge", "-j", default=None, help="Judge id declared in the rubric (or give --cascade).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report object (schema workbench.calibration/1).")
+@click.option("--selective", is_flag=True, help="Also choose a confidence threshold with a guarantee (docs/selective.md).")
+@click.option("--target-agreement", type=float, default=None, help="--selective: agreement wanted on kept items, e.g. 0.9.")
+@click.option("--risk", type=float, default=None, help="--selective: chance the guarantee may fail, in (0, 0.5], e.g. 0.05.")
+@click.option("--cascade", default=None, help="--selective: judges in order, J1,J2[,J3]: what one abstains on goes to the next.")
 @_calibration_options
 @pass_ctx
 @clean_errors
-def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str, as_json: bool, **opts: Any) -> None:
+def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str | None, as_json: bool, selective: bool,
+              target_agreement: float | None, risk: float | None, cascade: str | None, **opts: Any) -> None:
     """Score a judge against the humans: agreement with intervals, ceiling, alt-test, bias, noise, drift, verdict.
 
-    --rubric NAME is the newest version the judge has judgments of; NAME@vN is version N.
+    --rubric NAME is the newest version the judge has judgments of; NAME@vN is version N. --selective adds the
+    confidence threshold above which the judge agrees with the humans >= --target-agreement with probability
+    >= 1 - --risk (fixed-sequence testing, exact bounds).
 
     \b
     Example:
       workbench calibrate --golden-set demo --rubric demo-patch-quality --judge careful-sonnet
       workbench calibrate --golden-set demo --rubric demo-patch-quality@v1 --judge careful-sonnet
       workbench calibrate -g demo -r demo-patch-quality -j noisy-llama --json
+      workbench calibrate -g demo -r demo-patch-quality -j careful-sonnet --selective --target-agreement 0.8 --risk 0.1
     """
     from workbench.calibration.calibrate import calibrate as run
     from workbench.calibration.versions import resolve_ref
+    from workbench.features.selective.service import calibrate_selective, judges_of_cascade
 
     options = _options(**opts)
-    scope = resolve_ref(ctx.store, golden_set, rubric, judge, options.run)  # NAME, or NAME@vN for that version
-    report = run(ctx.store, golden_set, scope.rubric.name, judge, options, scope=scope, workspace=ctx.workspace)
+    judges = judges_of_cascade(judge, cascade, selective, target_agreement, risk)
+    scope = resolve_ref(ctx.store, golden_set, rubric, judges[0], options.run)  # NAME, or NAME@vN for that version
+    report = run(ctx.store, golden_set, scope.rubric.name, judges[0], options, scope=scope, workspace=ctx.workspace)
+    chosen = calibrate_selective(ctx.store, golden_set, rubric, judges, target=target_agreement, risk=risk,
+                                 run=options.run) if selective else None
     if as_json:
-        _echo_json(report.to_json())
+        _echo_json({**report.to_json(), **({"selective": chosen.to_json()} if chosen else {})})
         return
     from workbench.calibration.presentation import report_text
 
     for line in report_text(report):
         click.secho(line.text, fg=TONE_COLOURS.get(line.tone), bold=line.bold or None)
+    if chosen:
+        click.secho(chosen.sentence, fg="green" if chosen.guaranteed else "yellow")
 
 
 TONE_COLOURS = {"pass": "green", "fail": "red", "warn": "yellow"}

@@ -1,0 +1,196 @@
+"""Calibrating a judge's confidence threshold (and a cascade of judges) against the human consensus.
+
+Agreement is exact agreement, the report's ``exact_agreement``: the judge's verdict (repeat 0 of the calibrated
+run, as ``calibrate`` reads it) equals the item's consensus label (``calibration.golden_sets.consensus``: the
+adjudicated label, else the strict majority; unresolved items are left out). An item's confidence is the one
+stored with that judgment; where none is stored and the run has two or more repeats of the item, the share of
+its repeats that give the verdict's score. An item with neither is never kept (the judge abstains on it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from workbench.calibration.calibrate import judge_data, resolve
+from workbench.calibration.golden_sets import consensus
+from workbench.core.errors import InputError, NotFound
+from workbench.features.selective.records import CascadeStage, SelectiveResult
+from workbench.stats.selective import SelectiveStep
+from workbench.store import Store
+
+
+def check_target_and_risk(target: float | None, risk: float | None) -> tuple[float, float]:
+    """The target agreement in (0, 1) and the risk in (0, 0.5], or a sentence naming the value."""
+    if target is None or not (math.isfinite(target) and 0 < target < 1):
+        raise InputError(f"--target-agreement is {target}, not a share strictly between 0 and 1",
+                         fix="give the agreement wanted on kept items, e.g. --target-agreement 0.9")
+    if risk is None or not (math.isfinite(risk) and 0 < risk <= 0.5):
+        raise InputError(f"--risk is {risk}, not a probability in (0, 0.5]",
+                         fix="give the chance you accept that the guarantee fails, e.g. --risk 0.05")
+    return target, risk
+
+
+@dataclass(frozen=True)
+class JudgeItems:
+    """One judge on the calibration items: verdict, confidence (NaN: none) and cost of each item, by item id."""
+
+    judge: str
+    verdict: dict[str, int]
+    confidence: dict[str, float]
+    cost: dict[str, float | None]
+    source: str  # 'stored', 'repeats', 'stored and repeats' or 'none'
+
+
+def judge_items(store: Store, golden_set: str, rubric: str, judge: str, run: str | None = None) -> JudgeItems:
+    """The judge's verdicts on the golden set with a confidence for each (see the module's docstring)."""
+    from workbench.stats.selective import confidence_from_repeats  # numpy and scipy: loaded when computing
+
+    scope = resolve(store, golden_set, rubric, judge, run)
+    frame = judge_data(store, golden_set, rubric, judge, run, scope=scope).judgments
+    frame = frame[(frame["run_id"] == scope.chosen.id) & frame["score"].notna()]
+    by_item: dict[str, list[int]] = {}
+    verdict: dict[str, int] = {}
+    stated: dict[str, float] = {}
+    cost: dict[str, float | None] = {}
+    for item, repeat, score, conf, usd in zip(frame["item_id"].tolist(), frame["repeat"].tolist(),
+                                              frame["score"].tolist(), frame["confidence"].tolist(),
+                                              frame["cost_usd"].tolist()):
+        by_item.setdefault(item, []).append(int(score))
+        if repeat == 0:
+            verdict[item] = int(score)
+            cost[item] = None if usd is None or usd != usd else float(usd)
+            if conf is not None and conf == conf:
+                stated[item] = float(conf)
+    confidence, sources = {}, set()
+    for item, v in verdict.items():
+        if item in stated:
+            confidence[item], _ = stated[item], sources.add("stored")
+        elif (c := confidence_from_repeats(v, by_item[item])) is not None:
+            confidence[item], _ = c, sources.add("repeats")
+        else:
+            confidence[item] = math.nan
+    source = " and ".join(s for s in ("stored", "repeats") if s in sources) or "none"
+    return JudgeItems(judge, verdict, confidence, cost, source)
+
+
+def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list[str], *, target: float | None,
+                        risk: float | None, run: str | None = None) -> SelectiveResult:
+    """The threshold of one judge, or of each judge of a cascade (items the first abstains on go to the second,
+    ...), so that agreement on kept items is >= ``target`` with probability >= 1 - ``risk``.
+
+    A cascade of k judges tests each at risk / k on the items the judges before it left (a union bound: all k
+    guarantees hold together with probability >= 1 - risk, and then so does the cascade's, a mixture of them).
+    """
+    import numpy as np
+
+    from workbench.stats.selective import choose_threshold
+
+    target, risk = check_target_and_risk(target, risk)
+    if not judges:
+        raise InputError("no judge given", fix="name the judge with --judge J, or a cascade with --cascade J1,J2")
+    rv = resolve(store, golden_set, rubric, judges[0], run).rubric
+    resolved = consensus(store, golden_set, rv.name).resolved
+    per_judge = [judge_items(store, golden_set, rubric, j, run if i == 0 else None) for i, j in enumerate(judges)]
+    first = per_judge[0]
+    ids = [i for i in first.verdict if i in resolved]  # the cascade sees every item its first judge graded
+    if not ids:
+        raise NotFound(f"judge '{judges[0]}' has no verdict on an item with a human consensus in golden set "
+                       f"'{golden_set}'; label (or adjudicate) items it judged first")
+    if all(math.isnan(first.confidence[i]) for i in ids) and len(judges) == 1:
+        raise InputError(f"judge '{judges[0]}' has no confidence on any item: a threshold needs one",
+                         fix="import its judgments with a 'confidence' field (0..1), or run it with --repeats 2 "
+                             "or more so the share of agreeing repeats serves as its confidence")
+    stage_risk = risk / len(judges)
+    left = list(ids)
+    stages, choices, kept_agree, kept_n, spent = [], [], 0, 0, 0.0
+    costs_known = True
+    for ji in per_judge:
+        conf = np.array([ji.confidence.get(i, math.nan) for i in left], dtype=float)
+        agree = np.array([ji.verdict.get(i) == resolved[i] for i in left], dtype=bool)
+        choice = choose_threshold(conf, agree, target=target, risk=stage_risk)
+        choices.append(choice)
+        keep = [i for i, c in zip(left, conf) if choice.threshold is not None and c >= choice.threshold]
+        item_costs = [ji.cost.get(i) for i in left]
+        if any(c is None for c in item_costs):
+            costs_known = False
+        else:
+            spent += sum(item_costs)
+        stages.append(CascadeStage(ji.judge, choice.threshold, len(keep) / len(left) if left else 0.0,
+                                   len(keep) / len(ids)))
+        kept_agree += choice.n_agree
+        kept_n += len(keep)
+        kept_set = set(keep)
+        left = [i for i in left if i not in kept_set]
+        if not left:
+            break
+    n = len(ids)
+    guaranteed = kept_n > 0
+    agreement = kept_agree / kept_n if kept_n else None
+    bound = (sum(c.lower_bound * c.n_kept for c in choices if c.guaranteed) / kept_n) if kept_n else None
+    more = None if guaranteed else choices[0].more_labels()
+    last_costs = [per_judge[-1].cost.get(i) for i in ids]
+    alone = (sum(last_costs) / n) if len(judges) > 1 and all(c is not None for c in last_costs) else None
+    result = SelectiveResult(
+        threshold=choices[0].threshold, coverage=kept_n / n, agreement=agreement, agreement_lower_bound=bound,
+        target=target, risk=risk, n_calibration=n, guaranteed=guaranteed, sentence="",
+        confidence_source=", ".join(f"{ji.judge}: {ji.source}" for ji in per_judge),
+        n_without_confidence=sum(1 for i in ids if math.isnan(first.confidence[i])),
+        more_labels=more[0] if more else None,
+        cascade=tuple(stages) if len(judges) > 1 else (),
+        cost_per_graded_item=(spent / kept_n) if len(judges) > 1 and costs_known and kept_n else None,
+        cost_last_judge_alone=alone,
+        steps=tuple({"judge": ji.judge, "threshold": s.threshold, "n_kept": s.n_kept, "n_agree": s.n_agree,
+                     "lower_bound": s.lower_bound, "passed": s.passed}
+                    for ji, c in zip(per_judge, choices) for s in c.steps))
+    from dataclasses import replace
+    first = next((s for s in choices[0].steps if s.n_kept), None)
+    return replace(result, sentence=selective_sentence(result, judges, more, first))
+
+
+def selective_sentence(r: SelectiveResult, judges: list[str], more: tuple[int, int | None] | None,
+                       first: SelectiveStep | None = None) -> str:
+    """The one sentence the text output and the card say."""
+    who = f"judge '{judges[0]}'" if len(judges) == 1 else "the cascade " + " -> ".join(f"'{j}'" for j in judges)
+    cap = who[:1].upper() + who[1:]
+    conf = f"{1 - r.risk:.0%}".rstrip()
+    if r.guaranteed:
+        start = (f"Keeping items with confidence >= {r.threshold:.3g}, {who}" if len(judges) == 1 else
+                 cap + " (thresholds " + ", ".join("none" if s.threshold is None else f"{s.threshold:.3g}"
+                                                   for s in r.cascade) + ")")
+        return (f"{start} grades {r.coverage:.0%} of the "
+                f"{r.n_calibration} labeled items and agrees with the human consensus on {r.agreement:.1%} of "
+                f"them; with {conf} confidence its agreement there is at least {r.target:.0%} (lower bound "
+                f"{r.agreement_lower_bound:.3f}).")
+    at_least, about = more or (1, None)
+    head = (f"No confidence threshold of {who} reaches {r.target:.0%} agreement with the human consensus with "
+            f"{conf} confidence on these {r.n_calibration} labeled items")
+    if about is None and first is not None:
+        return (f"{head}: on the {first.n_kept} items it is surest of it agrees on {first.n_agree} "
+                f"({first.n_agree / first.n_kept:.0%}), not above the target, so more labels alone will not "
+                f"give the guarantee.")
+    return (f"{head}: at least {at_least} more labeled items would be needed, about {about} if its agreement on "
+            f"the items it is surest of holds.")
+
+
+def judges_of_cascade(judge: str | None, cascade: str | None, selective: bool, target: float | None = None,
+                      risk: float | None = None) -> list[str]:
+    """The judges ``calibrate`` reads: ``--judge J``, or ``--cascade J1,J2[,J3]`` (with --judge, it must be J1).
+    With ``selective``, the target and risk are checked first, before anything is computed or cached."""
+    if selective:
+        check_target_and_risk(target, risk)
+    if cascade is None:
+        if judge is None:
+            raise InputError("no judge given", fix="name it with --judge J (or a cascade with --selective --cascade "
+                                                   "J1,J2)")
+        return [judge]
+    if not selective:
+        raise InputError("--cascade works with --selective", fix="add --selective --target-agreement A --risk D")
+    judges = [j.strip() for j in cascade.split(",")]
+    if not 2 <= len(judges) <= 3 or not all(judges) or len(set(judges)) != len(judges):
+        raise InputError(f"--cascade is '{cascade}', not two or three different judges",
+                         fix="give them in order, e.g. --cascade cheap-judge,strong-judge")
+    if judge is not None and judge != judges[0]:
+        raise InputError(f"--judge is '{judge}' but the cascade starts with '{judges[0]}'",
+                         fix="leave out --judge, or name the cascade's first judge")
+    return judges

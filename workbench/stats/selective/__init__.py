@@ -1,0 +1,11 @@
+"""Selective judging's statistics: exact binomial bounds, a confidence threshold chosen by fixed-sequence testing
+(Trust or Escalate, Jung, Brahman and Choi, ICLR 2025), and a judge's confidence from its repeats. Pure functions
+on arrays, no I/O."""
+
+from workbench.stats.selective.fixed_sequence import (SelectiveStep, ThresholdChoice, choose_threshold,
+                                                       clopper_pearson_lower, min_kept_to_reach, start_size,
+                                                       threshold_grid)
+from workbench.stats.selective.repeats import confidence_from_repeats
+
+__all__ = ["SelectiveStep", "ThresholdChoice", "choose_threshold", "clopper_pearson_lower", "min_kept_to_reach",
+           "start_size", "threshold_grid", "confidence_from_repeats"]
