@@ -12,7 +12,7 @@ from workbench.store import Store
 
 
 LEAD_PAGES = {"Home", "Label", "Adjudicate", "Import", "Blind review", "Judges", "Calibration", "Compare", "Drift",
-              "Export", "Refine", "Board"}
+              "Export", "Refine", "Board", "Monitoring"}
 
 
 def registered(at) -> set[str]:

@@ -21,7 +21,7 @@ import streamlit as st
 from workbench.core.errors import WorkbenchError
 from workbench.ui import auth
 from workbench.ui.components import log_unexpected_error, prose, unexpected_error_sentence
-from workbench.ui.views import home
+from workbench.ui.views import home, monitoring
 
 # Not named pages/: Streamlit would treat such a folder as a legacy multipage app and serve its files directly.
 PAGES_DIR = Path(__file__).parent / "views"
@@ -56,6 +56,7 @@ PAGES: list[PageSpec] = [
     PageSpec("refine.py", "Refine", "🔧", "refine", auth.LEADS, section="Lead"),
     PageSpec("export_page.py", "Export", "📦", "export", auth.LEADS, section="Lead"),
     PageSpec("board.py", "Board", "🗂️", "board", auth.LEADS, section="Lead"),
+    PageSpec(monitoring.render, "Monitoring", "📡", "monitoring", auth.LEADS, section="Lead"),
 ]
 
 

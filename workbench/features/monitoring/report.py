@@ -147,3 +147,8 @@ def monitor_report(store: Store, stream: str, *, window: str = "day", as_of: dat
     windows = windows_report(rows, stream_labels(store, stream, sb.rubric_name), sb, golden_mix(store, sb),
                              window=window, stream=stream, as_of=as_of)
     return MonitorReport(stream, sb.file, window, sb.agreement_metric, sb.min_agreement_lower, windows)
+
+
+def list_streams(store: Store) -> list[str]:
+    """The monitored streams' names (what the Monitoring page offers)."""
+    return queries.stream_names(store)
