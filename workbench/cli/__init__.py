@@ -17,6 +17,7 @@ from workbench.cli import (
     importing,
     judging,
     probe,
+    production,
     refine,
     rubrics,
     workspace,
@@ -53,6 +54,5 @@ def main(ctx: click.Context, db: str | None, project: str | None) -> None:
 for command in (workspace.init, workspace.demo, workspace.ui, rubrics.rubric, importing.import_, golden_sets.golden_set,
                 people.rater, people.audit, data.db, judging.judge, calibration.calibrate, calibration.compare, calibration.plan_command):
     main.add_command(command)
-for module in (probe, refine, board, export):
+for module in (probe, refine, board, export, production):
     module.register(main)
-main.add_command(__import__("workbench.cli.production.monitor", fromlist=["monitor"]).monitor)  # issue 31
