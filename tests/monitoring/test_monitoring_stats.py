@@ -72,3 +72,25 @@ def test_shift_tests_find_a_planted_shift_and_keep_their_level():
     assert length_shift(lengths, rng.normal(150, 40, 300), level=spent_alpha(1)).shifted is False
     longer = length_shift(lengths, rng.normal(230, 40, 300), level=spent_alpha(1))
     assert longer.shifted and longer.window_value > longer.golden_value
+
+
+def test_weighted_ppi_covers_when_rates_follow_the_outcome():
+    """Half of a window's 2,000 traces sampled at 0.5 (where the judge errs more), half at 0.05 (50 labels): the
+    weighted estimate covers the true pass rate in >= 90% of 400 windows; the unweighted mean of the labels is
+    biased. (With 15 labels in the thin half, 600 traces, coverage fell to 86%: the z-interval needs its labels.)"""
+    from workbench.stats.monitoring.weighted import weighted_ppi
+
+    rng = np.random.default_rng(5)
+    cover, naive = [], []
+    for _ in range(400):
+        n = 2000
+        hard = np.arange(n) < n // 2
+        y = (rng.random(n) < np.where(hard, 0.5, 0.9)).astype(float)
+        yhat = np.where(rng.random(n) < np.where(hard, 0.7, 0.95), y, 1 - y)
+        pi = np.where(hard, 0.5, 0.05)
+        lab = rng.random(n) < pi
+        est, lo, hi = weighted_ppi(yhat, lab, np.where(lab, y, 0), pi)
+        cover.append(lo <= y.mean() <= hi)
+        naive.append(y[lab].mean() - y.mean())
+    assert np.mean(cover) >= 0.90
+    assert np.mean(naive) < -0.1  # the labels over-represent the hard half

@@ -22,6 +22,7 @@ from workbench.features.monitoring.records import (WINDOWS, Alarm, Estimate, Gol
                                                    StreamBundle, WindowReport, parse_time, utc_text)
 from workbench.stats.monitoring import agreement_scale, betting_test, category_shift, length_shift, spent_alpha
 from workbench.stats.monitoring import window_agreement
+from workbench.stats.monitoring.weighted import weighted_ppi
 from workbench.store import Store
 
 ALPHA = 0.05  # validity: P(any false alarm since approval) <= ALPHA; shift: the same over all windows
@@ -64,7 +65,9 @@ def windows_report(traces: Sequence[StoredTrace], labels: dict[str, int | None],
         human = np.array([sb.is_pass(h) for _, h in lab], dtype=float)
         lab_ids = {t.trace_id for t, _ in lab}
         unlab = np.array([sb.is_pass(t.score) for t in scored if t.trace_id not in lab_ids], dtype=float)
-        corrected = _ppi(human, np.array([sb.is_pass(t.score) for t, _ in lab], dtype=float), unlab)
+        rates = {t.inclusion_prob for t in scored}
+        corrected = (_ppi(human, np.array([sb.is_pass(t.score) for t, _ in lab], dtype=float), unlab)
+                     if len(rates) <= 1 else _weighted(scored, labels, sb))
         x = scale.agreement([t.score for t, _ in lab], [h for _, h in lab]) if lab else np.zeros(0)
         agree = window_agreement(x, scale)
         found: list[Alarm] = []
@@ -115,6 +118,19 @@ def _ppi(human: np.ndarray, judge_labeled: np.ndarray, judge_unlabeled: np.ndarr
         return Estimate(None, None, None, res.get("reason"))
     clip = lambda v: float(min(1.0, max(0.0, v)))  # noqa: E731
     return Estimate(clip(res.get("estimate")), clip(res.get("ci_low")), clip(res.get("ci_high")))
+
+
+def _weighted(scored: list[StoredTrace], labels: dict[str, int | None], sb: StreamBundle) -> Estimate:
+    """The window's traces were sampled at different rates: PPI with Horvitz-Thompson weights."""
+    lab = [t.sampled and labels.get(t.trace_id) is not None for t in scored]
+    if sum(lab) < 10:
+        return Estimate(None, None, None, f"only {sum(lab)} traces of the window carry a human label; the "
+                        "prediction-powered interval needs at least 10, so label more of them")
+    est, lo, hi = weighted_ppi([sb.is_pass(t.score) for t in scored], lab,
+                               [sb.is_pass(labels.get(t.trace_id)) if m else 0 for t, m in zip(scored, lab)],
+                               [t.inclusion_prob for t in scored])
+    clip = lambda v: float(min(1.0, max(0.0, v)))  # noqa: E731
+    return Estimate(clip(est), clip(lo), clip(hi), "sampled at several rates: rectifier weighted by 1 / rate")
 
 
 def golden_mix(store: Store, sb: StreamBundle) -> GoldenMix:
