@@ -78,18 +78,14 @@ def insert_ingest(store: Store, *, stream: int, epoch: int, source: str, file: s
 
 
 def insert_traces(store: Store, *, stream: int, epoch: int, ingest: int,
-                  rows: Iterable[tuple[str, str, str, int, int | None, str | None, int, float]]) -> int:
+                  rows: Iterable[tuple[str, str, str, int, int | None, str | None, int, float]]) -> None:
     """rows: (trace_id, ts, category, input_chars, score, unscored_reason, sampled, inclusion_prob); an id already
-    in the stream is left as it is. Returns how many were new."""
-    before = store.conn.total_changes if hasattr(store.conn, "total_changes") else None
-    cur = store.conn.executemany("""
+    in the stream (landed meanwhile by another ingest) is left as it is."""
+    store.conn.executemany("""
         INSERT INTO monitor_traces (stream_id, epoch_id, ingest_id, trace_id, ts, category, input_chars, score,
                                     unscored_reason, sampled, inclusion_prob)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (stream_id, trace_id) DO NOTHING""",
         [(stream, epoch, ingest, *r) for r in rows])
-    if before is not None:
-        return store.conn.total_changes - before
-    return int(cur.rowcount)
 
 
 def traces(store: Store, stream: int, epoch: int) -> list[StoredTrace]:
