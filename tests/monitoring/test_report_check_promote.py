@@ -113,3 +113,40 @@ def test_promote_adds_a_new_version_with_labels_and_verdicts(approved, tmp_path)
     assert len(runs) == 1
     again = cli(approved, "monitor", "promote", "--stream", "prod", "--golden-set", "approval")
     assert "(0 new)" in again.output
+
+
+def test_a_new_bundle_starts_a_new_epoch(approved, tmp_path):
+    """Re-approval (a new bundle) closes the alarm: the report counts from the new approval's traces only."""
+    from tests.monitoring import realdata
+    from tests.monitoring.conftest import RUBRIC_YAML
+    from workbench.calibration.calibrate import Options
+    from workbench.calibration.rubric_versions import add_rubric
+    from workbench.features.export.bundle import export_bundle, load_bundle
+    from workbench.features.importing.service import import_judgments
+
+    _stream(approved, tmp_path, drift_day=2, drift_share=0.5, days=4)
+    assert any(a.kind == "validity" for a in rp_report(approved).open_alarms)
+    # the judge re-approved under a revised rubric (version 2), on its own judgments of the approval set
+    (tmp_path / "logic.yaml").write_text(RUBRIC_YAML.replace("pass_threshold: 1", "title: revised\npass_threshold: 1"))
+    add_rubric(approved.store, tmp_path / "logic.yaml")
+    rows = realdata.load()
+    (tmp_path / "j2.jsonl").write_text("".join(json.dumps({"item_id": rows.key[i], "score": int(rows.judge[i])}) + "\n"
+                                               for i in approval_indices()))
+    import_judgments(approved.store, tmp_path / "j2.jsonl", "approval", "logic", "gpt4o")
+    res = export_bundle(approved.store, "approval", "logic", "gpt4o", out_dir=tmp_path / "new",
+                        options=Options(resamples=200), workspace=approved.workspace, signing_key=None)
+    assert res.sha256 != approved.bundle_json()["sha256"]
+    traces, _, _ = streams.stream_rows(days=2, per_day=100, seed=8, exclude=approval_indices())
+    for t in traces:
+        t["id"] = "new-" + t["id"]
+    ingest(approved.store, "prod", load_bundle(approved.store, res.path, approved.workspace), res.path.name, "jsonl",
+           streams.write_jsonl(tmp_path / "new.jsonl", traces), label_rate=0.1, seed=1)
+    report = rp_report(approved)
+    assert report.bundle == res.path.name and [w.n_items for w in report.windows] == [100, 100]
+    assert not report.open_alarms
+
+
+def rp_report(approved):
+    from workbench.features.monitoring.report import monitor_report
+
+    return monitor_report(approved.store, "prod")
