@@ -34,7 +34,9 @@ def test_min_kept_by_hand():
     n = min_kept_to_reach(0.85, 0.1, 0.925)
     assert clopper_pearson_lower(math.floor(0.925 * n), n, 0.1) >= 0.85
     assert clopper_pearson_lower(math.floor(0.925 * (n - 1)), n - 1, 0.1) < 0.85
-    assert start_size(0.85, 0.1) == n
+    # the start: twice the perfect-agreement floor; at 0.9 / 0.05, 58 kept with one miss (57 agreeing) pass
+    assert start_size(0.9, 0.05) == 58
+    assert clopper_pearson_lower(57, 58, 0.05) >= 0.9 > clopper_pearson_lower(56, 58, 0.05)
 
 
 def test_fixed_sequence_by_hand_stops_at_the_first_failure():

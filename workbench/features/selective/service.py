@@ -148,22 +148,27 @@ def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list
     return replace(result, sentence=selective_sentence(result, judges, more, first))
 
 
+def _pct(x: float) -> str:
+    """A share as a percentage, with a decimal only where it is needed (0.995 is 99.5%, not 100%)."""
+    return f"{x:.0%}" if abs(x * 100 - round(x * 100)) < 1e-9 else f"{x:.1%}"
+
+
 def selective_sentence(r: SelectiveResult, judges: list[str], more: tuple[int, int | None] | None,
                        first: SelectiveStep | None = None) -> str:
     """The one sentence the text output and the card say."""
     who = f"judge '{judges[0]}'" if len(judges) == 1 else "the cascade " + " -> ".join(f"'{j}'" for j in judges)
     cap = who[:1].upper() + who[1:]
-    conf = f"{1 - r.risk:.0%}".rstrip()
+    conf = _pct(1 - r.risk)
     if r.guaranteed:
         start = (f"Keeping items with confidence >= {r.threshold:.3g}, {who}" if len(judges) == 1 else
                  cap + " (thresholds " + ", ".join("none" if s.threshold is None else f"{s.threshold:.3g}"
                                                    for s in r.cascade) + ")")
         return (f"{start} grades {r.coverage:.0%} of the "
                 f"{r.n_calibration} labeled items and agrees with the human consensus on {r.agreement:.1%} of "
-                f"them; with {conf} confidence its agreement there is at least {r.target:.0%} (lower bound "
+                f"them; with {conf} confidence its agreement there is at least {_pct(r.target)} (lower bound "
                 f"{r.agreement_lower_bound:.3f}).")
     at_least, about = more or (1, None)
-    head = (f"No confidence threshold of {who} reaches {r.target:.0%} agreement with the human consensus with "
+    head = (f"No confidence threshold of {who} reaches {_pct(r.target)} agreement with the human consensus with "
             f"{conf} confidence on these {r.n_calibration} labeled items")
     if about is None and first is not None:
         return (f"{head}: on the {first.n_kept} items it is surest of it agrees on {first.n_agree} "

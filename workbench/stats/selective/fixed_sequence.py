@@ -61,10 +61,15 @@ def min_kept_to_reach(target: float, risk: float, agreement: float = 1.0) -> int
 
 
 def start_size(target: float, risk: float) -> int:
-    """Where the sequence starts: the fewest kept items on which an agreement halfway between the target and 1
-    clears the target. Fewer would need near-perfect agreement to pass the first test, the trap above; the number
-    depends on the target and the risk only, never on the data."""
-    return min_kept_to_reach(target, risk, (1 + target) / 2) or 1
+    """Where the sequence starts: twice the fewest kept items that could show the target at all (when every one
+    agrees). Those fewest would have to agree without a single miss to pass the first test, the trap above; twice
+    as many leave room for misses (e.g. 58 items at a target of 0.9 and a risk of 0.05, of which 57 agreeing
+    pass). The number depends on the target and the risk alone, never on the data.
+
+    >>> start_size(0.9, 0.05)
+    58
+    """
+    return 2 * min_kept_to_reach(target, risk)
 
 
 def threshold_grid(confidence: np.ndarray, *, min_kept: int, steps: int = 20) -> list[float]:
