@@ -83,6 +83,8 @@ def test_selective_json_matches_the_statistics(workspace):
     assert text.rstrip().splitlines()[-1] == sel["sentence"]
     assert sel["sentence"].startswith(f"Keeping items with confidence >= {direct.threshold:.3g}, judge "
                                       "'lenient-mini' grades")
+    from tests.conftest import ROOT
+    assert sel["sentence"] in (ROOT / "docs" / "selective.md").read_text()  # the page shows the real output
 
 
 def test_no_threshold_says_how_many_more_labels(workspace):
