@@ -53,8 +53,14 @@ def _on_engine(sqlite_path: Path) -> str:
 
 
 @pytest.fixture
-def store(db_path: Path):
-    s = Store(_on_engine(db_path))
+def db_target(db_path: Path) -> str:
+    """The test's database as --db names it: the SQLite file, or its Postgres database (one per test)."""
+    return _on_engine(db_path)
+
+
+@pytest.fixture
+def store(db_target: str):
+    s = Store(db_target)
     yield s
     s.close()
 
@@ -81,19 +87,20 @@ def demo_store(demo_db_template: Path, tmp_path: Path):
 class Cli:
     """The CLI on a private database, with the database's folder as the workspace (never the source tree)."""
 
-    def __init__(self, db: Path | str, project: Path | None = None):
+    def __init__(self, db: Path | str, project: Path | None = None, *, target: str | None = None):
         self.db = db
+        self.target = target or str(db)  # what --db names: the file, or a database on a server
         self.project = project or Path(db).parent  # a database server's URL needs a folder named
         self.runner = CliRunner()
 
     def __call__(self, *args: str, input: str | None = None):
-        return self.runner.invoke(main, ["--db", str(self.db), "--project", str(self.project), *map(str, args)],
+        return self.runner.invoke(main, ["--db", self.target, "--project", str(self.project), *map(str, args)],
                                   input=input, catch_exceptions=False)
 
 
 @pytest.fixture
-def cli(db_path: Path) -> Cli:
-    return Cli(db_path)
+def cli(db_path: Path, db_target: str) -> Cli:
+    return Cli(db_path, target=db_target)
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -103,3 +110,13 @@ def write(path: Path, text: str | bytes) -> Path:
     else:
         path.write_text(text, encoding="utf-8")
     return path
+
+
+def every_row(store: Store) -> dict[str, list[tuple]]:
+    """Every row of every table, sorted: what a command changed, on either engine."""
+    out = {}
+    for table in store.table_names():
+        cur = store.conn.cursor()
+        cur.row_factory = None
+        out[table] = sorted((tuple(r) for r in cur.execute(f'SELECT * FROM "{table}"').fetchall()), key=repr)
+    return out

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.conftest import write
+from tests.conftest import write, every_row
 from tests.interop.conftest import add_qa_rubric
 from workbench.core.errors import ConfigError, InputError
 from workbench.features.interop import registry
@@ -64,11 +64,11 @@ def test_everything_lands_once_and_again_adds_nothing(scripted, store, tmp_path)
         store.rubric_row("qa")["id"], "scripted.ok@gpt-4o")["pk"])
     assert [(r["item_id"], r["score"], r["unscored_reason"]) for r in rows] == [
         ("i1", -1, None), ("i2", None, "the import map sends 'skip' to unscored"), ("i3", None, "timeout")]
-    before = list(store.conn.iterdump())
+    before = every_row(store)
     again = import_from(store, "scripted", "x", "g", "qa")
     assert (again.items_added, again.labels_added, again.judges[0].added) == (0, 0, 0)
     assert again.rubric_version == first.rubric_version == 2  # the judge was declared once, by version 2
-    assert list(store.conn.iterdump()) == before  # not a row changed
+    assert every_row(store) == before  # not a row changed
     assert again.nothing_new and not first.nothing_new
     assert again.summary_lines()[-1] == ("nothing new: golden set 'g' already holds every item, label and judgment "
                                          "of this import")

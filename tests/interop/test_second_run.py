@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import every_row
+
 from tests.interop.conftest import add_qa_rubric
 from workbench.core.errors import ConfigError
 
@@ -81,9 +83,9 @@ def logs(tmp_path_factory) -> Path:
     return out
 
 
-def _rows(store) -> list[str]:
-    """Every row of the database, as SQL: what an import changed, to the byte."""
-    return list(store.conn.iterdump())
+def _rows(store) -> dict:
+    """Every row of the database: what an import changed."""
+    return every_row(store)
 
 
 def _epoch1(log: Path, scorer: str) -> dict[str, str]:

@@ -19,10 +19,10 @@ from workbench.store import Store
 @pytest.fixture
 def seeded(cli, tmp_path):
     """The CLI on a workspace with the demo rubric and golden set 'g'; maria's two labels in it."""
-    with Store(cli.db) as s:
+    with Store(cli.target) as s:
         ids = seed(s, tmp_path)
     assert cli("rater", "add", "maria@example.com", "--role", "reviewer").exit_code == 0
-    with Store(cli.db) as s:
+    with Store(cli.target) as s:
         for i in ids[:2]:
             submit_label(s, GOLDEN_SET, RUBRIC, i, "maria", 0)
     return cli
@@ -77,7 +77,7 @@ def test_remove_keeps_the_labels_attributed_and_add_brings_the_rater_back(seeded
     (gone,) = rows(cli, "--all")
     assert gone["name"] == "maria" and gone["removed_at"] and gone["n_labels"] == 2
     assert "maria\treviewer\tmaria@example.com\t2 labels\tremoved " in cli("rater", "list", "--all").output
-    with Store(cli.db) as s:  # the labels are still there, under her name, and still count
+    with Store(cli.target) as s:  # the labels are still there, under her name, and still count
         labels = s.labels(s.golden_set(GOLDEN_SET).id, RUBRIC)
         assert [(x["rater"], x["score"]) for x in labels] == [("maria", 0), ("maria", 0)]
     assert "already removed" in cli("rater", "remove", "maria").output  # by name too; a second time changes nothing
@@ -95,7 +95,7 @@ def test_removing_someone_unknown_names_the_raters(seeded):
 
 
 def test_the_role_lookups_of_the_ui_refuse_a_removed_rater(seeded):
-    with Store(seeded.db) as s:
+    with Store(seeded.target) as s:
         assert raters.rater_role(s, "maria") == "reviewer"
         assert raters.rater_for_email(s, "maria@example.com")["name"] == "maria"
         raters.remove_rater(s, "maria@example.com")
@@ -125,7 +125,7 @@ def _signed_in(email: str) -> AppTest:
 
 
 def test_a_removed_lead_who_signs_in_is_asked_to_get_added_again(seeded, monkeypatch):
-    monkeypatch.setenv("WORKBENCH_DB", str(seeded.db))
+    monkeypatch.setenv("WORKBENCH_DB", seeded.target)
     assert seeded("rater", "add", "lee@example.com", "--role", "lead").exit_code == 0
     pages = lambda at: {info["page_name"] for info in at._registered_pages.values()}  # noqa: E731
     assert "Adjudicate" in pages(_signed_in("lee@example.com"))
@@ -137,7 +137,7 @@ def test_a_removed_lead_who_signs_in_is_asked_to_get_added_again(seeded, monkeyp
 def test_a_removed_rater_who_types_their_name_locally_is_served_nothing(seeded, monkeypatch):
     from tests.ui.conftest import open_app
 
-    monkeypatch.setenv("WORKBENCH_DB", str(seeded.db))
+    monkeypatch.setenv("WORKBENCH_DB", seeded.target)
     assert "maria" in open_app().sidebar.selectbox[0].options
     assert seeded("rater", "remove", "maria").exit_code == 0
     assert "maria" not in open_app().sidebar.selectbox[0].options  # the picker no longer offers her
