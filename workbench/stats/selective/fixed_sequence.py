@@ -75,9 +75,9 @@ def start_size(target: float, risk: float) -> int:
 def threshold_grid(confidence: np.ndarray, *, min_kept: int, steps: int = 20) -> list[float]:
     """Thresholds from high to low: distinct confidence values each keeping at least ``min_kept`` items, at most
     ``steps`` of them, spread evenly over the items kept (a long sequence has more places to stop early)."""
-    conf = np.sort(np.asarray(confidence, dtype=float))[::-1]
-    values = np.unique(conf)[::-1]
-    kept = np.array([(conf >= v).sum() for v in values])
+    ascending = np.sort(np.asarray(confidence, dtype=float))
+    values = np.unique(ascending)[::-1]
+    kept = len(ascending) - np.searchsorted(ascending, values, side="left")  # items with confidence >= each value
     values, kept = values[kept >= min_kept], kept[kept >= min_kept]
     if len(values) <= steps:
         return [float(v) for v in values]
