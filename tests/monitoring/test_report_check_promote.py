@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import pytest
 import yaml
 
 from tests.monitoring import replay as rp
@@ -150,3 +151,31 @@ def rp_report(approved):
     from workbench.features.monitoring.report import monitor_report
 
     return monitor_report(approved.store, "prod")
+
+
+def test_check_as_of_is_the_clock_of_an_audit(approved):
+    approved_on = parse_time(approved.bundle_json()["created_at"])
+    late = (approved_on + timedelta(days=91)).date().isoformat()
+    early = (approved_on + timedelta(days=89)).date().isoformat()
+    r = cli(approved, "check", approved.bundle, "--allow-unsigned", "--as-of", late)
+    assert r.exit_code == 3 and "the approval expired on" in r.output
+    # --as-of wins over the environment's clock
+    assert cli(approved, "check", approved.bundle, "--allow-unsigned", "--as-of", early,
+               env={"WORKBENCH_NOW": late}).exit_code == 0
+    bad = cli(approved, "check", approved.bundle, "--allow-unsigned", "--as-of", "June")
+    assert bad.exit_code == 1 and "--as-of must be a date YYYY-MM-DD" in bad.output
+
+
+def test_revalidate_after_is_a_policy_key_the_bundle_carries(approved):
+    from workbench.core.policy import Policy, policy_from_dict
+    from workbench.core.errors import InputError
+
+    assert Policy().revalidate_after == 90
+    assert policy_from_dict({"revalidate_after": 30}).revalidate_after == 30
+    with pytest.raises(InputError, match="revalidate_after"):
+        policy_from_dict({"revalidate_after": 0})  # at least a day
+    bundle = approved.bundle_json()
+    assert bundle["policy"]["revalidate_after"] == 90  # the approval says how long it holds
+    short = {**bundle, "policy": {**bundle["policy"], "revalidate_after": 30}}
+    sb = StreamBundle.from_bundle(short, "b.yaml")
+    assert (sb.expires_at - parse_time(bundle["created_at"])).days == 30

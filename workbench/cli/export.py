@@ -281,10 +281,12 @@ def _register_check(main: click.Group) -> None:
     @click.option("--no-golden-set-check", "no_golden_set_check", is_flag=True,
                   help="Do not compare the golden set with a database (a CI job without one); without this flag a "
                        "missing database is an error.")
+    @click.option("--as-of", "as_of", metavar="YYYY-MM-DD", default=None,
+                  help="Judge expiry and production alarms as of this day (or set WORKBENCH_NOW; default: today).")
     @pass_ctx
     @clean_errors
     def check(ctx: Ctx, bundle: str, judge_config: str | None, trust_files: tuple[str, ...], allow_unsigned: bool,
-              no_golden_set_check: bool) -> None:
+              no_golden_set_check: bool, as_of: str | None) -> None:
         """Fail (exit 3) when the bundle was edited or is not signed by a trusted key, the judge differs from the
         approved one, or its golden set changed.
 
@@ -307,7 +309,7 @@ def _register_check(main: click.Group) -> None:
         db = ctx.workspace.db
         store = ctx.store if ctx.workspace.db_exists() else None
         result = check_bundle(bundle, judge_config=judge_config, store=store, db_name=_shown(db), trusted=trusted,
-                              allow_unsigned=allow_unsigned, golden_set_check=not no_golden_set_check)
+                              allow_unsigned=allow_unsigned, golden_set_check=not no_golden_set_check, as_of=as_of)
         for line in result.compared:
             click.echo(f"ok: {line}")
         for line in result.problems:

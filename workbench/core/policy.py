@@ -35,6 +35,7 @@ class Policy:
     drift_max_agreement_drop: float = 0.05
     max_probe_shift: float = 0.10          # stress probes: mean score shift, in scale units, in either direction
     probe_check: str = "warn"              # "warn" (default), "fail" (part of the gate) or "off"
+    revalidate_after: int = 90             # days an approval holds in production before `check` fails on it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -52,7 +53,7 @@ POLICY_RANGES = {
     "max_self_preference": (0.0, None), "min_class_items": (1, None), "min_category_items": (1, None),
     "min_tpr_lower": (0.0, 1.0), "min_tnr_lower": (0.0, 1.0), "max_flip_rate": (0.0, 1.0),
     "max_unscored_share": (0.0, 1.0), "drift_min_p": (0.0, 1.0), "drift_max_agreement_drop": (0.0, 2.0),
-    "max_probe_shift": (0.0, None),
+    "max_probe_shift": (0.0, None), "revalidate_after": (1, None),
 }
 
 
