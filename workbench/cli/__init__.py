@@ -22,8 +22,8 @@ from workbench.cli import (
     rubrics,
     workspace,
 )
-from workbench.cli.team import data, people
 from workbench.cli.common import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_GATE_FAILED, Ctx, WorkbenchGroup
+from workbench.cli.team import data, people
 
 __all__ = ["main", "Ctx", "EXIT_ERROR", "EXIT_GATE_FAILED", "EXIT_BROKEN_PIPE"]
 
@@ -52,7 +52,8 @@ def main(ctx: click.Context, db: str | None, project: str | None) -> None:
 
 
 for command in (workspace.init, workspace.demo, workspace.ui, rubrics.rubric, importing.import_, golden_sets.golden_set,
-                people.rater, people.audit, data.db, judging.judge, calibration.calibrate, calibration.compare, calibration.plan_command):
+                people.rater, people.audit, data.db, judging.judge, calibration.calibrate, calibration.compare,
+                calibration.plan_command):
     main.add_command(command)
 for module in (probe, refine, board, export, production):
     module.register(main)
