@@ -163,14 +163,10 @@ def ok(m: dict) -> bool:
 
 def postgres_target() -> str:
     """WORKBENCH_BENCH_PG, else a fresh database on a throw-away server (tests/pg.py)."""
-    if os.environ.get("WORKBENCH_BENCH_PG"):
-        return os.environ["WORKBENCH_BENCH_PG"]
     sys.path.insert(0, str(ROOT / "tests"))
     import pg
 
-    if pg.postgres_bin() is None:
-        raise SystemExit("no Postgres: install the postgresql package or set WORKBENCH_BENCH_PG to a database URL")
-    return pg.postgres_url()
+    return pg.benchmark_url()
 
 
 def row(m: dict) -> str:

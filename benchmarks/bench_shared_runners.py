@@ -133,14 +133,11 @@ def measure(db: str, folder: Path, *, runners: int, n_items: int, latency: float
 
 
 def postgres_target() -> str:
-    if os.environ.get("WORKBENCH_BENCH_PG"):
-        return os.environ["WORKBENCH_BENCH_PG"]
+    """WORKBENCH_BENCH_PG, else a fresh database on a throw-away server (tests/pg.py)."""
     sys.path.insert(0, str(ROOT / "tests"))
     import pg
 
-    if pg.postgres_bin() is None:
-        raise SystemExit("no Postgres: install the postgresql package or set WORKBENCH_BENCH_PG to a database URL")
-    return pg.postgres_url()
+    return pg.benchmark_url()
 
 
 def row(m: Measured, latency: float) -> str:

@@ -112,3 +112,12 @@ def postgres_url() -> str:
 @pytest.fixture
 def pg_url() -> str:
     return postgres_url()
+
+
+def benchmark_url() -> str:
+    """For benchmarks/: WORKBENCH_BENCH_PG (a server of your own), else a fresh database on a throw-away server."""
+    if os.environ.get("WORKBENCH_BENCH_PG"):
+        return os.environ["WORKBENCH_BENCH_PG"]
+    if postgres_bin() is None:
+        raise SystemExit("no Postgres: install the postgresql package or set WORKBENCH_BENCH_PG to a database URL")
+    return postgres_url()
