@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import os
 import secrets
 import statistics
 import sys
@@ -88,7 +87,6 @@ def _reviewer(target: str, golden_set: str, rater: str, saves: list, ready, go, 
 
 def measure(target: str, *, reviewers: int = 20, labels: int = 50, tmp: Path | None = None) -> dict:
     """Run the scenario once on ``target`` (an SQLite path or a Postgres URL); returns latencies and the checks."""
-    from workbench.store import Store
 
     golden_set = f"reviewers-{secrets.token_hex(4)}"
     n_items = max(labels * 2, reviewers * 3)
