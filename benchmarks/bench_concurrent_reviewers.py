@@ -87,7 +87,6 @@ def _reviewer(target: str, golden_set: str, rater: str, saves: list, ready, go, 
 
 def measure(target: str, *, reviewers: int = 20, labels: int = 50, tmp: Path | None = None) -> dict:
     """Run the scenario once on ``target`` (an SQLite path or a Postgres URL); returns latencies and the checks."""
-
     golden_set = f"reviewers-{secrets.token_hex(4)}"
     n_items = max(labels * 2, reviewers * 3)
     own = tempfile.TemporaryDirectory() if tmp is None else None
