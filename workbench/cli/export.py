@@ -36,11 +36,15 @@ from workbench.core.scale import fmt as _fmt
                    "Inspect AI scorer module or an MLflow make_judge JSON, beside the bundle.")
 @click.option("--bundle", "bundle_file", type=click.Path(dir_okay=False), default=None,
               help="With --to: write the tool files from this approved bundle instead of exporting one.")
+@click.option("--selective", is_flag=True, help="Carry a confidence threshold with its guarantee (docs/selective.md).")
+@click.option("--target-agreement", type=float, default=None, help="--selective: agreement wanted on kept items.")
+@click.option("--risk", type=float, default=None, help="--selective: chance the guarantee may fail, in (0, 0.5].")
 @_calibration_options
 @pass_ctx
 @clean_errors
 def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | None, out_dir: str | None,
-           targets: tuple[str, ...], bundle_file: str | None, **opts: Any) -> None:
+           targets: tuple[str, ...], bundle_file: str | None, selective: bool, target_agreement: float | None,
+           risk: float | None, **opts: Any) -> None:
     """Export an approved bundle for a pair that passes the gate (exit 3 when it does not).
 
     With --to, the approved judge is also written for promptfoo, Inspect AI or
@@ -54,6 +58,7 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
       workbench export --golden-set demo --rubric demo-patch-quality@v1 --judge careful-sonnet
       workbench export -g demo -r demo-patch-quality -j careful-single --to promptfoo --to inspect
       workbench export --bundle rubrics/approved/demo-patch-quality@v2--careful-single.yaml --to mlflow
+      workbench export -g demo -r demo-patch-quality -j careful-sonnet --selective --target-agreement 0.85 --risk 0.1
     """
     from workbench.calibration.versions import VersionNotRun
     from workbench.features.export.bundle import (
@@ -74,9 +79,10 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
         for option, value in (("--golden-set", golden_set), ("--rubric", rubric), ("--judge", judge)):
             _require(value is not None, option, "nothing", "given (or give --bundle FILE with --to)",
                      f"{option} NAME")
+        section = selective_section(ctx.store, golden_set, rubric, judge, selective, target_agreement, risk, opts)
         try:
             res = export_bundle(ctx.store, golden_set, rubric, judge, out_dir=out_dir, options=_options(**opts),
-                                workspace=ctx.workspace)
+                                workspace=ctx.workspace, selective=section)
         except GateFailed as e:
             _refused(e, golden_set, rubric, judge)
         except (VersionNotRun, VersionMismatch) as e:  # nothing of that version to approve: refused like the gate
@@ -91,6 +97,16 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
         written = export_judge(bundle, path, target, out_dir or path.parent)
         click.echo(f"Wrote {_shown(written)} ({target}); check it with: workbench check {_shown(path)} "
                    f"--judge-config {_shown(written)}")
+
+
+def selective_section(store: Any, golden_set: str, rubric: str, judge: str, selective: bool,
+                      target: float | None, risk: float | None, opts: dict) -> dict | None:
+    """The bundle's selective section (``--selective``), or None; refused before anything is exported."""
+    if not selective:
+        return None
+    from workbench.features.selective.service import bundle_section
+
+    return bundle_section(store, golden_set, rubric, judge, target=target, risk=risk, run=opts.get("run"))
 
 
 def _refused(e: Any, golden_set: str, rubric: str, judge: str) -> None:
@@ -125,10 +141,11 @@ def _refused(e: Any, golden_set: str, rubric: str, judge: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--resamples", default=2000, show_default=True)
 @click.option("--seed", default=0, show_default=True)
+@click.option("--queue", default=None, help="Selective bundle: put the items the judge abstains on into this golden set.")
 @pass_ctx
 @clean_errors
 def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, judgments_file: str | None,
-          out: str | None, as_json: bool, resamples: int, seed: int) -> None:
+          out: str | None, as_json: bool, resamples: int, seed: int, queue: str | None) -> None:
     """Grade new items with an approved judge; report raw and bias-corrected pass rates.
 
     \b
@@ -144,7 +161,7 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
     if out is None:
         out = str(ctx.workspace.reports / f"{Path(items_file).stem}.graded.jsonl")  # made once the grades are in
     data = run(ctx.store, bundle_file, items_file, labels_file=labels_file, judgments_file=judgments_file, out=out,
-               resamples=resamples, seed=seed, workspace=ctx.workspace)  # a signed bundle must verify
+               resamples=resamples, seed=seed, workspace=ctx.workspace, queue=queue)  # a signed bundle must verify
     r = GradeResult.from_json(data)
     if as_json:
         _echo_json(data)
@@ -153,6 +170,10 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
     raw, cor = r.raw_pass_rate, r.corrected_pass_rate
     click.echo(f"Graded {r.n_scored} of {r.n_items} items with {r.bundle.judge} "
                f"(rubric {r.bundle.rubric} v{r.bundle.rubric_version}).")
+    if r.n_abstained is not None:
+        click.echo(f"  abstained on {r.n_abstained} of {r.n_items} items ({r.share_abstained:.0%}: confidence below "
+                   f"{r.selective.get('threshold'):.3g}); the pass rates are over the kept items"
+                   + (f"; the abstained items are in golden set '{queue}'" if queue and r.n_abstained else ""))
     click.echo(f"  raw pass rate        {_fmt(raw.value)}  ({_fmt(raw.ci_low)} to {_fmt(raw.ci_high)})")
     click.echo(f"  corrected pass rate  {_fmt(cor.value)}  ({_fmt(cor.ci_low)} to {_fmt(cor.ci_high)})"
                f"  [Rogan-Gladen, TPR {_fmt(r.tpr)}, TNR {_fmt(r.tnr)}]")

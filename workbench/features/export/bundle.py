@@ -151,7 +151,8 @@ def workspace_signing_key(workspace: Workspace | None = None) -> SigningKey | No
 
 def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out_dir: str | Path | None = None,
                   options: Options = Options(), workspace: Workspace | None = None,
-                  signing_key: SigningKey | str | None = WORKSPACE_KEY, actor: str | None = None) -> ExportResult:
+                  signing_key: SigningKey | str | None = WORKSPACE_KEY, actor: str | None = None,
+                  selective: dict[str, Any] | None = None) -> ExportResult:
     """Write rubrics/approved/<rubric>@v<version>--<judge>.yaml of the workspace (or ``out_dir``) for a passing
     pair; refuse otherwise.
 
@@ -162,7 +163,8 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     and records the export against the ids the report carries. The bundle is signed with ``signing_key``: by
     default the workspace's (:func:`workspace_signing_key`), read before anything is computed or written; None
     writes an unsigned bundle. The approval is written to the audit log with the export's row, under ``actor``
-    (the lead, in the UI; else the command line's user).
+    (the lead, in the UI; else the command line's user). ``selective`` is the confidence threshold and its
+    guarantee (``features.selective``'s ``bundle_section``), carried in the bundle under its sha256 and signature.
     """
     key = workspace_signing_key(workspace) if signing_key == WORKSPACE_KEY else signing_key
     scope = resolve_ref(store, golden_set, rubric, judge, options.run)  # the names, looked up once for all below
@@ -172,6 +174,9 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
         raise GateFailed(rubric, judge, report.verdict)
     report = freeze_version(store, report, scope)
     bundle = approve(report, scope)
+    if selective is not None:
+        bundle = bundle.but(selective=selective)
+        bundle = bundle.but(sha256=sha256_hex(bundle.content()))
     if key is not None:
         bundle = sign_bundle(bundle, key)
     data = bundle.to_json()

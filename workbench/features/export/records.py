@@ -161,6 +161,8 @@ class Bundle(Record):
     verdict: dict[str, Any] | None = None  # the gate's verdict as approved
     policy: dict[str, Any] = field(default_factory=dict)  # the gate's policy as approved
     created_at: str = ""
+    # selective judging (features/selective): the confidence threshold and its guarantee; absent in other bundles
+    selective: dict[str, Any] | None = optional()
     sha256: str | None = optional()
     signature: dict[str, Any] | None = optional()
 
@@ -225,6 +227,12 @@ class GradeResult(Record):
     correction: dict[str, Any] = field(default_factory=dict)
     ppi: PredictionPowered | None = None
     results_file: str | None = None
+    # a selective bundle's abstentions (grading/service.py): absent for other bundles
+    selective: dict[str, Any] | None = optional()
+    n_abstained: int | None = optional()
+    abstained_ids: list[str] | None = optional()
+    share_abstained: float | None = optional()
+    queue: str | None = optional()
 
 
 @dataclass(frozen=True, slots=True)

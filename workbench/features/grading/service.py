@@ -11,7 +11,7 @@ import numpy as np
 from workbench import stats
 from workbench.core.consensus import consensus_label
 from workbench.core.errors import InputError
-from workbench.core.formats import parse_item, parse_judgment, parse_label, read_records, write_jsonl
+from workbench.core.formats import parse_item, parse_label, read_records, write_jsonl
 from workbench.core.models import Item, Judgment, JudgeSpec, Rubric
 from workbench.core.scale import Scale
 from workbench.judges.rubrics import rubric_from_dict
@@ -22,6 +22,7 @@ from workbench.core.workspace import Workspace
 from workbench.features.export.bundle import load_bundle
 from workbench.features.export.records import Bundle, BundleCalibration
 from workbench.features.grading.records import GradedItem, PassRateCorrection
+from workbench.features.importing.service import import_items, parse_judgment_with_confidence
 
 # (items, rubric, judge spec) -> one judgment per item; the default runs the bundle's judge for real.
 ItemJudge = Callable[[Sequence[Item], Any, JudgeSpec], list[Judgment]]
@@ -43,7 +44,7 @@ def read_judgments(path: str | Path, item_ids: set[str], scale: Scale) -> dict[s
     """The judgments made elsewhere for the items being graded; every score on the bundle's scale."""
     out: dict[str, Judgment] = {}
     for rec in read_records(path):
-        _, j = parse_judgment(rec, scale, scale_of="the bundle's rubric")
+        _, j = parse_judgment_with_confidence(rec, scale, scale_of="the bundle's rubric")  # confidence: optional
         if j.item_id not in item_ids:
             raise rec.error(f"judgment for item '{j.item_id}', which is not in the items file", field="item_id",
                             fix="grade the items the judgments are for")
@@ -65,10 +66,14 @@ def read_human_labels(path: str | Path, item_ids: set[str], scale) -> dict[str, 
 
 def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labels_file: str | Path | None = None,
           judgments_file: str | Path | None = None, out: str | Path | None = None, judge_items: ItemJudge | None = None,
-          resamples: int = 2000, seed: int = 0, workspace: Workspace | None = None) -> dict[str, Any]:
+          resamples: int = 2000, seed: int = 0, workspace: Workspace | None = None,
+          queue: str | None = None) -> dict[str, Any]:
     """Grade the items with the bundle's judge (or take its judgments from a file) and correct the pass rate.
 
-    The bundle is verified first (``load_bundle``: a signed one with ``workspace``'s public keys)."""
+    The bundle is verified first (``load_bundle``: a signed one with ``workspace``'s public keys). A selective
+    bundle (``export --selective``) grades only the items whose judgment carries a confidence at or above its
+    threshold and abstains on the rest (no confidence: abstains); pass rates are over the kept items, and
+    ``queue`` names a golden set (made if new) that receives exactly the abstained items for reviewers."""
     if not 1 <= resamples <= MAX_RESAMPLES or not 0 <= seed <= MAX_SEED:
         raise InputError(f"resamples must be a whole number from 1 to {MAX_RESAMPLES:,} and the seed from 0 to "
                          f"2**63 - 1, got {resamples} and {seed}", fix="write e.g. --resamples 2000 --seed 0")
@@ -84,12 +89,19 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
             from workbench.features.judging.service import judge_items  # runs the real provider
         judged = {j.item_id: j for j in judge_items(items, rubric, spec)}
     humans = read_human_labels(labels_file, ids, rubric.scale) if labels_file else {}
-    rows = [_graded(it.id, judged.get(it.id), humans, rubric) for it in items]
+    abstained = _abstained(items, judged, bundle.selective)
+    graded_items = [it for it in items if it.id not in set(abstained)]
+    rows = [_graded(it.id, judged.get(it.id), humans, rubric) for it in graded_items]
     new_pass = [r.passed for r in rows if r.score is not None]
 
     cal = bundle.calibration
     golden_human, golden_judge = stats.golden_pass_arrays(cal.confusion.matrix, scale=list(rubric.scale.values),
                                                           pass_threshold=rubric.pass_threshold)
+    if not new_pass and abstained:
+        raise InputError(f"the judge abstained on every scored item (confidence below the bundle's threshold "
+                         f"{bundle.selective.get('threshold')}), so there is no pass rate to report",
+                         file=Path(items_file).name, fix="give the judgments their 'confidence', or have people "
+                                                         "grade these items")
     if not new_pass:
         raise InputError("no item received a score, so there is no pass rate to report", file=Path(items_file).name,
                          fix="check the judgments or the judge's unscored reasons")
@@ -102,6 +114,8 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
     if labeled:  # too few labels, or one-sided ones, give a refusal with its reason rather than nothing
         ppi = stats.ppi_mean([rubric.is_pass(r.human_score) for r in labeled], [r.passed for r in labeled],
                              [r.passed for r in unlabeled])
+    if abstained and queue is not None:  # once everything is computed: a refusal above leaves nothing written
+        _queue(store, set(abstained), queue, Path(items_file))
     if out is not None:
         write_jsonl(Path(out), [r.to_json() for r in rows])
     # A refused correction shows no number: its bare point estimate would be read as a result.
@@ -111,7 +125,11 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
         "schema": "workbench.grade/1",
         "bundle": {"file": Path(bundle_file).name, "sha256": bundle.sha256, "rubric": bundle.rubric.name,
                    "rubric_version": bundle.rubric.version, "judge": bundle.judge.id},
-        "n_items": len(items), "n_scored": len(new_pass), "n_unscored": len(items) - len(new_pass),
+        "n_items": len(items), "n_scored": len(new_pass), "n_unscored": len(graded_items) - len(new_pass),
+        **({"selective": {"threshold": bundle.selective.get("threshold"), "target": bundle.selective.get("target"),
+                          "risk": bundle.selective.get("risk")},
+            "n_abstained": len(abstained), "abstained_ids": abstained,
+            "share_abstained": len(abstained) / len(items), "queue": queue} if bundle.selective else {}),
         "pass_threshold": rubric.pass_threshold,
         "raw_pass_rate": corrected.raw,
         "corrected_pass_rate": corrected_rate,
@@ -130,6 +148,35 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
         "ppi": ppi,
         "results_file": None if out is None else str(out),
     })
+
+
+def _abstained(items: list[Item], judged: dict[str, Judgment], selective: dict | None) -> list[str]:
+    """Ids of the items a selective bundle's judge abstains on: no judgment, no confidence, or one below the
+    threshold. Unscored judgments are not abstentions: they stay unscored, as without a threshold."""
+    if not selective:
+        return []
+    threshold = selective.get("threshold")
+    out = []
+    for it in items:
+        j = judged.get(it.id)
+        if j is not None and j.score is None:
+            continue
+        if j is None or j.confidence is None or j.confidence < threshold:
+            out.append(it.id)
+    return out
+
+
+def _queue(store: Store, abstained: set[str], golden_set: str, items_file: Path) -> None:
+    """The abstained items into golden set ``golden_set`` (made if new) for reviewers: the items file's own records
+    for them, imported as ``workbench import items`` would (re-grading adds nothing twice)."""
+    import json
+    import tempfile
+
+    records = [rec.data for rec in read_records(items_file) if parse_item(rec).id in abstained]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{items_file.stem}.abstained.jsonl"
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        import_items(store, path, golden_set)
 
 
 def _graded(item_id: str, j: Judgment | None, humans: dict[str, int | None], rubric: Rubric) -> GradedItem:

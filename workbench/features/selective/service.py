@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from workbench.calibration.calibrate import judge_data, resolve
 from workbench.calibration.golden_sets import consensus
-from workbench.core.errors import InputError, NotFound
+from workbench.core.errors import InputError, NotFound, WorkbenchError
 from workbench.features.selective.records import CascadeStage, SelectiveResult
 from workbench.stats.selective import SelectiveStep
 from workbench.store import Store
@@ -199,3 +199,18 @@ def judges_of_cascade(judge: str | None, cascade: str | None, selective: bool, t
         raise InputError(f"--judge is '{judge}' but the cascade starts with '{judges[0]}'",
                          fix="leave out --judge, or name the cascade's first judge")
     return judges
+
+
+class NotGuaranteed(WorkbenchError):
+    """``export --selective`` for a judge no threshold of which reaches the target: the sentence says why."""
+
+
+def bundle_section(store: Store, golden_set: str, rubric: str, judge: str, *, target: float | None,
+                   risk: float | None, run: str | None = None) -> dict:
+    """The bundle's ``selective`` section: the threshold and its guarantee; refused when there is none."""
+    r = calibrate_selective(store, golden_set, rubric, [judge], target=target, risk=risk, run=run)
+    if not r.guaranteed:
+        raise NotGuaranteed(f"Not exported with --selective: {r.sentence}")
+    return {"threshold": r.threshold, "target": r.target, "risk": r.risk, "coverage": r.coverage,
+            "agreement": r.agreement, "agreement_lower_bound": r.agreement_lower_bound,
+            "n_calibration": r.n_calibration, "confidence_source": r.confidence_source, "sentence": r.sentence}
