@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pytest
 import yaml
 
 from tests.conftest import DEMO_DIR, write
@@ -41,6 +43,10 @@ def test_selective_bundle_grades_kept_items_and_queues_the_rest(cli, tmp_path):
     assert {k: sel[k] for k in ("threshold", "target", "risk", "coverage")} == \
            {k: c[k] for k in ("threshold", "target", "risk", "coverage")}
     assert cli("check", tmp_path / BUNDLE).exit_code == 0  # the sha256 covers the section
+    # the confusion on the kept items: as many as coverage says, agreeing on the diagonal as agreement says
+    matrix = np.array(sel["confusion"]["matrix"])
+    assert matrix.sum() == round(sel["coverage"] * sel["n_calibration"])
+    assert np.trace(matrix) / matrix.sum() == pytest.approx(sel["agreement"])
     # planted: every fourth item below the threshold, one with no confidence at all
     items, judgments, ids = _judgments(tmp_path, lambda n: None if n == 1 else (0.0 if n % 4 == 0 else 1.0))
     r = cli("grade", "--bundle", tmp_path / BUNDLE, "--items", items, "--judgments", judgments, "--json",
@@ -53,6 +59,10 @@ def test_selective_bundle_grades_kept_items_and_queues_the_rest(cli, tmp_path):
     assert out["n_scored"] + out["n_unscored"] == 40 - 11
     graded = [json.loads(l) for l in (tmp_path / "reports" / "new_items.graded.jsonl").read_text().splitlines()]
     assert {g["item_id"] for g in graded} == set(ids) - set(expected)
+    assert out["selective"]["corrected_with"] == "confusion on kept items"
+    from workbench.stats import golden_pass_arrays
+    human, judge = golden_pass_arrays(matrix, scale=[-1, 0, 1], pass_threshold=0)
+    assert out["tpr"] == pytest.approx(judge[human].mean()) and out["tnr"] == pytest.approx((~judge[~human]).mean())
     raw = out["raw_pass_rate"]["value"]
     assert raw == sum(g["pass"] for g in graded if g["score"] is not None) / out["n_scored"]
     assert "review-me\t11 items" in cli("golden-set", "list").output

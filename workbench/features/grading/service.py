@@ -95,7 +95,10 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
     new_pass = [r.passed for r in rows if r.score is not None]
 
     cal = bundle.calibration
-    golden_human, golden_judge = stats.golden_pass_arrays(cal.confusion.matrix, scale=list(rubric.scale.values),
+    # a selective bundle corrects with the judge's errors on the items it keeps, not on all items
+    kept = (bundle.selective or {}).get("confusion")
+    golden_human, golden_judge = stats.golden_pass_arrays(kept.get("matrix") if kept else cal.confusion.matrix,
+                                                          scale=list(rubric.scale.values),
                                                           pass_threshold=rubric.pass_threshold)
     if not new_pass and abstained:
         raise InputError(f"the judge abstained on every scored item (confidence below the bundle's threshold "
@@ -127,7 +130,8 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
                    "rubric_version": bundle.rubric.version, "judge": bundle.judge.id},
         "n_items": len(items), "n_scored": len(new_pass), "n_unscored": len(graded_items) - len(new_pass),
         **({"selective": {"threshold": bundle.selective.get("threshold"), "target": bundle.selective.get("target"),
-                          "risk": bundle.selective.get("risk")},
+                          "risk": bundle.selective.get("risk"), "corrected_with": "confusion on kept items"
+                          if kept else "confusion on all items"},
             "n_abstained": len(abstained), "abstained_ids": abstained,
             "share_abstained": len(abstained) / len(items), "queue": queue} if bundle.selective else {}),
         "pass_threshold": rubric.pass_threshold,

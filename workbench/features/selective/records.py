@@ -45,6 +45,7 @@ class SelectiveResult:
     cost_per_graded_item: float | None = None
     cost_last_judge_alone: float | None = None
     steps: tuple[dict, ...] = field(default=(), compare=False)
+    kept_ids: tuple[str, ...] = field(default=(), compare=False)  # the calibration items kept (not in the JSON)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -103,7 +103,7 @@ def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list
                              "or more so the share of agreeing repeats serves as its confidence")
     stage_risk = risk / len(judges)
     left = list(ids)
-    stages, choices, kept_agree, kept_n, spent = [], [], 0, 0, 0.0
+    stages, choices, kept_agree, kept_n, spent, kept_ids = [], [], 0, 0, 0.0, []
     costs_known = True
     for ji in per_judge:
         conf = np.array([ji.confidence.get(i, math.nan) for i in left], dtype=float)
@@ -120,6 +120,7 @@ def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list
                                    len(keep) / len(ids)))
         kept_agree += choice.n_agree
         kept_n += len(keep)
+        kept_ids.extend(keep)
         kept_set = set(keep)
         left = [i for i in left if i not in kept_set]
         if not left:
@@ -142,7 +143,8 @@ def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list
         cost_last_judge_alone=alone,
         steps=tuple({"judge": ji.judge, "threshold": s.threshold, "n_kept": s.n_kept, "n_agree": s.n_agree,
                      "lower_bound": s.lower_bound, "passed": s.passed}
-                    for ji, c in zip(per_judge, choices) for s in c.steps))
+                    for ji, c in zip(per_judge, choices) for s in c.steps),
+        kept_ids=tuple(kept_ids))
     from dataclasses import replace
     first = next((s for s in choices[0].steps if s.n_kept), None)
     return replace(result, sentence=selective_sentence(result, judges, more, first))
@@ -213,4 +215,20 @@ def bundle_section(store: Store, golden_set: str, rubric: str, judge: str, *, ta
         raise NotGuaranteed(f"Not exported with --selective: {r.sentence}")
     return {"threshold": r.threshold, "target": r.target, "risk": r.risk, "coverage": r.coverage,
             "agreement": r.agreement, "agreement_lower_bound": r.agreement_lower_bound,
-            "n_calibration": r.n_calibration, "confidence_source": r.confidence_source, "sentence": r.sentence}
+            "n_calibration": r.n_calibration, "confidence_source": r.confidence_source, "sentence": r.sentence,
+            "confusion": kept_confusion(store, golden_set, rubric, judge, r.kept_ids, run)}
+
+
+def kept_confusion(store: Store, golden_set: str, rubric: str, judge: str, kept: tuple[str, ...],
+                   run: str | None = None) -> dict:
+    """The confusion matrix (rows consensus, columns judge, in scale order) on the kept calibration items: what
+    ``grade`` corrects a selective bundle's pass rate with, since the judge's TPR and TNR on the items it keeps
+    are not those on all items."""
+    scope = resolve(store, golden_set, rubric, judge, run)
+    values = list(scope.rubric.rubric.scale.values)
+    resolved = consensus(store, golden_set, scope.rubric.name).resolved
+    verdict = judge_items(store, golden_set, rubric, judge, run).verdict
+    matrix = [[0] * len(values) for _ in values]
+    for i in kept:
+        matrix[values.index(resolved[i])][values.index(verdict[i])] += 1
+    return {"labels": values, "matrix": matrix}
