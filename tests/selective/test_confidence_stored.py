@@ -90,3 +90,23 @@ def test_csv_empty_confidence_cell_is_absent(any_store, tmp_path):
     f = write(tmp_path / "j.csv", "item_id,score,confidence\ni0,1,0.8\ni1,0,\n")
     importing.import_judgments(any_store, f, "g", RUBRIC, JUDGE)
     assert _stored(any_store) == {"i0": 0.8, "i1": None}
+
+
+def test_golden_set_export_round_trips_the_confidence(any_store, tmp_path):
+    """golden-set export writes the stored confidence (and nothing where there is none); importing the exported
+    file into a fresh golden set gives the same confidences back."""
+    from workbench.calibration.snapshots import export_golden_set
+    _seed(any_store, tmp_path)
+    rows = [{"item_id": "i0", "score": 1, "confidence": 0.25}, {"item_id": "i1", "score": 0}]
+    importing.import_judgments(any_store, write(tmp_path / "j.jsonl", jsonl(rows)), "g", RUBRIC, JUDGE)
+    export_golden_set(any_store, "g", tmp_path / "out")
+    written = [json.loads(l) for l in (tmp_path / "out" / RUBRIC / "judgments" / f"{JUDGE}.jsonl").read_text()
+               .splitlines()]
+    assert [(w["item_id"], w.get("confidence", "absent")) for w in written] == [("i0", 0.25), ("i1", "absent")]
+    importing.import_items(any_store, tmp_path / "out" / "items.jsonl", "g2")
+    importing.import_judgments(any_store, tmp_path / "out" / RUBRIC / "judgments" / f"{JUDGE}.jsonl", "g2", RUBRIC,
+                               JUDGE)
+    rv = get_rubric(any_store, RUBRIC)
+    back = {j.item_id: j.confidence for _, j in any_store.run_judgments(any_store.golden_set("g2").id,
+                                                                         judge_row(any_store, rv.id, JUDGE).pk)}
+    assert back == {"i0": 0.25, "i1": None}

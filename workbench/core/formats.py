@@ -515,7 +515,7 @@ def judgment_to_dict(run: str | None, j: Judgment) -> dict:
     if run is not None:
         d["run"] = run
     for key in ("rationale", "model_version", "created_at", "tokens_in", "tokens_out", "tokens_cached", "cost_usd",
-                "latency_ms", "trace"):
+                "latency_ms", "trace", "confidence"):  # confidence: read back by importing's reader
         v = getattr(j, key)
         if v is not None:
             d[key] = v
