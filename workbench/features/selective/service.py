@@ -10,7 +10,7 @@ its repeats that give the verdict's score. An item with neither is never kept (t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from workbench.calibration.calibrate import judge_data, resolve
 from workbench.calibration.golden_sets import consensus
@@ -64,12 +64,12 @@ def judge_items(store: Store, golden_set: str, rubric: str, judge: str, run: str
                 stated[item] = float(conf)
     confidence, sources = {}, set()
     for item, v in verdict.items():
+        from_repeats = None if item in stated else confidence_from_repeats(v, by_item[item])
         if item in stated:
-            confidence[item], _ = stated[item], sources.add("stored")
-        elif (c := confidence_from_repeats(v, by_item[item])) is not None:
-            confidence[item], _ = c, sources.add("repeats")
-        else:
-            confidence[item] = math.nan
+            sources.add("stored")
+        elif from_repeats is not None:
+            sources.add("repeats")
+        confidence[item] = stated.get(item, math.nan if from_repeats is None else from_repeats)
     source = " and ".join(s for s in ("stored", "repeats") if s in sources) or "none"
     return JudgeItems(judge, verdict, confidence, cost, source)
 
@@ -145,7 +145,6 @@ def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list
                      "lower_bound": s.lower_bound, "passed": s.passed}
                     for ji, c in zip(per_judge, choices) for s in c.steps),
         kept_ids=tuple(kept_ids))
-    from dataclasses import replace
     first = next((s for s in choices[0].steps if s.n_kept), None)
     return replace(result, sentence=selective_sentence(result, judges, more, first))
 
