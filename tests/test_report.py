@@ -32,7 +32,7 @@ def test_a_stored_report_reads_back_to_the_same_json(name):
     # the gate's policy is read as today's Policy: keys added to it since this report was written get their
     # defaults (the report cache never serves such a report: its key holds the report revision and the policy)
     added = {k: v for k, v in written["policy"].items() if k not in stored["policy"]}
-    assert added == {"max_probe_shift": 0.1, "probe_check": "warn", "min_category_items": 10}
+    assert added == {"max_probe_shift": 0.1, "probe_check": "warn", "min_category_items": 10, "revalidate_after": 90}
     written["policy"] = {k: v for k, v in written["policy"].items() if k not in added}
     # likewise the verdict's fields added since (the three states, reasons and the headline) are derived or
     # defaulted: the stored ones read back unchanged

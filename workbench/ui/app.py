@@ -87,7 +87,7 @@ def main() -> None:
     sections: dict[str, list[st.Page]] = {}
     for spec in pages_for(user):
         sections.setdefault(spec.section, []).append(spec.st_page())
-    page = st.navigation(sections)
+    page = st.navigation(sections, expanded=True)  # a lead's pages are more than ten: none hidden behind "View more"
     st.session_state[auth.ROUTER_KEY] = True
     try:
         page.run()

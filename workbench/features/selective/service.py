@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from workbench.calibration.calibrate import judge_data, resolve
 from workbench.calibration.golden_sets import consensus
 from workbench.core.errors import InputError, NotFound, WorkbenchError
 from workbench.features.selective.records import CascadeStage, SelectiveResult
-from workbench.stats.selective import SelectiveStep
 from workbench.store import Store
+
+if TYPE_CHECKING:  # numpy and scipy: loaded only when a threshold is computed
+    from workbench.stats.selective import SelectiveStep
 
 
 def check_target_and_risk(target: float | None, risk: float | None) -> tuple[float, float]:
