@@ -214,6 +214,65 @@ def estimate_sentence(e: Any) -> str:
             f"{' at batch prices' if e.batch else ''}")
 
 
+# -- the verdict in one plain sentence ------------------------------------------------------------------------------
+
+#: Plain names of the agreement metrics a policy may choose (``core.policy.AGREEMENT_METRICS``).
+METRIC_WORDS = {"krippendorff_alpha_ordinal": "Krippendorff's alpha", "cohen_kappa": "Cohen's kappa",
+                "cohen_kappa_linear": "weighted kappa (linear)", "cohen_kappa_quadratic": "weighted kappa (quadratic)",
+                "gwet_ac2_linear": "Gwet's AC2", "exact_agreement": "exact agreement", "spearman": "Spearman correlation"}
+
+
+def use_sentence(report: CalibrationReport) -> str:
+    """The gate's verdict as one sentence a lead reads first: 'Use J to grade R: yes.', '...: no — <the first
+    failed check, with its number>.' or '...: not decided yet — <check> needs about N more labels.'
+
+    Decided by the gate only (``report.verdict``, the object ``calibrate --json`` prints): the same state and the
+    same check as the CLI and the card, in plainer words."""
+    v = report.verdict
+    head = f"Use {report.judge.id} to grade {report.rubric.name}:"
+    if v is None:
+        return f"{head} not decided yet — the gate has not judged it."
+    if v.state == PASSED:
+        return f"{head} yes."
+    if v.state == FAILED:
+        return f"{head} no — {_failed_phrase(v.failed[0], report.policy.agreement_metric)}."
+    # the check furthest from a decision says when the verdict can be known; a check on its bound says so
+    open_checks = sorted(v.undecided, key=lambda c: (c.more_items is None, -(c.more_items or 0)))
+    c = open_checks[0]
+    if c.more_items:
+        return f"{head} not decided yet — {c.name} needs about {c.more_items} more label{'s' * (c.more_items != 1)}."
+    return f"{head} not decided yet — {c.name}: {c.reason.rstrip('.')}."
+
+
+def _failed_phrase(c: Any, agreement_metric: str) -> str:
+    """A failed check as a short clause with its number; the gate's own reason where no plainer one is known."""
+    v, t = c.value, c.threshold
+    try:
+        if c.id == "agreement":
+            return (f"its agreement with the humans ({METRIC_WORDS.get(agreement_metric, agreement_metric)}) is "
+                    f"{v['value']:.2f}, below the {t} needed")
+        if c.id == "pass_fail":
+            for key, kind in (("tnr", "fail"), ("tpr", "pass")):
+                part = v[key]
+                if part.get("state") == FAILED:
+                    bound = t[f"min_{key}_lower"]
+                    return (f"it {kind}s only {part['value']:.0%} of the answers the humans {kind} "
+                            f"(at least {bound:.0%} needed)")
+        if c.id == "as_good_as_human":
+            return (f"it agrees with the reviewers less than they agree with each other ({v['judge_human']:.2f} "
+                    f"against {v['human_human']:.2f})")
+        if c.id == "stable":
+            return f"its score changes between repeats on {v:.0%} of items (at most {t:.0%} allowed)"
+        if c.id == "complete":
+            return f"{v:.0%} of its judgments have no score (at most {t:.0%} allowed)"
+        if c.id == "no_drift" and v.get("agreement_delta") is not None:
+            return (f"its latest run moved from the run before (agreement changed by "
+                    f"{v['agreement_delta']:+.2f})")
+    except (KeyError, TypeError, AttributeError, ValueError):  # a check's value of another shape: its own words
+        pass
+    return f"{c.name}: {c.reason.rstrip('.')}"
+
+
 # -- text of the CLI -------------------------------------------------------------------------------------------------
 
 #: How a terminal may colour a verdict's headline, by its state.

@@ -19,7 +19,7 @@ from typing import Callable
 import streamlit as st
 
 from workbench.core.errors import WorkbenchError
-from workbench.ui import auth
+from workbench.ui import auth, glossary
 from workbench.ui.components import log_unexpected_error, prose, unexpected_error_sentence
 from workbench.ui.views import home, monitoring
 
@@ -60,6 +60,14 @@ PAGES: list[PageSpec] = [
 ]
 
 
+def glossary_page() -> None:
+    auth.require(auth.LEADS)
+    glossary.render()
+
+
+PAGES.append(PageSpec(glossary_page, "Glossary", "📖", "glossary", auth.LEADS, section="Lead"))
+
+
 ACCESS = PageSpec(auth.access_page, "Sign in", "🔑", "sign-in", auth.EVERYONE, default=True)
 
 
@@ -77,7 +85,46 @@ def pages_for(user: auth.User | None) -> list[PageSpec]:
     return [p for p in PAGES if user.role in p.roles]
 
 
+#: Users see the viewer's menu only: no Deploy button, no developer menu (rerun, clear cache). The server may start
+#: in any folder, so .streamlit/config.toml is not always read: set here too (see :func:`viewer_toolbar`).
+TOOLBAR_MODE = "minimal"
+
+
+def viewer_toolbar() -> None:
+    """The toolbar mode travels with every script run's first message, so a server that started with another mode
+    runs its very first script once more after the switch (once per server process)."""
+    if st.get_option("client.toolbarMode") != TOOLBAR_MODE:
+        st.set_option("client.toolbarMode", TOOLBAR_MODE)
+        st.rerun()
+
+
+def goes_home(path: str, mine: list[PageSpec]) -> bool:
+    """Whether an address should open this user's home page without a word: one no page has (an old link, a
+    typo) or the home page's own name (``/overview``: Streamlit serves the default page only at the root).
+
+    Streamlit would show "Page not found" over the home page. A page of another role keeps that answer (an
+    address is no way around the roles), and so does the home page's name for a user without a home page."""
+    path = path.strip("/")
+    if not path:
+        return False
+    home = next((s for s in mine if s.default), None)
+    return (home is not None and path == home.url_path) or path not in {s.url_path for s in [*PAGES, ACCESS]}
+
+
+def land_unknown_paths_on_home(mine: list[PageSpec]) -> None:
+    """Before ``st.navigation``: forget an address :func:`goes_home` sends home, so that Streamlit resolves the run to
+    the default page as for the root address (and shows the root address), with no "Page not found"."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    manager = getattr(ctx, "pages_manager", None)
+    wanted = getattr(manager, "intended_page_name", None)
+    if wanted and not getattr(manager, "intended_page_script_hash", None) and goes_home(wanted, mine):
+        manager.set_script_intent("", "")
+
+
 def main() -> None:
+    viewer_toolbar()
     # Streamlit's own report of an uncaught error (say, in a callback) names no file, line or value, whichever
     # folder the server was started from (.streamlit/config.toml is read only from the working directory).
     st.set_option("client.showErrorDetails", "none")
@@ -85,8 +132,10 @@ def main() -> None:
     auth.insecure_banner()  # a server others reach without sign-in says so at the top of every page
     user = auth.identity_sidebar()
     sections: dict[str, list[st.Page]] = {}
-    for spec in pages_for(user):
+    mine = pages_for(user)
+    for spec in mine:
         sections.setdefault(spec.section, []).append(spec.st_page())
+    land_unknown_paths_on_home(mine)
     page = st.navigation(sections, expanded=True)  # a lead's pages are more than ten: none hidden behind "View more"
     st.session_state[auth.ROUTER_KEY] = True
     try:

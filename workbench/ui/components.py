@@ -20,6 +20,8 @@ import streamlit as st
 from workbench.core.errors import WorkbenchError
 from workbench.core.scale import Scale
 from workbench.features.labeling.service import default_rubric, golden_set_names, rubric_names
+from workbench.calibration.verdict import STATUS_ICON
+from workbench.ui import glossary
 from workbench.ui.state import store
 
 FLASH_KEY = "_flash"
@@ -91,6 +93,28 @@ def run_action(fn, *args, ok=None, **kwargs) -> bool:
     if message:
         flash("success", message)
     return True
+
+
+def metric(label: str, value: Any, *, term: str | None = None, help: str | None = None,  # noqa: A002
+           container: Any = st, **kwargs: Any) -> None:
+    """``st.metric`` that always carries a tooltip: the glossary entry ``term`` (see ``ui/glossary.py``), or
+    ``help``; one of the two is required, so no number reaches a lead without its meaning."""
+    if term is None and not help:
+        raise ValueError(f"metric {label!r} needs term= (a glossary key) or help=")
+    text = glossary.help(term) if term else help
+    if term and help:
+        text = f"{help} {text}"
+    container.metric(label, value, help=text, **kwargs)
+
+
+#: A check's or verdict's state in words, shown beside its mark (a mark is never shown alone).
+STATUS_WORDS = {"passed": "passed", "failed": "failed", "undecided": "not decided yet", "warning": "warning",
+                "not_measurable": "not measurable", "not_applicable": "not applicable"}
+
+
+def status_mark(status: str) -> str:
+    """'✅ passed', '❌ failed', '⏳ not decided yet': the gate's mark with its word."""
+    return f"{STATUS_ICON[status]} {STATUS_WORDS[status]}"
 
 
 def score_text(scale: Scale, value: int) -> str:
