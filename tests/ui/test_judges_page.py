@@ -49,7 +49,8 @@ def test_stop_then_resume_pays_for_nothing_twice(demo_db, monkeypatch):
         server.hold(after=20)
         at = judges_page("noisy-llama")
         at.checkbox(key="judges-new").check().run(timeout=60)  # a fresh run beside the recorded ones
-        at.button(key="judges-start").click().run(timeout=60)
+        at.button(key="judges-start").click().run(timeout=60)  # a new run beside a recorded one: asks first
+        at.button(key="judges-confirm").click().run(timeout=60)
         wait_for(demo_db, "noisy-llama", lambda s: s.get("done", 0) >= 20 and s.get("current") == "run-3")
         at.button(key="judges-stop").click().run(timeout=60)
         server.release()

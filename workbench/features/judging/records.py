@@ -46,3 +46,36 @@ class RunSummary:
         if self.lease_lost:
             out["lease_lost"] = True
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class CostCheck:
+    """The estimated cost of judging the items of the judge's last run again, beside what that run recorded.
+
+    ``estimated_usd`` covers the same judgments as the recorded run (its items and repeats); ``why`` says why the
+    two differ by more than ``TOLERANCE`` of the recorded cost, or why they cannot be compared (else None)."""
+
+    TOLERANCE = 0.25
+
+    run: str | None                 # the last run's name (None: no run yet)
+    source: str | None              # "run" (here) or "import"
+    n_judgments: int                # judgments the last run holds
+    recorded_usd: float | None      # their recorded cost (None: no judgment has a price)
+    n_unpriced: int                 # judgments recorded without a price
+    estimated_usd: float | None     # the estimate for the same judgments (None: the model has no price)
+    recorded_tokens: tuple[float, float] | None = None   # mean (input, output) tokens per judgment, recorded
+    estimated_tokens: tuple[float, float] | None = None  # the same, estimated
+    why: str | None = None
+
+    @property
+    def comparable(self) -> bool:
+        return self.recorded_usd is not None and self.estimated_usd is not None
+
+    @property
+    def within(self) -> bool:
+        """The estimate is within the tolerance of the recorded cost (both $0 counts as within)."""
+        if not self.comparable:
+            return False
+        if self.recorded_usd == 0:
+            return self.estimated_usd == 0
+        return abs(self.estimated_usd / self.recorded_usd - 1) <= self.TOLERANCE

@@ -21,14 +21,14 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from workbench.core.errors import ConfigError, Conflict
 from workbench.judges.base import WorkKey
 from workbench.judges.runner import RunEstimate, estimate_run, run_judge
 from workbench.judges.sink import ClaimOutcome, InMemorySink, PendingBatch
-from workbench.features.judging.records import RunSummary, StoredBatch
+from workbench.features.judging.records import CostCheck, RunSummary, StoredBatch
 from workbench.core.models import Item, Judgment, JudgeSpec, Rubric
 from workbench.store import Store, claims, leases
 from workbench.store import probes as probe_runs
@@ -297,3 +297,57 @@ def run_status(store: Store, golden_set: str, rubric: str, judge: str) -> dict[s
                    # None when no judgment has a price: unknown, never $0
                    cost_usd=sum(costs) if costs else None, n_unpriced=len(judgments) - len(costs))
     return json.loads(json.dumps(out, default=str))
+
+
+def cost_check(store: Store, golden_set: str, rubric: str, judge: str) -> CostCheck:
+    """The estimate for the judgments of the judge's last run (same items, same repeats) beside the cost that run
+    recorded, and in words why they differ by more than a quarter, or cannot be compared: for the Judges page."""
+    from workbench.judges.runner import EXPECTED_AGENTIC_TURNS, EXPECTED_OUTPUT_TOKENS
+
+    rv = get_rubric(store, rubric)
+    gs = store.golden_set(golden_set)
+    row = judge_row(store, rv.id, judge)
+    runs = [r for r in runs_of(store, gs.id, row.pk) if r.n_judgments]
+    if not runs:
+        return CostCheck(None, None, 0, None, 0, None, why="no run of this judge has judgments yet")
+    last = runs[-1]
+    judged = [judgment_from_row(j) for j in store.judgments(gs.id, row.pk, last.id)]
+    ids = {j.item_id for j in judged}
+    repeats = max(j.repeat for j in judged) + 1
+    e = estimate(store, golden_set, rubric, judge, repeats=repeats, new_run=True,
+                 transform=lambda items: [i for i in items if i.id in ids])
+    priced = [j.cost_usd for j in judged if j.cost_usd is not None]
+    recorded = sum(priced) if priced else None
+    scale = len(judged) / e.n_to_run if e.n_to_run else 0.0
+    estimated = None if e.cost_usd is None else e.cost_usd * scale
+    with_tokens = [j for j in judged if j.tokens_in is not None and j.tokens_out is not None]
+    rec_tokens = ((sum(j.tokens_in for j in with_tokens) / len(with_tokens),
+                   sum(j.tokens_out for j in with_tokens) / len(with_tokens)) if with_tokens else None)
+    est_tokens = (e.input_tokens / e.n_to_run, e.output_tokens / e.n_to_run) if e.n_to_run else None
+    check = CostCheck(last.name, last.source, len(judged), recorded, len(judged) - len(priced), estimated,
+                      rec_tokens, est_tokens)
+    if check.within:
+        return check
+    spec = rv.rubric.judge(judge)
+    if estimated is None:
+        why = f"the price table has no price for {spec.model}, so nothing can be estimated"
+    elif recorded is None:
+        why = (f"{last.name} recorded no price for its judgments"
+               + (" (it was imported without costs)" if last.source == "import" else ""))
+    else:
+        parts = []
+        if rec_tokens and est_tokens:
+            parts.append(f"{last.name} used {rec_tokens[0]:,.0f} input and {rec_tokens[1]:,.0f} output tokens "
+                         f"per judgment, the estimate assumes {est_tokens[0]:,.0f} and {est_tokens[1]:,.0f}")
+        if spec.mode == "agentic":
+            parts.append(f"an agentic judge calls its tools as often as it needs, and the estimate assumes "
+                         f"{EXPECTED_AGENTIC_TURNS} turns per judgment")
+        else:
+            parts.append(f"the estimate counts about 4 characters per input token and {EXPECTED_OUTPUT_TOKENS} "
+                         "output tokens per verdict")
+        if last.source == "import":
+            parts.append(f"{last.name} was imported, with the costs the tool that made it recorded")
+        if check.n_unpriced:
+            parts.append(f"{check.n_unpriced} of its judgments have no recorded price")
+        why = "; ".join(parts)
+    return replace(check, why=why)

@@ -1,5 +1,9 @@
 """Judges (leads): estimate, start, watch, stop and resume a judge's run on a golden set.
 
+Money is explicit: the estimated cost of the run Start would make sits beside the recorded cost of the judge's
+last run, and a new run beside a recorded one needs a second, confirming click. A key the provider needs can be
+typed on the page (``ui/keys.py``).
+
 The estimate and the run table describe the same run: the judge's current run (its latest, run here or
 imported), so a finished or imported run shows nothing left to do, and a new run is a deliberate choice.
 """
@@ -13,7 +17,7 @@ from workbench.calibration.presentation import estimate_sentence
 from workbench.core.scale import fmt_usd
 from workbench.features.judging import service as judging
 from workbench.calibration.rubric_versions import get_rubric
-from workbench.ui import auth, jobs
+from workbench.ui import auth, jobs, keys
 from workbench.ui.components import code_span, plain
 from workbench.ui.lead import page_header, show_table
 from workbench.ui.state import db_path, store
@@ -29,15 +33,18 @@ def render() -> None:
     if picked is None:
         return
     golden_set, rubric, judge = picked
+    spec = get_rubric(store(), rubric).rubric.judge(judge)
+    keys.key_field(spec.model, "judges")  # which key the provider needs, and a field for it when it is not set
     a, b, c = st.columns(3)
-    declared = get_rubric(store(), rubric).rubric.judge(judge).repeats
-    repeats = a.number_input("Repeats", min_value=1, max_value=10, value=declared, key=f"judges-repeats-{judge}")
+    repeats = a.number_input("Repeats", min_value=1, max_value=10, value=spec.repeats, key=f"judges-repeats-{judge}")
     concurrency = b.number_input("Concurrency", min_value=1, max_value=64, value=8, key="judges-conc")
     budget = c.number_input("Budget (USD, 0 = none)", min_value=0.0, value=0.0, step=1.0, key="judges-budget")
-    new_run = st.checkbox("Start a new run (to measure drift) instead of resuming the current one", key="judges-new")
+    new_run = st.checkbox("Start a new run (to measure drift) instead of resuming the current one", key="judges-new",
+                          help="Off by default: a new run pays again for every judgment, and asks you to confirm.")
     try:
         e = judging.estimate(store(), golden_set, rubric, judge, repeats=int(repeats), new_run=new_run)
         status = judging.run_status(store(), golden_set, rubric, judge)
+        money = judging.cost_check(store(), golden_set, rubric, judge)
     except WorkbenchError as err:
         st.error(plain(str(err)))
         return
@@ -54,24 +61,76 @@ def render() -> None:
     else:
         target = "a new run" if new_run or not status.get("runs") else f"run {code_span(status['current'])}"
         st.info(f"**Estimate** for {code_span(e.model)} ({target}): {estimate_sentence(e)}.")
+    _money(e, money)
     elsewhere = None if running else judging.run_holder(store(), golden_set, rubric, judge)
     if elsewhere:  # the lease the CLI and every server share: starting here would pay for the same requests twice
         st.warning(f"Run {code_span(elsewhere['run'])} is running in {plain(elsewhere['description'])}; Start is "
                    "available again when it finishes or stops.")
+    options = dict(repeats=int(repeats), concurrency=int(concurrency), budget_usd=budget or None, new_run=new_run)
+    # a new run beside a recorded one pays again for every judgment: Start only asks, a second click confirms
+    needs_confirmation = new_run and bool(status.get("runs"))
+    confirm_key = f"judges-confirm:{golden_set}:{rubric}:{judge}"
     left, right = st.columns(2)
     if left.button("Resume run" if e.n_done and not new_run else "Start run", type="primary",
                    disabled=running or bool(elsewhere) or nothing_left, key="judges-start",
                    help="Nothing left to run in the current run." if nothing_left else None):
-        jobs.start(db, golden_set, rubric, judge, repeats=int(repeats), concurrency=int(concurrency),
-                   budget_usd=budget or None, new_run=new_run)
-        st.rerun()
+        if needs_confirmation:
+            st.session_state[confirm_key] = True
+        else:
+            jobs.start(db, golden_set, rubric, judge, **options)
+            st.rerun()
     if right.button("Stop", disabled=not running, key="judges-stop"):
         current.stop.set()
+    if needs_confirmation and st.session_state.get(confirm_key) and not running:
+        _confirm(db, golden_set, rubric, judge, e, status, options, confirm_key)
+    elif not needs_confirmation:
+        st.session_state.pop(confirm_key, None)
     # a live view only while a run of this page is going: an idle page does not rerun every second
     if running:
         _live_progress(db, golden_set, rubric, judge)
     else:
         _progress(db, golden_set, rubric, judge, status)
+
+
+def _money(e, money) -> None:
+    """The estimated cost of the run Start would make, the recorded cost of the judge's last run, and whether an
+    estimate for that run's own judgments comes within a quarter of what it recorded (else why not)."""
+    if money.run is None:
+        st.markdown(f"**Cost**: estimated {fmt_usd(e.cost_usd, unknown=UNPRICED)} for this run; "
+                    "recorded: none yet (no run of this judge has judgments).")
+        return
+    recorded = fmt_usd(money.recorded_usd, 4, unknown="unknown (no price recorded)")
+    unpriced = f", {money.n_unpriced} of them without a price" if money.recorded_usd is not None and \
+        money.n_unpriced else ""
+    st.markdown(f"**Cost**: estimated {fmt_usd(e.cost_usd, unknown=UNPRICED)} for this run "
+                f"({e.n_to_run} judgments) · recorded {recorded} for the last run, {code_span(money.run)} "
+                f"({money.n_judgments} judgments{unpriced}).")
+    same = fmt_usd(money.estimated_usd, 4, unknown=UNPRICED)
+    pct = int(money.TOLERANCE * 100)
+    if money.within:
+        st.caption(f"Estimated for the same {money.n_judgments} judgments: {same}, within {pct}% of the recorded "
+                   f"{recorded}.")
+    elif money.comparable:
+        ratio = money.estimated_usd / money.recorded_usd if money.recorded_usd else float("inf")
+        st.caption(f"Estimated for the same {money.n_judgments} judgments: {same}, {ratio:.1f} times the recorded "
+                   f"{recorded}, not within {pct}%: {plain(money.why)}.")
+    else:
+        st.caption(f"Estimated and recorded cost cannot be compared: {plain(money.why)}.")
+
+
+def _confirm(db: str, golden_set: str, rubric: str, judge: str, e, status: dict, options: dict,
+             confirm_key: str) -> None:
+    st.warning(f"**Confirm a new run**: run {code_span(status.get('current'))} is "
+               f"{plain(status.get('current_status') or 'recorded')}. A new run of {code_span(judge)} sends "
+               f"{e.n_to_run} judgments again, estimated {fmt_usd(e.cost_usd, unknown=UNPRICED)}.", icon="💰")
+    yes, no = st.columns(2)
+    if yes.button("Confirm: start the new run", type="primary", key="judges-confirm"):
+        st.session_state.pop(confirm_key, None)
+        jobs.start(db, golden_set, rubric, judge, **options)
+        st.rerun()
+    if no.button("Cancel", key="judges-cancel"):
+        st.session_state.pop(confirm_key, None)
+        st.rerun()
 
 
 @st.fragment(run_every=1.0)
