@@ -492,6 +492,29 @@ class ChangeRow:
 
 
 @dataclass(frozen=True, slots=True)
+class BoardLead:
+    """Which model passes most often on a tier, and whether its lead over the next best is more than chance: the
+    two models' pass shares compared task by task (:func:`~.stats.paired_comparison` on the one board)."""
+
+    tier: str
+    judge: str
+    n_models: int
+    leader: str
+    leader_share: float            # mean over tasks of the share of its repeats that pass (the column's mean@k)
+    runner_up: str | None          # the next best model (None when the board has one model)
+    runner_up_share: float | None
+    n_tasks: int = 0               # tasks both models ran
+    difference: float | None = None  # leader minus runner-up, paired over tasks
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None   # sign-flip test over tasks
+    verdict: str = ""              # "gained" (the lead is real), "no clear change", "too few tasks", or "" (one model)
+    level: float = 0.95
+
+    to_json = _json
+
+
+@dataclass(frozen=True, slots=True)
 class MovedTask:
     model: str
     task_id: str

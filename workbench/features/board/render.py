@@ -14,7 +14,15 @@ import json
 from typing import Any
 
 from workbench.core.scale import fmt
-from workbench.features.board.records import BoardComparison, BoardReport, Cell, FamilyCheck, RateRow, TierInfo
+from workbench.features.board.records import (
+    BoardComparison,
+    BoardLead,
+    BoardReport,
+    Cell,
+    FamilyCheck,
+    RateRow,
+    TierInfo,
+)
 
 ARROW = {"above": "▲", "below": "▼"}
 FAMILY_MARK = "†"
@@ -223,6 +231,11 @@ CSS = """
 .board-wrap .above { background: #e3f4e4; } .board-wrap .below { background: #fbe4e1; }
 .board-wrap .marked { color: #8a4b00; } .board-wrap .note { color: #555; max-width: 70em; }
 .board-wrap h2 { margin-top: 24px; } .board-wrap ol li { margin-bottom: 3px; }
+.board-wrap .heatmap td.heat { text-align: center; font-variant-numeric: tabular-nums; }
+.board-wrap .heatmap .cat { color: #555; width: 8em; } .board-wrap .heatmap tr.all td { font-weight: 600; }
+.board-wrap .legend { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; margin: -10px 0 14px; }
+.board-wrap .swatch { padding: 1px 8px; border: 1px solid #d5d9e0; font-size: 12px; }
+.board-wrap .legend-words { color: #555; margin-left: 6px; }
 """
 PAGE_CSS = "body { margin: 16px; }"
 
@@ -300,6 +313,114 @@ def board_grid_html(report: BoardReport) -> str:
             out.append(f"<tr><td class='task'>{e(task)}</td>{''.join(tds)}</tr>")
         out.append("</table>")
     return "\n".join(out)
+
+
+# -- the plain sentence and the heat map the Board page opens on ------------------------------------
+
+def lead_sentence(lead: BoardLead) -> str:
+    """Which model leads a tier and whether its lead over the next best is real, in words.
+
+    >>> lead_sentence(BoardLead("mechanical", "test-results", 3, "model-a", 0.875, "model-c", 0.625, 8, 0.25,
+    ...                         -0.14, 0.64, 0.31, "no clear change"))
+    'model-a leads on the mechanical tier (test-results): 88% of its runs pass, against 62% for model-c, the next \
+best. The lead of 25 points is not clear: over 8 tasks it lies between -14 and +64 points (95% interval), so the \
+order may be chance.'
+    """
+    head = f"{lead.leader} leads on the {lead.tier} tier ({lead.judge}): {_pct(lead.leader_share)} of its runs pass"
+    if lead.runner_up is None:
+        return head + "; it is the only model on the board."
+    head += f", against {_pct(lead.runner_up_share)} for {lead.runner_up}, the next best."
+    gap = 100 * (lead.difference or 0.0)
+    if lead.verdict == "too few tasks" or lead.ci_low is None or lead.ci_high is None:
+        return head + f" Too few shared tasks ({lead.n_tasks}) to tell whether the lead is real."
+    span = (f"over {lead.n_tasks} tasks it lies between {100 * lead.ci_low:+.0f} and {100 * lead.ci_high:+.0f} "
+            f"points ({lead.level:.0%} interval)")
+    if lead.verdict == "gained":
+        return head + f" The lead of {gap:.0f} points is real: {span}, sign-flip p = {lead.p_value:.2g}."
+    if gap == 0:
+        return head + f" They tie: {span}."
+    return head + f" The lead of {gap:.0f} points is not clear: {span}, so the order may be chance."
+
+
+HEAT = ((0.0, (232, 129, 122)), (0.5, (246, 224, 138)), (1.0, (124, 198, 138)))  # red, amber, green; dark text reads
+LEGEND_STOPS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def heat_colour(x: float | None) -> str:
+    """The cell colour of a share in [0, 1] (clipped), linear between red (0), amber (0.5) and green (1).
+
+    >>> heat_colour(0.0), heat_colour(0.5), heat_colour(1.0), heat_colour(None)
+    ('#e8817a', '#f6e08a', '#7cc68a', '#eeeeee')
+    """
+    if x is None or x != x:
+        return "#eeeeee"
+    x = min(1.0, max(0.0, float(x)))
+    for (a, ca), (b, cb) in zip(HEAT, HEAT[1:]):
+        if x <= b:
+            w = (x - a) / (b - a)
+            return "#" + "".join(f"{round(u + w * (v - u)):02x}" for u, v in zip(ca, cb))
+    return "#" + "".join(f"{v:02x}" for v in HEAT[-1][1])
+
+
+def _heat_value(report: BoardReport, tier: TierInfo, mean_at_k: float | None, mean_score: float | None) -> float | None:
+    """What a heat cell's colour reads: the share of runs that pass (mechanical), the mean score placed on the
+    rubric's scale from its lowest (0) to its highest value (1) (judged)."""
+    if tier.kind == "mechanical":
+        return mean_at_k
+    lo, hi = tier.scale[0], tier.scale[-1]
+    return None if mean_score is None or hi == lo else (mean_score - lo) / (hi - lo)
+
+
+def heat_legend(tier: TierInfo) -> str:
+    """The legend in words, under the colour swatches."""
+    if tier.kind == "mechanical":
+        return ("Colour: the share of the model's runs of the task that pass, from red (none) through amber (half) "
+                "to green (all).")
+    return (f"Colour: the judge's mean score, from red ({tier.scale[0]:+d}, the lowest) through amber to green "
+            f"({tier.scale[-1]:+d}, the highest).")
+
+
+def heatmap_html(report: BoardReport, tier: TierInfo) -> str:
+    """One tier as a heat map: a row per task (with its category), a column per model, each cell coloured by its
+    value and labelled with it; the last row is each model over all tasks; a legend of swatches and words below."""
+    e = html.escape
+    models = [m.model for m in report.models]
+    by = {(c.task_id, c.model): c.tiers.get(tier.name) for c in report.cells}
+    columns = {c.model: c for c in report.columns if c.tier == tier.name}
+
+    def td(value: float | None, label: str, model: str) -> str:
+        v = "" if value is None else f" data-value='{value:.4f}'"
+        return (f"<td class='heat' data-model='{e(model)}'{v} style='background:{heat_colour(value)}'>"
+                f"{e(label)}</td>")
+
+    rows = []
+    for t in report.tasks:
+        cells = []
+        for m in models:
+            ct = by.get((t.task_id, m))
+            if ct is None or not ct.n:
+                cells.append(td(None, "–" if ct is None else "unscored", m))
+                continue
+            label = (f"{int(ct.n_pass)}/{int(ct.n)} pass" if tier.kind == "mechanical" else _signed(ct.mean_score))
+            cells.append(td(_heat_value(report, tier, ct.mean_at_k, ct.mean_score), label, m))
+        rows.append(f"<tr><td class='task'>{e(t.task_id)}</td><td class='cat'>{e(t.category)}</td>{''.join(cells)}</tr>")
+    total = []
+    for m in models:
+        c = columns.get(m)
+        if c is None or c.mean_at_k is None:
+            total.append(td(None, "–", m))
+            continue
+        label = _pct(c.mean_at_k) + " pass" if tier.kind == "mechanical" else _signed(c.mean_score)
+        total.append(td(_heat_value(report, tier, c.mean_at_k, c.mean_score), label, m))
+    rows.append(f"<tr class='all'><td class='task'>all tasks</td><td class='cat'></td>{''.join(total)}</tr>")
+    swatches = "".join(
+        f"<span class='swatch' style='background:{heat_colour(x)}'>"
+        f"{_pct(x) if tier.kind == 'mechanical' else _signed(tier.scale[0] + x * (tier.scale[-1] - tier.scale[0]), 1)}"
+        "</span>" for x in LEGEND_STOPS)
+    return (f"<table class='heatmap' data-tier='{e(tier.name)}'><tr><th class='task'>task</th><th class='cat'>category"
+            "</th>" + "".join(f"<th class='model'>{e(m)}</th>" for m in models) + "</tr>" + "".join(rows)
+            + f"</table><div class='legend' data-tier='{e(tier.name)}'>{swatches}"
+            f"<span class='legend-words'>{e(heat_legend(tier))}</span></div>")
 
 
 def render_compare_md(result: BoardComparison) -> str:

@@ -42,6 +42,7 @@ from workbench.features.board.records import (
     BoardComparison,
     BoardGrade,
     BoardItem,
+    BoardLead,
     BoardReport,
     BoardSettings,
     BoardSummary,
@@ -258,14 +259,17 @@ def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle
                 judge_repeats: int = 1, concurrency: int = 8, budget_usd: float | None = None,
                 env: Mapping[str, str] | None = None, provider_options: Mapping[str, dict[str, Any]] | None = None,
                 progress: Callable[[str, int, int], None] | None = None,
-                workspace: Workspace | None = None) -> GradingSummary:
+                workspace: Workspace | None = None, like: str | None = None,
+                should_stop: Callable[[], bool] | None = None) -> GradingSummary:
     """Put the runs on the board (created if new) and grade every item with every bundle not yet graded.
 
     ``run_files`` may be empty: the board's items are then graded with new
     bundles, or an interrupted grading resumes. ``provider_options`` maps a
     judge id to its provider's options (tests: the mock's verdicts);
     ``env`` holds the API keys of every provider. ``progress(tier, done,
-    total)`` after each grade.
+    total)`` after each grade. ``like`` names a board whose bundles (verified when they were first attached)
+    also grade this one: the Board page grades new runs with the bundles of the board on screen.
+    ``should_stop()`` true stops the grading at the next item (what is graded stays).
     """
     name = check_name(name, "board name")
     if judge_repeats < 1:
@@ -274,7 +278,8 @@ def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle
     runs = read_runs(run_files)
     from workbench.features.judging.service import check_provider  # the missing SDK or key is said now, before anything is written
 
-    for tier in _tiers_from([b for _, b in loaded]):
+    copied = q.bundles(store, q.board(store, like).id) if like is not None else []
+    for tier in _tiers_from([b for _, b in loaded] + [c.bundle for c in copied]):
         check_provider(tier.spec, {"env": env, **(provider_options or {}).get(tier.spec.id, {})})
     if not runs:
         q.board(store, name)  # resuming or adding bundles: the board must exist (NotFound names the known ones)
@@ -285,6 +290,8 @@ def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle
             rubric, spec, tier_kind = _judge_of(b)
             q.add_bundle(store, board_id, tier=tier_kind, config_hash=spec.config_hash(rubric.content_hash),
                          path=path, bundle=b)
+        for c in copied:
+            q.add_bundle(store, board_id, tier=c.tier, config_hash=c.config_hash, path=c.path, bundle=c.bundle)
     tiers = board_tiers(store, name)
     if not tiers:
         raise InputError(f"board '{name}' has no bundle to grade with", fix="give --bundle FILE (an approved bundle)")
@@ -293,13 +300,15 @@ def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle
         raise InputError(f"board '{name}' has no items", fix="give the run files to grade")
     return GradingSummary(name, added, len(items), [
         _grade_tier(store, tier, items, judge_repeats=judge_repeats, concurrency=concurrency, budget_usd=budget_usd,
-                    env=env, options=(provider_options or {}).get(tier.spec.id, {}), progress=progress)
+                    env=env, options=(provider_options or {}).get(tier.spec.id, {}), progress=progress,
+                    should_stop=should_stop)
         for tier in tiers])
 
 
 def _grade_tier(store: Store, tier: Tier, items: list[Item], *, judge_repeats: int, concurrency: int,
                 budget_usd: float | None, env: Mapping[str, str] | None, options: dict[str, Any],
-                progress: Callable[[str, int, int], None] | None) -> TierGrading:
+                progress: Callable[[str, int, int], None] | None,
+                should_stop: Callable[[], bool] | None = None) -> TierGrading:
     holder, ours = leases.acquire(store, f"board-grade:{tier.config_hash}")
     if not ours:
         raise Conflict(f"the {tier.name} bundle ({tier.spec.id}) is already grading board items ({holder.describe()});"
@@ -309,7 +318,7 @@ def _grade_tier(store: Store, tier: Tier, items: list[Item], *, judge_repeats: i
     try:
         report = asyncio.run(run_judge(
             items, tier.rubric, tier.spec, BoardSink(store, tier.config_hash), repeats=judge_repeats,
-            concurrency=concurrency, budget_usd=budget_usd, should_stop=keeper.lost.is_set,
+            concurrency=concurrency, budget_usd=budget_usd, should_stop=lambda: keeper.lost.is_set() or bool(should_stop and should_stop()),
             provider_options={"env": env, **options} if env is not None else options,
             progress=(lambda done, total, _cost: progress(tier.name, done, total)) if progress else None))
     finally:
@@ -465,6 +474,36 @@ def _family(tier: Tier, scores: pd.DataFrame, models: pd.Series, *, level: float
     rows = board_stats.family_adjusted_comparison(scores, marked_models=marked, effect=effect, level=level)
     return FamilyCheck(tier.name, tier.spec.id, tier.spec.family, marked, effect,
                        [_record(FamilyComparisonRow, r) for r in rows.itertuples(index=False)])
+
+
+def board_leads(store: Store, name: str, *, level: float = 0.95) -> list[BoardLead]:
+    """Per tier: the model whose runs pass most often (mean over tasks of the share of its repeats that pass, as
+    the column's mean@k; ties go to the higher mean score) and its lead over the next best, paired by task with
+    a t-interval and a sign-flip test (the two-board comparison's statistics, applied to two models of this board).
+    """
+    tiers, items, grades = _frames(store, name)
+    out = []
+    for tier in tiers:
+        scores = _graded_scores(_tier_items(items, grades, tier)).dropna(subset=["score"])
+        if scores.empty:
+            continue
+        cells = board_stats.cell_summary(scores, pass_threshold=tier.rubric.pass_threshold)
+        per = cells.groupby("model").agg(share=("mean_at_k", "mean"), score=("mean_score", "mean"))
+        ranked = per.sort_values(["share", "score"], ascending=False, kind="stable")
+        leader, share = ranked.index[0], float(ranked["share"].iloc[0])
+        if len(ranked) < 2:
+            out.append(BoardLead(tier.name, tier.spec.id, 1, leader, share, None, None, level=level))
+            continue
+        runner = ranked.index[1]
+        row = board_stats.paired_comparison(scores, scores, value="pass", pass_threshold=tier.rubric.pass_threshold,
+                                            pairs={runner: leader}, level=level, top=0).rows
+        overall = row[row["category"] == board_stats.ALL].iloc[0]
+        out.append(BoardLead(tier.name, tier.spec.id, len(ranked), leader, share, runner,
+                             float(ranked["share"].iloc[1]), int(overall["n_tasks"]),
+                             **stats.jsonable({k: overall[k] for k in ("ci_low", "ci_high", "p_value")}),
+                             difference=stats.jsonable(overall["change"]), verdict=str(overall["verdict"]),
+                             level=level))
+    return out
 
 
 # -- two boards -------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Iterator
 
 from workbench.calibration.rubric_versions import add_rubric, get_rubric
 from workbench.core.workspace import Workspace
+from workbench.features.demo.board_seed import SeededBoard, seed_boards
 from workbench.features.demo.eval_awareness import write_eval_awareness
 from workbench.features.demo.generator import DATA_DIR, RUBRIC_NAME, DemoConfig, write_demo
 from workbench.features.demo.tool_examples import write_tool_examples
@@ -37,6 +38,7 @@ class DemoSummary:
     files_written: list[Path] = field(default_factory=list)  # demo files newly written into the workspace
     files_kept: list[Path] = field(default_factory=list)     # workspace files that differ from the demo's: left alone
     changed: bool = False  # whether seeding added anything to the database (a second seed adds nothing)
+    boards: list[SeededBoard] = field(default_factory=list)  # the results boards seeded with `precompute`
 
 
 def demo_data() -> Traversable:
@@ -78,7 +80,8 @@ def seed_demo(store: Store, workspace: Workspace | None = None, *, precompute: b
     demo's own rubric version (v1 as shipped), never the newest one, and nothing is recomputed when nothing was
     added. With a workspace, the demo's files are also written into it (those missing), so the README's
     walkthrough can read ``golden_sets/demo/`` there. ``precompute`` also computes what the lead pages open on
-    (:func:`precompute_reports`), as ``workbench demo`` does.
+    (:func:`precompute_reports`), as ``workbench demo`` does, and seeds the results boards
+    (:func:`~.board_seed.seed_boards`: the Python grader judged, exported and grading two weeks of runs).
     """
     data = demo_data()
     folder = data / "golden_sets" / DEMO_GOLDEN_SET
@@ -107,6 +110,7 @@ def seed_demo(store: Store, workspace: Workspace | None = None, *, precompute: b
     if workspace is not None:
         summary.files_written, summary.files_kept = write_demo_files(workspace)
     if precompute and summary.changed and get_rubric(store, rv.name).version == rv.version:
+        summary.boards = seed_boards(store, DEMO_GOLDEN_SET, rv.name, workspace, actor=DEMO_LEAD)
         precompute_reports(store, workspace)  # the reports of this state (a re-seed that added nothing: cached)
     return summary
 

@@ -1,27 +1,44 @@
 """Board (leads): several models' runs per task and category, where to look, and a reviewer's verdict on a cell.
 
-The grid is the same HTML as `workbench board show --format html` (escaped run
-text, one table per category). A "where to look" entry opens the cell's runs
-in the Label page's viewer with each tier's verdict, the judge's rationale and
-the steps it cited; a verdict given there is saved as a label through the
-labeling service (the item joins the bundle's golden set).
+The page opens on one plain sentence per tier (which model leads, and whether its lead over the next best is
+more than chance, from the board's own paired test), then a heat map (a row per task, a column per model, cells
+coloured by the share of runs that pass, with a legend). The detailed grid is the same HTML as `workbench board
+show --format html` (escaped run text, one table per category). A "where to look" entry opens the cell's runs
+in the Label page's viewer with each tier's verdict, the judge's rationale and the steps it cited; a verdict
+given there is saved as a label through the labeling service (the item joins the bundle's golden set).
+
+"Grade runs" starts `workbench board grade` in a background thread of the server (uploaded run files, the
+bundles of the board on screen): progress is read from the job on each rerun, so a lead can leave the page and
+come back; every grade is committed as it arrives, so a stopped grading resumes without paying twice.
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from workbench.core.errors import WorkbenchError
 from workbench.features.board import service as svc
-from workbench.features.board.records import BoardReport, FamilyCheck, TierInfo
-from workbench.features.board.render import CSS, board_grid_html, category_flags, column_rows
+from workbench.features.board.records import BoardLead, BoardReport, FamilyCheck, GradingSummary, TierInfo
+from workbench.features.board.render import (
+    CSS,
+    board_grid_html,
+    category_flags,
+    column_rows,
+    heatmap_html,
+    lead_sentence,
+)
 from workbench.ui import auth
-from workbench.ui.components import code_span, plain, prose, run_action, score_text, show_flash
+from workbench.ui.components import code_span, flash, plain, prose, run_action, score_text, show_flash
 from workbench.ui.lead import show_table
-from workbench.ui.state import db_path, store
+from workbench.store import open_store
+from workbench.ui.state import db_path, store, workspace
 from workbench.ui.trajectory import display_step, render_item
 
 ROLES = auth.LEADS
@@ -38,26 +55,66 @@ def report(name: str) -> BoardReport:
     return _report(db_path(), svc.board_fingerprint(store(), name), name)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _leads(db: str, version: tuple, name: str) -> list[BoardLead]:
+    return svc.board_leads(store(), name)
+
+
+def leads(name: str) -> list[BoardLead]:
+    return _leads(db_path(), svc.board_fingerprint(store(), name), name)
+
+
+HELP = {
+    "lead": "Each model's share of runs that pass, averaged over tasks; the lead over the next best model is "
+            "compared task by task (paired): a 95% t-interval of the difference over tasks and a sign-flip test. "
+            "The lead is called real only when the interval excludes zero and the test's p-value is below 0.05; "
+            "with few tasks a large gap can still be chance.",
+    "heat": "Each cell is one model on one task: the share of its repeated runs that pass (mechanical tier: the "
+            "approved Python grader), or the judge's mean score (judged tier). The last row averages over tasks.",
+    "tiers": "TPR (true positive rate): the share of runs humans passed that the bundle's judge passed too. TNR "
+             "(true negative rate): the share of runs humans failed that the judge failed too. Both come from the "
+             "judge's calibration on the golden set; near 1 is good.",
+    "columns": "mean@k: the share of a model's k repeats of a task that pass, averaged over tasks. pass^k: the "
+               "chance that all k repeats of a task pass, averaged over tasks; it is lower than mean@k when a "
+               "model is inconsistent.",
+    "outliers": "An outlier is a cell far from what the task and the model usually score, tested with a t-test and "
+                "adjusted for testing many cells at once (Benjamini-Hochberg): the adjusted p-value is the chance "
+                "of such a gap by luck alone; small is a real gap.",
+    "rates": "Rogan-Gladen correction: the raw pass rate adjusted for the judge's known errors (its TPR and TNR "
+             "from calibration), with a 95% interval; it estimates what humans would pass.",
+}
+
+
 def render() -> None:
     user = auth.require(ROLES)
     st.title("Board")
     show_flash()
-    boards = [b.name for b in svc.list_boards(store())]
-    if not boards:
+    listed = svc.list_boards(store())
+    if not listed:
         st.info("No board yet. Grade several models' runs with approved bundles: "
-                "`workbench board grade RUN_FILES... --bundle FILE --name NAME`.")
+                "`workbench board grade RUN_FILES... --bundle FILE --name NAME` (`workbench demo` seeds two).")
         return
-    name = st.selectbox("Board", boards, key="board-name")
+    boards = [b.name for b in listed]
+    newest = max(range(len(listed)), key=lambda i: (listed[i].created_at, listed[i].id))
+    name = st.selectbox("Board", boards, index=newest, key="board-name",
+                        help="A board holds several models' runs on the same tasks, graded by approved judges.")
     try:
-        rep = report(name)
+        rep, firsts = report(name), leads(name)
     except WorkbenchError as e:
         st.warning(prose(str(e)))
         return
+    for lead in firsts:
+        st.markdown(f"**{plain(lead_sentence(lead))}**", help=HELP["lead"])
     st.caption(f"{rep.n_items} runs of {len(rep.models)} models on {len(rep.tasks)} tasks in "
                f"{len(rep.categories)} categories. No summed score: read down a column and across a category.")
+    st.html(f"<style>{CSS}</style>")  # a style-only block is page CSS; inside the grid's block it would be dropped
+    for t in rep.tiers:
+        st.subheader(f"Which model passes which task ({t.name} tier)", help=HELP["heat"])
+        st.html(f"<div class='board-wrap'>{heatmap_html(rep, t)}</div>")
+    _grading(name)
     st.markdown("\n".join(f"- **{plain(t.name)}**: {code_span(t.judge)} ({code_span(t.model)}), rubric "
                           f"{code_span(t.rubric)} v{t.rubric_version}, TPR {t.tpr:.2f}, TNR {t.tnr:.2f}"
-                          for t in rep.tiers))
+                          for t in rep.tiers), help=HELP["tiers"])
     for tier, t in rep.outlier_tests.items():
         if t.task.reason:
             st.caption(f"{plain(tier)}: {plain(t.task.reason)}.")
@@ -65,19 +122,116 @@ def render() -> None:
     if opened and opened[0] == name:
         _viewer(rep, opened[1], opened[2], user.name)
     _where_to_look(rep, name)
-    st.subheader("Per task and category")
+    st.subheader("Per task and category", help=HELP["outliers"])
     st.caption("M: mechanical tier, passes of the repeats; J: judged tier, mean score and its +1s. ▲ ▼ an outlier "
                "against the task's other models (adjusted p-value at most "
                f"{rep.settings.q}); † the judged tier's judge shares the model's family.")
-    st.html(f"<style>{CSS}</style>")  # a style-only block is page CSS; inside the grid's block it would be dropped
     st.html(f"<div class='board-wrap'>{board_grid_html(rep)}</div>")
-    st.subheader("Down each column")
+    st.subheader("Down each column", help=HELP["columns"])
     st.caption("mean@k: the share of a model's repeats that pass; pass^k: the chance that k repeats of a task all "
                "pass (every repeat, averaged over tasks).")
     head, rows = column_rows(rep)
     show_table(pd.DataFrame(rows, columns=head), key="board-columns")
     _rates(rep)
     _family(rep)
+
+
+# -- grading from the page: `workbench board grade` in a background thread ----------------------------------
+
+@dataclass
+class GradeJob:
+    """One grading started from this server: progress per tier, the result or the error, a stop flag."""
+
+    board: str
+    files: list[str]
+    thread: threading.Thread | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    progress: dict[str, tuple[int, int]] = field(default_factory=dict)  # tier -> (done, total)
+    result: GradingSummary | None = None
+    error: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+
+@st.cache_resource
+def _grade_jobs() -> dict[str, GradeJob]:
+    """Shared by every session of this server (keyed by database), so a grading survives leaving the page."""
+    return {}
+
+
+def _run_grading(job: GradeJob, db: str, like: str, folder: str) -> None:
+    try:
+        with open_store(db) as s:
+            job.result = svc.grade_board(s, job.board, job.files, [], like=like, workspace=workspace(),
+                                         progress=lambda tier, done, total: job.progress.__setitem__(tier,
+                                                                                                     (done, total)),
+                                         should_stop=job.stop.is_set)
+    except WorkbenchError as e:
+        job.error = str(e)
+    except Exception as e:  # noqa: BLE001 - the thread's failure is shown on the page, not lost in a log
+        job.error = f"grading stopped on an unexpected error: {type(e).__name__}: {e}"
+    finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _start_grading(like: str) -> None:
+    uploads = st.session_state.get("board-grade-files") or []
+    target = (st.session_state.get("board-grade-name") or "").strip() or like
+    if not uploads:
+        flash("error", "Choose one or more run files (.jsonl or .csv) to grade first.")
+        return
+    jobs = _grade_jobs()
+    if (old := jobs.get(db_path())) is not None and old.running:
+        flash("error", f"A grading of board {code_span(old.board)} is already running; wait for it or stop it.")
+        return
+    folder = tempfile.mkdtemp(prefix="workbench-board-runs-")
+    files = []
+    for n, up in enumerate(uploads):
+        path = Path(folder) / f"{n}-{Path(up.name).name}"  # the uploaded name, in error messages too
+        path.write_bytes(up.getvalue())
+        files.append(str(path))
+    job = jobs[db_path()] = GradeJob(target, files)
+    job.thread = threading.Thread(target=_run_grading, args=(job, db_path(), like, folder), daemon=True,
+                                  name=f"board-grade-{target}")
+    job.thread.start()
+
+
+def _grading(name: str) -> None:
+    with st.expander("Grade runs onto a board", expanded=_grade_jobs().get(db_path()) is not None):
+        st.caption(f"Run files are the item format with `task_id`, `category`, `producer` and `repeat`; they are "
+                   f"graded with the approved bundles of board {code_span(name)}, as `workbench board grade` does. "
+                   "A run already graded with the same bundle is not graded again.")
+        st.file_uploader("Run files", type=["jsonl", "csv"], accept_multiple_files=True, key="board-grade-files")
+        st.text_input("Board to grade onto", value=name, key="board-grade-name",
+                      help="The board on screen, or a new name: a new board gets this board's bundles.")
+        st.button("Start grading", key="board-grade-start", type="primary", on_click=_start_grading, args=(name,))
+        _grading_progress()
+
+
+@st.fragment(run_every=1.0)
+def _grading_progress() -> None:
+    job = _grade_jobs().get(db_path())
+    if job is None:
+        return
+    for tier, (done, total) in sorted(job.progress.items()):
+        st.progress(done / total if total else 1.0, text=f"Grading board {job.board} ({tier} tier): "
+                                                           f"{done} of {total} runs")
+    if job.running:
+        if not job.progress:
+            st.caption(f"Grading board {plain(job.board)}: reading the run files…")
+        st.button("Stop grading", key="board-grade-stop", on_click=job.stop.set)
+    elif job.error:
+        st.error(prose(job.error))
+    elif job.result is not None:
+        r = job.result
+        graded = sum(t.n_recorded for t in r.tiers)
+        st.success(f"Board {plain(r.board)}: {r.items_added} new runs added, {graded} grades recorded "
+                   f"({r.n_items} runs on the board)." + (" Stopped before the end: start again to resume."
+                                                          if any(t.stopped for t in r.tiers) else ""))
 
 
 def _where_to_look(rep: BoardReport, name: str) -> None:
@@ -162,7 +316,7 @@ def _save(name: str, tier: str, item_id: str, rater: str) -> None:
 
 
 def _rates(rep: BoardReport) -> None:
-    st.subheader("Corrected pass rate per model")
+    st.subheader("Corrected pass rate per model", help=HELP["rates"])
     st.caption("Rogan-Gladen corrected with each bundle's TPR and TNR; the repeats of a task count together.")
     for t in rep.tiers:
         rows = [r for r in rep.rates if r.tier == t.name]
