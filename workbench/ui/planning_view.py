@@ -1,12 +1,16 @@
-"""The label plan in words, beside the verdict on the Calibration page."""
+"""The label plan in words, beside the verdict on the Calibration page: with a budget slider, the interval widths
+that many more labels would give and the items the active queue would serve for them, each with why."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from workbench.calibration.report import CalibrationReport
+from workbench.core.errors import WorkbenchError
+from workbench.features.planning.active_queue import next_items
 from workbench.features.planning.plan import plan
 from workbench.ui.components import code_span, plain
+from workbench.ui.lead import NUMBER, show_table
 
 
 def render_plan(store, golden_set: str, rubric: str, judge: str, report: CalibrationReport) -> None:
@@ -25,6 +29,34 @@ def render_plan(store, golden_set: str, rubric: str, judge: str, report: Calibra
         st.info(plain(p.queue_advice), icon="🧭")
         st.button("Re-plan the active queue", key=f"replan:{golden_set}:{judge}", on_click=_replan,
                   args=(golden_set, rubric, judge))
+    # computed only when asked for: the Calibration page's visits stay as quick as they are
+    if st.toggle("Plan a labeling budget: which items, and why", key=f"plan-open:{golden_set}:{judge}"):
+        _budget(store, golden_set, rubric, judge, report, p.n_items)
+
+
+def _budget(store, golden_set: str, rubric: str, judge: str, report: CalibrationReport, n_items: int) -> None:
+    """The slider of more labels, the interval widths they would give (random order), and the items the active
+    queue would serve first for them (``active_queue.next_items``; nothing is saved until the queue is switched)."""
+    top = max(10, 2 * n_items)
+    labels = st.slider("More labels you can pay for", min_value=0, max_value=top, value=min(40, top), step=5, key=f"plan-budget:{golden_set}:{judge}",
+                       help="Labels, not items: each item needs the golden set's overlap of labels for a consensus.")
+    try:
+        p = plan(store, golden_set, rubric, judge, report=report, budget=labels)
+        items = next_items(store, golden_set, rubric, judge, labels)
+    except WorkbenchError as e:
+        st.caption(f"No budget plan: {plain(str(e))}")
+        return
+    if p.budget_widths:
+        st.markdown(f"With **{labels} more labels** (random order), the 95% intervals would be about this wide:")
+        show_table([{"measure": name.replace("_", " "), "expected width": w} for name, w in p.budget_widths.items()],
+                   {"expected width": NUMBER}, key=f"plan-widths:{judge}")
+    if not items:
+        st.caption("Every item already has a consensus label: more labels would add items to the golden set first.")
+        return
+    st.markdown(f"**Which items**: the active queue would serve these {len(items)} items without a consensus label "
+                "first (in its order), drawn more often where the undecided checks need them:")
+    show_table([{"item": x.item_id, "category": x.category, "chance vs random": x.vs_random, "why": x.why}
+                for x in items], {"chance vs random": "%.1fx"}, key=f"plan-items:{judge}")
 
 
 def _replan(golden_set: str, rubric: str, judge: str) -> None:

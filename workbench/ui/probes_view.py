@@ -1,4 +1,5 @@
-"""The Robustness tab of the Calibration page: what the stress probes found, read from the calibration report.
+"""The Robustness tab of the Calibration page: what the stress probes found, read from the calibration report,
+and the button that runs them (``probes.service.run`` in a background job, as ``workbench probe`` does).
 
 Numbers and the "moves the judge" rule come from the report and ``workbench.calibration.gate`` (the same the CLI and the
 card print); nothing is recomputed here.
@@ -12,8 +13,14 @@ import streamlit as st
 
 from workbench.calibration.probes import PROBES
 from workbench.calibration.report import CalibrationReport
-from workbench.ui.components import code_span
+from workbench.core.errors import WorkbenchError
+from workbench.core.scale import fmt_usd
+from workbench.features.probes import service as probe_service
+from workbench.store import Store
+from workbench.ui import jobs, keys
+from workbench.ui.components import code_span, plain
 from workbench.ui.lead import NUMBER, SIGNED, show_table
+from workbench.ui.state import db_path, store
 
 _EXPECTATION = {p.name: p.expectation for p in PROBES}
 _MOVES = {"raises": "raises scores", "lowers": "lowers scores", None: "no"}
@@ -22,9 +29,10 @@ _MOVES = {"raises": "raises scores", "lowers": "lowers scores", None: "no"}
 def render(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
     golden_set, rubric, judge = picked
     probes = rep.probes
+    _start(golden_set, rubric, judge, ran=bool(probes))
     if not probes:
-        st.info("No stress probe has been run on this judge. Estimate the cost first, then run them:\n\n"
-                f"`workbench probe --golden-set {golden_set} --rubric {rubric} --judge {judge} --dry-run`")
+        st.info("No stress probe has been run on this judge yet. The button above runs them; from a shell: "
+                f"`workbench probe --golden-set {golden_set} --rubric {rubric} --judge {judge}`")
         return
     st.markdown(f"Each probe perturbs the items in a way that should not change their grade; the judge's verdicts "
                 f"on the perturbed items are compared with its verdicts in run {code_span(probes.baseline_run)} "
@@ -47,3 +55,57 @@ def render(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
     if check is not None:
         st.caption(f"Gate ({check.status}): {check.message} Set `probe_check: fail` in rubrics/policy.yaml "
                    "to make the probes part of the gate.")
+
+
+def _start(golden_set: str, rubric: str, judge: str, *, ran: bool) -> None:
+    """The estimate of what is left to probe, the key the judge needs, and Start (or Resume) with live progress."""
+    db = db_path()
+    job = jobs.find(jobs.PROBES, db, golden_set, rubric, judge)
+    running = bool(job and job.running)
+    try:
+        e = probe_service.estimate(store(), golden_set, rubric, judge)
+    except WorkbenchError as err:
+        st.caption(f"The probes cannot run yet: {plain(str(err))}")
+        return
+    keys.key_field(e.model, "probes")
+    cost = fmt_usd(e.cost_usd, unknown="unknown (no price for this model)")
+    st.markdown(f"**Stress probes**: {e.n_to_run} judgments still to run over {len(e.probes)} probes, "
+                f"estimated cost {cost}."
+                + (f" Not applicable here: {plain(', '.join(e.not_applicable))}." if e.not_applicable else ""))
+    label = "Resume the stress probes" if ran and e.n_to_run else "Run the stress probes"
+    left, right = st.columns(2)
+    if left.button(label, type="primary", key="probes-start", disabled=running or not e.n_to_run,
+                   help=None if e.n_to_run else "Every probe has run on this judge's current run."):
+        env = keys.provider_env()
+
+        def work(s: Store, j: jobs.Job):
+            def progress(part: str, done: int, total: int, cost: float) -> None:
+                j.part = part
+                j.progress(done, total, cost)
+            return probe_service.run(s, golden_set, rubric, judge, progress=progress, should_stop=j.stop.is_set,
+                                     provider_options={"env": env})
+
+        jobs.launch(jobs.PROBES, db, (golden_set, rubric, judge), work)
+        st.rerun()
+    if right.button("Stop the probes", key="probes-stop", disabled=not running):
+        job.stop.set()
+    if running:
+        _live(db, golden_set, rubric, judge)
+    elif job and job.error:
+        st.error(plain(job.error))
+    elif job and job.result:
+        r = job.result
+        st.success(f"Stress probes {'stopped (' + plain(r.stopped) + ')' if r.stopped else 'finished'}: "
+                   f"{len(r.runs)} probe runs, {sum(x.summary.report.n_recorded for x in r.runs)} judgments "
+                   f"recorded, {fmt_usd(r.spent_usd, 4)} spent.")
+
+
+@st.fragment(run_every=1.0)
+def _live(db: str, golden_set: str, rubric: str, judge: str) -> None:
+    job = jobs.find(jobs.PROBES, db, golden_set, rubric, judge)
+    if job and job.running:
+        st.progress(min(1.0, job.done / job.total) if job.total else 0.0,
+                    text=f"Probe {job.part or '…'}: {job.done} of {job.total} judgments · "
+                         f"${job.cost:,.2f} of known cost so far")
+    else:
+        st.rerun()  # finished: the whole page again, with the new report

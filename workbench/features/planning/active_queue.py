@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -72,6 +73,36 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
         raise InputError("the active queue needs the rubric and the judge whose undecided checks it serves",
                          fix=f"add --rubric R --judge J (the judge's scores on golden set '{golden_set}' decide "
                              "the order)")
+    d = _design(store, golden_set, rubric, judge, expected_labels, workspace)
+    with store.transaction():
+        q.save_design(store, gs.id, phase=d.phase, rubric_name=d.rubric_name, judge_id=judge,
+                      expected_labels=d.expected,
+                      labeled_before=d.earlier.labeled_before if d.replan else q.labeled_share(store, gs.id,
+                                                                                                d.rubric_name),
+                      checks=d.checks, created_by=lead, rows=d.rows)
+    return queue_setting(store, golden_set)
+
+
+@dataclass(frozen=True)
+class _Design:
+    rubric_name: str
+    checks: list[str]
+    expected: float
+    phase: int
+    replan: bool
+    earlier: Any
+    rows: list[dict]      # item_pk, stratum, probability, priority: what save_design stores
+    index: list[Any]      # the golden set's items, in the rows' order
+    judged: list[int]     # the judge's score per item (its middle score where it scored none)
+    same: list[bool]      # the item's producer is of the judge's family
+    pass_threshold: int
+    resolved: dict[str, int]  # items with a consensus label already
+
+
+def _design(store: Store, golden_set: str, rubric: str, judge: str, expected_labels: int | None,
+            workspace: Workspace | None) -> _Design:
+    """The active design (strata, inclusion probabilities, priorities) for the judge's undecided checks."""
+    gs = store.golden_set(golden_set)
     from workbench.calibration.calibrate import judge_data
     from workbench.calibration.golden_sets import consensus
     from workbench.features.planning.plan import first_scores, plan, undecided_checks
@@ -114,8 +145,52 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
     rows = [{"item_pk": r.pk, "stratum": h, "probability": float(p),
              "priority": float(unit_number(golden_set, r.item_id, phase) / p)}
             for r, h, p in zip(index, strata, pi)]
-    with store.transaction():
-        q.save_design(store, gs.id, phase=phase, rubric_name=rv.name, judge_id=judge, expected_labels=expected,
-                      labeled_before=earlier.labeled_before if replan else q.labeled_share(store, gs.id, rv.name),
-                      checks=checks, created_by=lead, rows=rows)
-    return queue_setting(store, golden_set)
+    return _Design(rv.name, checks, expected, phase, replan, earlier, rows, index, [int(x) for x in judged],
+                   [bool(x) for x in same], rv.rubric.pass_threshold, cons.resolved)
+
+
+@dataclass(frozen=True)
+class NextItem:
+    """An item the active queue would serve soon, and why it is drawn more (or less) often than at random."""
+
+    item_id: str
+    category: str
+    probability: float
+    vs_random: float  # its inclusion probability over the uniform one: 2.0 = twice as likely as a random pick
+    why: str
+
+
+_SERVES = {"tnr": "the TNR check needs items whose consensus is a fail, and they are found among the judge's fails",
+           "tpr": "the TPR check needs items whose consensus is a pass, and they are found among the judge's passes",
+           "find_fails": "too few consensus fails are labeled yet, and the judge's fails are where they are",
+           "find_passes": "too few consensus passes are labeled yet, and the judge's passes are where they are",
+           "self_preference": "the self-preference check compares items of the judge's own family with the others",
+           "agreement": "every labeled item narrows the agreement interval"}
+
+
+def next_items(store: Store, golden_set: str, rubric: str, judge: str, labels: int, *,
+               workspace: Workspace | None = None) -> list[NextItem]:
+    """The unlabeled items the active queue would serve first for about ``labels`` more labels, in its order
+    (``u / pi``), each with the reason its stratum is drawn as often as it is. Writes nothing."""
+    if labels < 1:
+        return []
+    d = _design(store, golden_set, rubric, judge, labels, workspace)
+    uniform = d.expected / max(len(d.index), 1)
+    order = sorted(range(len(d.index)), key=lambda k: d.rows[k]["priority"])
+    out = []
+    for k in order:
+        r = d.index[k]
+        if r.item_id in d.resolved:
+            continue
+        fails = d.judged[k] < d.pass_threshold
+        serves = [c for c in d.checks if (c in ("tnr", "find_fails") and fails)
+                  or (c in ("tpr", "find_passes") and not fails)
+                  or (c == "self_preference" and d.same[k]) or c == "agreement"]
+        p = d.rows[k]["probability"]
+        why = (f"the judge {'fails' if fails else 'passes'} it ({d.judged[k]:+d}), "
+               f"{'its own' if d.same[k] else 'another'} family, category {r.category}: "
+               + ("; ".join(_SERVES[c] for c in serves if c in _SERVES) or "it keeps every item a chance"))
+        out.append(NextItem(r.item_id, r.category, float(p), float(p / uniform) if uniform else 0.0, why))
+        if len(out) >= labels:
+            break
+    return out

@@ -1,7 +1,9 @@
 """Refine (leads): the refinement rounds of a judge, each with its rubric diff, development and held-out results
 side by side, the items that changed verdict, and the lead's accept or discard.
 
-Rounds are run from the command line (``workbench refine``); this page reads them and records the decision.
+A round is started here (``refine.service.refine`` in a background job, as ``workbench refine`` runs it) or from
+the command line; this page reads the rounds and records the lead's decision: accept adds the proposed rubric as
+the rubric's next version, reject (discard) records the decision and changes no rubric.
 The optimizer's summary comes from a model and is shown as plain text.
 """
 
@@ -13,10 +15,15 @@ import streamlit as st
 from workbench.calibration.gate import STATUS_ICON
 from workbench.features.refine import service as svc
 from workbench.features.refine.records import RefineRound, RoundResults
-from workbench.ui import auth
+from workbench.calibration.rubric_versions import get_rubric
+from workbench.core.errors import WorkbenchError
+from workbench.core.scale import fmt_usd
+from workbench.features.refine.records import SessionHistory
+from workbench.store import Store
+from workbench.ui import auth, jobs, keys
 from workbench.ui.components import code_span, plain, run_action, show_flash
 from workbench.ui.lead import NUMBER, page_header, show_table
-from workbench.ui.state import store
+from workbench.ui.state import db_path, store
 
 ROLES = auth.LEADS
 STATUS_WORD = {"proposed": "✅ proposed for acceptance", "rejected": "❌ rejected by the held-out check",
@@ -91,8 +98,8 @@ def _round(r: RefineRound, diff: str | None, lead: str) -> None:
                          "lead": lead, "ok": lambda rv: f"Rubric {code_span(rv.name)} version {rv.version} added: "
                                                         "judge it on the Judges page, then calibrate it."})
         if r.status in ("proposed", "rejected", "failed"):
-            b.button("Discard", key=f"discard-{r.id}", on_click=run_action,
-                     args=(svc.discard_round, store(), r.id), kwargs={"lead": lead, "ok": "Round discarded."})
+            b.button("Reject (discard this round)", key=f"discard-{r.id}", on_click=run_action,
+                     args=(svc.discard_round, store(), r.id), kwargs={"lead": lead, "ok": "Round discarded: the rubric is unchanged."})
 
 
 def render() -> None:
@@ -103,10 +110,10 @@ def render() -> None:
     show_flash()
     lead = auth.current_user().name
     sessions = [h for h in svc.rounds_of(store(), golden_set, rubric) if h.session.judge_id == judge]
+    _start(golden_set, rubric, judge, sessions)
     if not sessions:
-        st.info(f"No refinement session of {code_span(judge)} yet. Start one from the command line: "
-                f"`workbench refine -g {golden_set} -r {rubric} -j {judge} --optimizer MODEL --budget USD` "
-                "(or `--strategy few-shot`, which needs no optimizer).")
+        st.info(f"No refinement session of {code_span(judge)} yet: start a round above, or from the command line "
+                f"`workbench refine -g {golden_set} -r {rubric} -j {judge} --strategy few-shot`.")
         return
     labels = {f"Session {h.session.id} ({h.session.status}, {len(h.rounds)} rounds)": h for h in sessions}
     h = labels[st.selectbox("Session", list(labels), key="refine-session")]
@@ -118,9 +125,75 @@ def render() -> None:
                 f"reads, and **{len(sp.items.held_out)} held-out** items, which decide."
                 + (f" Budget ${s.budget_usd:.2f}." if s.budget_usd else ""))
     if not h.rounds:
-        st.info("No round finished yet; run the same `workbench refine` command to continue.")
+        st.info("No round finished yet; start a round above (it resumes this session) to continue.")
     for r in h.rounds:
         _round(r, h.diffs.get(r.id), lead)
+
+
+def _rounds_wanted(sessions: list[SessionHistory], version: int) -> int:
+    """``refine``'s ``rounds`` for one more round: the open session of the newest rubric version resumes."""
+    open_ = next((h for h in sessions if h.session.status == "open" and h.base_version == version), None)
+    return 1 + (len([r for r in open_.rounds if r.status != "failed"]) if open_ else 0)
+
+
+def _start(golden_set: str, rubric: str, judge: str, sessions: list[SessionHistory]) -> None:
+    """Start one refinement round (few-shot needs no optimizer; an optimizer needs its model and key) in a job."""
+    db = db_path()
+    job = jobs.find(jobs.REFINE, db, golden_set, rubric, judge)
+    running = bool(job and job.running)
+    rv = get_rubric(store(), rubric)
+    with st.expander("Start a refinement round", expanded=not sessions or running):
+        a, b, c = st.columns(3)
+        strategy = a.radio("Strategy", ("few-shot", "optimizer"), key="refine-strategy", horizontal=True,
+                           help="few-shot adds graded examples from the development items (no optimizer model); "
+                                "optimizer asks a model to edit the rubric from the disagreements.")
+        optimizer = (b.text_input("Optimizer model", value="openai/gpt-4o", key="refine-optimizer")
+                     if strategy == "optimizer" else None)
+        budget = c.number_input("Budget (USD, 0 = none)", min_value=0.0, value=0.0, step=1.0, key="refine-budget")
+        rounds = _rounds_wanted(sessions, rv.version)
+        args = dict(strategy=strategy, optimizer=optimizer or None, rounds=rounds)
+        keys.key_field(rv.rubric.judge(judge).model, "refine-judge")
+        if optimizer:
+            keys.key_field(optimizer, "refine-optimizer")
+        try:
+            e = svc.estimate(store(), golden_set, rubric, judge, **args)
+        except WorkbenchError as err:
+            st.error(plain(str(err)))
+            return
+        worst = fmt_usd(e.max_cost_usd, unknown="unknown (a model is not in the price table)")
+        st.markdown(f"Round {rounds} of {code_span(judge)} on {e.n_development} development and {e.n_held_out} "
+                    f"held-out items: {e.judge_requests} judge requests"
+                    + (f" and {e.optimizer_requests} optimizer requests" if e.optimizer_requests else "")
+                    + f"; estimated at most {worst}.")
+        if st.button("Start the round", type="primary", key="refine-start", disabled=running):
+            env = keys.provider_env()
+
+            def work(s: Store, j: jobs.Job):
+                def say(message: str) -> None:
+                    j.part = message
+                return svc.refine(s, golden_set, rubric, judge, budget_usd=budget or None, progress=say,
+                                  provider_options={"env": env}, optimizer_options={"env": env}, **args)
+
+            jobs.launch(jobs.REFINE, db, (golden_set, rubric, judge), work)
+            st.rerun()
+        if running:
+            _live(db, golden_set, rubric, judge)
+        elif job and job.error:
+            st.error(plain(job.error))
+        elif job and job.result:
+            last = job.result.rounds[-1] if job.result.rounds else None
+            st.success(f"Session {job.result.session_id}: spent {fmt_usd(job.result.spent_usd, 4)}"
+                       + (f"; round {last.number} is {STATUS_WORD.get(last.status, last.status)}." if last else ".")
+                       + (" Stopped by the budget." if job.result.stopped else ""))
+
+
+@st.fragment(run_every=1.0)
+def _live(db: str, golden_set: str, rubric: str, judge: str) -> None:
+    job = jobs.find(jobs.REFINE, db, golden_set, rubric, judge)
+    if job and job.running:
+        st.info(f"Refining… {plain(job.part) if job.part else 'judging the parent rubric'}", icon="⏳")
+    else:
+        st.rerun()  # finished: the page again, with the new round
 
 
 if __name__ == "__main__":
