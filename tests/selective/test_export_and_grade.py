@@ -79,9 +79,11 @@ def test_selective_export_refused_when_no_threshold_qualifies(cli, tmp_path):
     cli("demo", "--no-ui")
     r = cli("export", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--selective", "--target-agreement", "0.99",
             "--risk", "0.1", "--resamples", "200")
-    assert r.exit_code != 0
-    assert "Not exported with --selective: No confidence threshold of judge 'careful-sonnet' reaches 99%" in r.output
-    assert not (tmp_path / BUNDLE).exists()
+    assert r.exit_code == 3  # refused like the gate: the selective check blocks the export
+    assert ("[UNDECIDED] selective guarantee: No confidence threshold of judge 'careful-sonnet' reaches 99% agreement"
+            in r.output)
+    assert "workbench plan" not in r.output  # plan knows the whole-set checks, not this one
+    assert not (tmp_path / BUNDLE).exists() and not (tmp_path / "rubrics" / "approved").exists()
 
 
 def test_a_plain_bundle_grades_as_before(cli, tmp_path):

@@ -13,7 +13,7 @@ drift?) are decided here, once: :func:`leniency`, :func:`drift_problems`.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.calibration.verdict import (  # noqa: F401 - the gate's vocabulary, read by every front end
     DECIDING, FAILED, HEADLINE, NOT_APPLICABLE, NOT_MEASURABLE, PASSED, STATUS_ICON, STATUS_MARK, UNDECIDED, WARNING,
@@ -536,3 +536,58 @@ def _probes(r: CalibrationReport, p: Policy) -> tuple[Check, ...]:
                       reason + " Probe more items (workbench probe without --limit) to settle it.", reason),)
     text = f"No probe moves the judge's mean score by more than {limit:.2f} ({len(probes)} probes)."
     return (Check("probes", name, PASSED, worst, limit, text, text),)
+
+
+# -- the selective guarantee (docs/selective.md) -----------------------------------------------------------------------
+
+class SelectiveGuarantee(Protocol):
+    """What the selective check reads (``features.selective``'s ``SelectiveResult``): whether a confidence threshold
+    qualified, its sentence, and for each judge the first test of its sequence (kept items, agreeing ones)."""
+
+    guaranteed: bool
+    sentence: str
+    target: float
+    risk: float
+    more_labels: int | None
+    more_labels_about: int | None
+    openings: tuple[tuple[int, int], ...]
+
+
+SELECTIVE_CHECK = "selective guarantee"
+
+
+def selective_check(s: SelectiveGuarantee) -> Check:
+    """Passed when a threshold qualified (fixed-sequence testing already holds the risk); failed when, for every
+    judge, agreement on the items the sequence starts with (those it is surest of) is below the target beyond doubt
+    (its 99.9% Clopper-Pearson interval wholly below, as the gate's other failures): labels will not give the
+    guarantee at these confidences; undecided otherwise, with the labeled items still needed."""
+    from workbench.stats.planning import INTERIM_LEVEL
+    from workbench.stats.selective import clopper_pearson_upper
+
+    threshold = {"target_agreement": s.target, "risk": s.risk}
+    value = {"guaranteed": s.guaranteed, "threshold": getattr(s, "threshold", None),
+             "coverage": getattr(s, "coverage", None), "agreement": getattr(s, "agreement", None),
+             "agreement_lower_bound": getattr(s, "agreement_lower_bound", None)}
+    if s.guaranteed:
+        return Check("selective", SELECTIVE_CHECK, PASSED, value, threshold, s.sentence, s.sentence)
+    tail = (1 - INTERIM_LEVEL) / 2  # the upper end of the two-sided 99.9% interval
+    uppers = [clopper_pearson_upper(k, n, tail) for n, k in s.openings if n]
+    if uppers and len(uppers) == len(s.openings) and max(uppers) < s.target:
+        reason = (f"{s.sentence} There, agreement is below {s.target:g} beyond doubt (99.9% upper bound "
+                  f"{max(uppers):.3f}), so more labels will not give the guarantee at these confidences.")
+        return Check("selective", SELECTIVE_CHECK, FAILED, value, threshold,
+                     reason + " Lower the target, or give the judge a sharper confidence (log-probabilities, more "
+                              "repeats).", reason)
+    more = s.more_labels_about or s.more_labels
+    reason = s.sentence
+    if s.more_labels_about is None and uppers:
+        reason += (f" That is not below {s.target:g} beyond doubt (99.9% upper bound {max(uppers):.3f}), so the check"
+                   " is not decided yet.")
+    return Check("selective", SELECTIVE_CHECK, UNDECIDED, value, threshold, reason, reason, more)
+
+
+def with_selective_check(verdict: Verdict | None, s: SelectiveGuarantee) -> Verdict:
+    """The verdict with the selective check added (replacing an earlier one): the pair's verdict when its policy
+    has a ``selective`` section or a selective export was asked for."""
+    checks = tuple(c for c in (verdict.checks if verdict else ()) if c.id != "selective")
+    return Verdict(checks + (selective_check(s),))

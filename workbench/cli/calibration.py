@@ -37,7 +37,8 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str | None, as_json
 
     --rubric NAME is the newest version the judge has judgments of; NAME@vN is version N. --selective adds the
     confidence threshold above which the judge agrees with the humans >= --target-agreement with probability
-    >= 1 - --risk (fixed-sequence testing, exact bounds).
+    >= 1 - --risk (fixed-sequence testing, exact bounds), and the gate's "selective guarantee" check (as a
+    policy's selective section does).
 
     \b
     Example:
@@ -48,14 +49,18 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str | None, as_json
     """
     from workbench.calibration.calibrate import calibrate as run
     from workbench.calibration.versions import resolve_ref
-    from workbench.features.selective.service import calibrate_selective, judges_of_cascade
+    from workbench.features.selective.service import judges_of_cascade, selective_request, with_guarantee
 
     options = _options(**opts)
     judges = judges_of_cascade(judge, cascade, selective, target_agreement, risk)
     scope = resolve_ref(ctx.store, golden_set, rubric, judges[0], options.run)  # NAME, or NAME@vN for that version
     report = run(ctx.store, golden_set, scope.rubric.name, judges[0], options, scope=scope, workspace=ctx.workspace)
-    chosen = calibrate_selective(ctx.store, golden_set, rubric, judges, target=target_agreement, risk=risk,
-                                 run=options.run) if selective else None
+    # the guarantee asked for (the flags, else the policy's selective section) joins the verdict as a gate check
+    request = selective_request(report.policy, judges[0], selective=selective, target=target_agreement, risk=risk,
+                                cascade=cascade)
+    chosen = None
+    if request is not None:
+        report, chosen = with_guarantee(ctx.store, golden_set, rubric, report, request, run=options.run)
     if as_json:
         _echo_json({**report.to_json(), **({"selective": chosen.to_json()} if chosen else {})})
         return

@@ -39,12 +39,13 @@ from workbench.core.scale import fmt as _fmt
 @click.option("--selective", is_flag=True, help="Carry a confidence threshold with its guarantee (docs/selective.md).")
 @click.option("--target-agreement", type=float, default=None, help="--selective: agreement wanted on kept items.")
 @click.option("--risk", type=float, default=None, help="--selective: chance the guarantee may fail, in (0, 0.5].")
+@click.option("--cascade", default=None, help="--selective: J1,J2[,J3] (J1 the judge exported): each judge's threshold.")
 @_calibration_options
 @pass_ctx
 @clean_errors
 def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | None, out_dir: str | None,
            targets: tuple[str, ...], bundle_file: str | None, selective: bool, target_agreement: float | None,
-           risk: float | None, **opts: Any) -> None:
+           risk: float | None, cascade: str | None, **opts: Any) -> None:
     """Export an approved bundle for a pair that passes the gate (exit 3 when it does not).
 
     With --to, the approved judge is also written for promptfoo, Inspect AI or
@@ -59,6 +60,9 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
       workbench export -g demo -r demo-patch-quality -j careful-single --to promptfoo --to inspect
       workbench export --bundle rubrics/approved/demo-patch-quality@v2--careful-single.yaml --to mlflow
       workbench export -g demo -r demo-patch-quality -j careful-sonnet --selective --target-agreement 0.85 --risk 0.1
+
+    A selective export (or a rubric whose policy has a selective section) is
+    refused, exit 3, unless its "selective guarantee" check passes too.
     """
     from workbench.calibration.versions import VersionNotRun
     from workbench.features.export.bundle import (
@@ -79,10 +83,14 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
         for option, value in (("--golden-set", golden_set), ("--rubric", rubric), ("--judge", judge)):
             _require(value is not None, option, "nothing", "given (or give --bundle FILE with --to)",
                      f"{option} NAME")
-        section = selective_section(ctx.store, golden_set, rubric, judge, selective, target_agreement, risk, opts)
+        from workbench.features.selective.service import gate_and_section, selective_request
+
+        request = selective_request(None, judge, selective=selective, target=target_agreement, risk=risk,
+                                    cascade=cascade)  # the flags checked before anything is computed
         try:
             res = export_bundle(ctx.store, golden_set, rubric, judge, out_dir=out_dir, options=_options(**opts),
-                                workspace=ctx.workspace, selective=section)
+                                workspace=ctx.workspace, selective=request,
+                                guarantee=gate_and_section(ctx.store, golden_set, rubric, run=opts.get("run")))
         except GateFailed as e:
             _refused(e, golden_set, rubric, judge)
         except (VersionNotRun, VersionMismatch) as e:  # nothing of that version to approve: refused like the gate
@@ -99,16 +107,6 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
                    f"--judge-config {_shown(written)}")
 
 
-def selective_section(store: Any, golden_set: str, rubric: str, judge: str, selective: bool,
-                      target: float | None, risk: float | None, opts: dict) -> dict | None:
-    """The bundle's selective section (``--selective``), or None; refused before anything is exported."""
-    if not selective:
-        return None
-    from workbench.features.selective.service import bundle_section
-
-    return bundle_section(store, golden_set, rubric, judge, target=target, risk=risk, run=opts.get("run"))
-
-
 def _refused(e: Any, golden_set: str, rubric: str, judge: str) -> None:
     """Say why the gate refused the pair (and what decides an undecided one), and exit 3."""
     from workbench.calibration.gate import STATUS_MARK
@@ -121,7 +119,7 @@ def _refused(e: Any, golden_set: str, rubric: str, judge: str) -> None:
                 fg="red", err=True)
     for c in e.failed:
         click.echo(f"  [{STATUS_MARK[c.status]}] {c.name}: {c.message}", err=True)
-    if undecided:
+    if undecided and any(c.id != "selective" for c in e.verdict.undecided):  # plan knows the whole-set checks
         click.echo(f"  The labels that decide it: workbench plan -g {golden_set} -r {rubric} -j {judge}",
                    err=True)
     sys.exit(EXIT_GATE_FAILED)

@@ -14,6 +14,23 @@ from workbench.core.strict_yaml import load_yaml, read_utf8
 
 
 @dataclass(frozen=True)
+class SelectivePolicy:
+    """A rubric's ``selective:`` section: the judge keeps only items it is confident about, with the guarantee
+    that its agreement with the human consensus there is >= ``target_agreement`` with probability >= 1 - ``risk``
+    (docs/selective.md); ``cascade`` names the judges, in order, that take what the ones before abstain on."""
+
+    target_agreement: float
+    risk: float
+    cascade: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"target_agreement": self.target_agreement, "risk": self.risk}
+        if self.cascade:
+            out["cascade"] = list(self.cascade)
+        return out
+
+
+@dataclass(frozen=True)
 class Policy:
     """Thresholds of the gate; every field can be overridden in rubrics/policy.yaml or a rubric's gate:."""
 
@@ -36,9 +53,20 @@ class Policy:
     max_probe_shift: float = 0.10          # stress probes: mean score shift, in scale units, in either direction
     probe_check: str = "warn"              # "warn" (default), "fail" (part of the gate) or "off"
     revalidate_after: int = 90             # days an approval holds in production before `check` fails on it
+    selective: SelectivePolicy | None = None  # a guarantee on the items a selective judge keeps (gate check)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.selective, dict):  # read back from a report's or a bundle's JSON
+            object.__setattr__(self, "selective", selective_from_dict(self.selective))
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The policy's JSON; a policy without a selective section writes no ``selective`` key (so the reports and
+        bundles of such policies, and their cache keys, are what they were before the section existed)."""
+        out = asdict(self)
+        out.pop("selective")
+        if self.selective is not None:
+            out["selective"] = self.selective.to_dict()
+        return out
 
 
 POLICY_KEYS = tuple(f.name for f in fields(Policy))
@@ -77,6 +105,9 @@ def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None,
         field = f"{prefix}{key}"
         if key not in POLICY_KEYS:
             raise unknown_key(key, POLICY_KEYS, what="gate key", file=source, line=line, field=field)
+        if key == "selective":
+            changes[key] = selective_from_dict(value, source=source, line=line, field=field)
+            continue
         default = getattr(base, key)
         if isinstance(default, str):
             ok = isinstance(value, str)
@@ -105,6 +136,44 @@ def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None,
                              line=line, field=field, fix=f"write e.g. {key}: {default}")
         changes[key] = float(value) if isinstance(default, float) else value
     return replace(base, **changes)
+
+
+SELECTIVE_KEYS = ("target_agreement", "risk", "cascade")
+_SELECTIVE_FIX = "write e.g. selective: {target_agreement: 0.9, risk: 0.05} (docs/selective.md)"
+
+
+def selective_from_dict(data: Any, *, source: str = "policy", line: int | None = None,
+                        field: str = "selective") -> SelectivePolicy | None:
+    """A ``selective:`` section checked key by key (null: none): the target agreement A in (0, 1), the risk D in
+    (0, 0.5], and an optional cascade of two or three different judge names; a sentence naming the field and the
+    value otherwise."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise InputError(f"must be a mapping, got {_shown_value(data)}", file=source, line=line, field=field,
+                         fix=_SELECTIVE_FIX)
+    for key in data:
+        if key not in SELECTIVE_KEYS:
+            raise unknown_key(key, SELECTIVE_KEYS, what="selective key", file=source, line=line,
+                              field=f"{field}.{key}")
+    numbers = {}
+    for key, low, high, closed in (("target_agreement", 0.0, 1.0, False), ("risk", 0.0, 0.5, True)):
+        value = data.get(key)
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+              and low < value and (value <= high if closed else value < high))
+        if not ok:
+            span = "in (0, 0.5]" if closed else "strictly between 0 and 1"
+            raise InputError(f"must be a number {span}, got {'nothing' if value is None else _shown_value(value)}",
+                             file=source, line=line, field=f"{field}.{key}", fix=_SELECTIVE_FIX)
+        numbers[key] = float(value)
+    cascade = data.get("cascade")
+    if cascade is not None:
+        if (not isinstance(cascade, list) or not 2 <= len(cascade) <= 3
+                or not all(isinstance(j, str) and j.strip() for j in cascade) or len(set(cascade)) != len(cascade)):
+            raise InputError(f"must be a list of two or three different judge names, got {_shown_value(cascade)}",
+                             file=source, line=line, field=f"{field}.cascade",
+                             fix="write e.g. cascade: [cheap-judge, strong-judge]")
+    return SelectivePolicy(numbers["target_agreement"], numbers["risk"], tuple(cascade or ()))
 
 
 def _shown_value(value: Any) -> str:

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jsonschema
 import yaml
@@ -28,6 +28,7 @@ from workbench.core.errors import InputError, WorkbenchError
 from workbench.calibration.gate import UNDECIDED, Verdict
 from workbench.core.hashing import sha256_hex
 from workbench.core.names import safe_path
+from workbench.core.policy import SelectivePolicy
 from workbench.features.export.signing import SignatureError, SigningKey, TrustedKeys, find_signing_key, verify_json
 from workbench.calibration.report import CalibrationReport
 from workbench.store import Store, audit
@@ -41,6 +42,10 @@ from workbench.calibration.versions import resolve_ref, rubric_ref
 from workbench.calibration.golden_sets import RunRow
 from workbench.features.export.records import (BUNDLE_SCHEMA, Bundle, BundleCalibration, BundleGoldenSet,
                                                BundleJudge, BundleRubric, ExportedBundle, bundle_content)
+
+#: (report, guarantee asked for) -> the report with the gate's selective check, and the bundle's selective section
+#: (None when the guarantee does not hold); ``features.selective`` makes it, which this feature does not import.
+Guarantee = Callable[[CalibrationReport, SelectivePolicy], "tuple[CalibrationReport, dict[str, Any] | None]"]
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "bundle.schema.json"
 
@@ -152,7 +157,7 @@ def workspace_signing_key(workspace: Workspace | None = None) -> SigningKey | No
 def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out_dir: str | Path | None = None,
                   options: Options = Options(), workspace: Workspace | None = None,
                   signing_key: SigningKey | str | None = WORKSPACE_KEY, actor: str | None = None,
-                  selective: dict[str, Any] | None = None) -> ExportResult:
+                  selective: SelectivePolicy | None = None, guarantee: Guarantee | None = None) -> ExportResult:
     """Write rubrics/approved/<rubric>@v<version>--<judge>.yaml of the workspace (or ``out_dir``) for a passing
     pair; refuse otherwise.
 
@@ -164,18 +169,26 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     default the workspace's (:func:`workspace_signing_key`), read before anything is computed or written; None
     writes an unsigned bundle. The approval is written to the audit log with the export's row, under ``actor``
     (the lead, in the UI; else the command line's user). ``selective`` is the confidence threshold and its
-    guarantee (``features.selective``'s ``bundle_section``), carried in the bundle under its sha256 and signature.
+    guarantee asked for (``export --selective``; else the policy's ``selective`` section): the gate then also judges
+    it (its "selective guarantee" check, added by ``guarantee``: ``features.selective``'s ``gate_and_section``), and
+    the bundle carries the threshold(s) under its sha256 and signature.
     """
     key = workspace_signing_key(workspace) if signing_key == WORKSPACE_KEY else signing_key
     scope = resolve_ref(store, golden_set, rubric, judge, options.run)  # the names, looked up once for all below
     report = calibrate(store, golden_set, scope.rubric.name, judge, options, scope=scope, workspace=workspace)
     check_one_version(store, report, scope)
+    section = None
+    if (request := selective if selective is not None else report.policy.selective) is not None:
+        if guarantee is None:  # never exported without the guarantee the policy asks for
+            raise WorkbenchError(f"rubric '{rubric}' asks for a selective guarantee (its policy's selective section), "
+                                 "which this export does not judge; export it with 'workbench export'")
+        report, section = guarantee(report, request)
     if not report.calibrated:
         raise GateFailed(rubric, judge, report.verdict)
     report = freeze_version(store, report, scope)
     bundle = approve(report, scope)
-    if selective is not None:
-        bundle = bundle.but(selective=selective)
+    if section is not None:
+        bundle = bundle.but(selective=section)
         bundle = bundle.but(sha256=sha256_hex(bundle.content()))
     if key is not None:
         bundle = sign_bundle(bundle, key)

@@ -45,7 +45,16 @@ class SelectiveResult:
     cost_per_graded_item: float | None = None
     cost_last_judge_alone: float | None = None
     steps: tuple[dict, ...] = field(default=(), compare=False)
-    kept_ids: tuple[str, ...] = field(default=(), compare=False)  # the calibration items kept (not in the JSON)
+    # not in the JSON: the calibration items each judge kept (in cascade order), what the gate's check reads (the
+    # labels needed if the first test's agreement holds; each judge's first test: kept items, agreeing ones)
+    kept_by_judge: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
+    more_labels_about: int | None = field(default=None, compare=False)
+    openings: tuple[tuple[int, int], ...] = field(default=(), compare=False)
+
+    @property
+    def kept_ids(self) -> tuple[str, ...]:
+        """Every calibration item the judge (or the cascade) kept."""
+        return tuple(i for kept in self.kept_by_judge for i in kept)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

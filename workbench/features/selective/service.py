@@ -14,8 +14,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from workbench.calibration.calibrate import judge_data, resolve
+from workbench.calibration.gate import with_selective_check
 from workbench.calibration.golden_sets import consensus
-from workbench.core.errors import InputError, NotFound, WorkbenchError
+from workbench.calibration.report import CalibrationReport
+from workbench.core.errors import InputError, NotFound
+from workbench.core.policy import Policy, SelectivePolicy
 from workbench.features.selective.records import CascadeStage, SelectiveResult
 from workbench.store import Store
 
@@ -32,6 +35,10 @@ def check_target_and_risk(target: float | None, risk: float | None) -> tuple[flo
         raise InputError(f"--risk is {risk}, not a probability in (0, 0.5]",
                          fix="give the chance you accept that the guarantee fails, e.g. --risk 0.05")
     return target, risk
+
+
+class NoConfidence(InputError):
+    """A judge none of whose verdicts on labeled items carries a confidence (stored, or from repeats)."""
 
 
 @dataclass(frozen=True)
@@ -101,12 +108,12 @@ def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list
         raise NotFound(f"judge '{judges[0]}' has no verdict on an item with a human consensus in golden set "
                        f"'{golden_set}'; label (or adjudicate) items it judged first")
     if all(math.isnan(first.confidence[i]) for i in ids) and len(judges) == 1:
-        raise InputError(f"judge '{judges[0]}' has no confidence on any item: a threshold needs one",
+        raise NoConfidence(f"judge '{judges[0]}' has no confidence on any item: a threshold needs one",
                          fix="import its judgments with a 'confidence' field (0..1), or run it with --repeats 2 "
                              "or more so the share of agreeing repeats serves as its confidence")
     stage_risk = risk / len(judges)
     left = list(ids)
-    stages, choices, kept_agree, kept_n, spent, kept_ids = [], [], 0, 0, 0.0, []
+    stages, choices, kept_agree, kept_n, spent, kept_by_judge = [], [], 0, 0, 0.0, []
     costs_known = True
     for ji in per_judge:
         conf = np.array([ji.confidence.get(i, math.nan) for i in left], dtype=float)
@@ -123,7 +130,7 @@ def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list
                                    len(keep) / len(ids)))
         kept_agree += choice.n_agree
         kept_n += len(keep)
-        kept_ids.extend(keep)
+        kept_by_judge.append(tuple(keep))
         kept_set = set(keep)
         left = [i for i in left if i not in kept_set]
         if not left:
@@ -147,7 +154,8 @@ def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list
         steps=tuple({"judge": ji.judge, "threshold": s.threshold, "n_kept": s.n_kept, "n_agree": s.n_agree,
                      "lower_bound": s.lower_bound, "passed": s.passed}
                     for ji, c in zip(per_judge, choices) for s in c.steps),
-        kept_ids=tuple(kept_ids))
+        kept_by_judge=tuple(kept_by_judge), more_labels_about=more[1] if more else None,
+        openings=tuple((c.steps[0].n_kept, c.steps[0].n_agree) if c.steps else (0, 0) for c in choices))
     first = next((s for s in choices[0].steps if s.n_kept), None)
     return replace(result, sentence=selective_sentence(result, judges, more, first))
 
@@ -205,20 +213,63 @@ def judges_of_cascade(judge: str | None, cascade: str | None, selective: bool, t
     return judges
 
 
-class NotGuaranteed(WorkbenchError):
-    """``export --selective`` for a judge no threshold of which reaches the target: the sentence says why."""
+def selective_request(policy: Policy | None, judge: str | None, *, selective: bool = False,
+                      target: float | None = None, risk: float | None = None,
+                      cascade: str | None = None) -> SelectivePolicy | None:
+    """The guarantee asked for: ``--selective --target-agreement A --risk D [--cascade J1,J2]`` when given (checked
+    first, naming the flag), else the policy's ``selective`` section, else None (the verdict as without one)."""
+    if not selective:
+        judges_of_cascade(judge, cascade, False)  # --cascade without --selective: refused by name
+        return policy.selective if policy is not None else None
+    judges = judges_of_cascade(judge, cascade, True, target, risk)
+    return SelectivePolicy(float(target), float(risk), tuple(judges) if len(judges) > 1 else ())
 
 
-def bundle_section(store: Store, golden_set: str, rubric: str, judge: str, *, target: float | None,
-                   risk: float | None, run: str | None = None) -> dict:
-    """The bundle's ``selective`` section: the threshold and its guarantee; refused when there is none."""
-    r = calibrate_selective(store, golden_set, rubric, [judge], target=target, risk=risk, run=run)
-    if not r.guaranteed:
-        raise NotGuaranteed(f"Not exported with --selective: {r.sentence}")
-    return {"threshold": r.threshold, "target": r.target, "risk": r.risk, "coverage": r.coverage,
-            "agreement": r.agreement, "agreement_lower_bound": r.agreement_lower_bound,
-            "n_calibration": r.n_calibration, "confidence_source": r.confidence_source, "sentence": r.sentence,
-            "confusion": kept_confusion(store, golden_set, rubric, judge, r.kept_ids, run)}
+def judges_of_request(request: SelectivePolicy, judge: str) -> list[str]:
+    """The judges a guarantee is calibrated for: the request's cascade when it starts with ``judge``, else the judge
+    alone (a rubric's policy names one cascade; its other judges are held to the guarantee on their own)."""
+    return list(request.cascade) if request.cascade and request.cascade[0] == judge else [judge]
+
+
+def with_guarantee(store: Store, golden_set: str, rubric: str, report: CalibrationReport, request: SelectivePolicy,
+                   *, run: str | None = None) -> tuple[CalibrationReport, SelectiveResult]:
+    """The report whose verdict also holds the gate's "selective guarantee" check (``gate.selective_check``), and
+    the threshold chosen: what ``calibrate`` shows and ``export`` decides by when a guarantee is asked for."""
+    judges = judges_of_request(request, report.judge.id)
+    try:
+        chosen = calibrate_selective(store, golden_set, rubric, judges, target=request.target_agreement,
+                                     risk=request.risk, run=run)
+    except (NoConfidence, NotFound) as e:  # no threshold to test: the check waits for confidences or labels
+        chosen = SelectiveResult(None, 0.0, None, None, request.target_agreement, request.risk, 0, False,
+                                 f"No selective guarantee yet: {e}", "none")
+    return report.but(verdict=with_selective_check(report.verdict, chosen)), chosen
+
+
+def bundle_section(store: Store, golden_set: str, rubric: str, judge: str, chosen: SelectiveResult, *,
+                   run: str | None = None) -> dict:
+    """The bundle's ``selective`` section for a guarantee that holds: the threshold and its guarantee, the confusion
+    on the items the (first) judge keeps, and for a cascade each judge's threshold, coverage and share of items."""
+    section = {"threshold": chosen.threshold, "target": chosen.target, "risk": chosen.risk,
+               "coverage": chosen.coverage, "agreement": chosen.agreement,
+               "agreement_lower_bound": chosen.agreement_lower_bound, "n_calibration": chosen.n_calibration,
+               "confidence_source": chosen.confidence_source, "sentence": chosen.sentence,
+               "confusion": kept_confusion(store, golden_set, rubric, judge, chosen.kept_by_judge[0], run)}
+    if chosen.cascade:
+        section["cascade"] = [s.to_json() for s in chosen.cascade]
+        section["cost_per_graded_item"] = chosen.cost_per_graded_item
+        section["cost_last_judge_alone"] = chosen.cost_last_judge_alone
+    return section
+
+
+def gate_and_section(store: Store, golden_set: str, rubric: str, *, run: str | None = None):
+    """``export_bundle``'s ``guarantee``: (report, request) -> (the report with the selective check, the bundle's
+    section or None)."""
+    def guarantee(report: CalibrationReport, request: SelectivePolicy) -> tuple[CalibrationReport, dict | None]:
+        report, chosen = with_guarantee(store, golden_set, rubric, report, request, run=run)
+        section = (bundle_section(store, golden_set, rubric, report.judge.id, chosen, run=run) if chosen.guaranteed
+                   else None)
+        return report, section
+    return guarantee
 
 
 def kept_confusion(store: Store, golden_set: str, rubric: str, judge: str, kept: tuple[str, ...],

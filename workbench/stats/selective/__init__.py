@@ -3,9 +3,9 @@
 on arrays, no I/O."""
 
 from workbench.stats.selective.fixed_sequence import (SelectiveStep, ThresholdChoice, choose_threshold,
-                                                       clopper_pearson_lower, min_kept_to_reach, start_size,
-                                                       threshold_grid)
+                                                       clopper_pearson_lower, clopper_pearson_upper,
+                                                       min_kept_to_reach, start_size, threshold_grid)
 from workbench.stats.selective.repeats import confidence_from_repeats
 
-__all__ = ["SelectiveStep", "ThresholdChoice", "choose_threshold", "clopper_pearson_lower", "min_kept_to_reach",
-           "start_size", "threshold_grid", "confidence_from_repeats"]
+__all__ = ["SelectiveStep", "ThresholdChoice", "choose_threshold", "clopper_pearson_lower", "clopper_pearson_upper",
+           "min_kept_to_reach", "start_size", "threshold_grid", "confidence_from_repeats"]

@@ -36,6 +36,18 @@ def clopper_pearson_lower(k: int, n: int, risk: float) -> float:
     return float(beta.ppf(risk, k, n - k + 1))
 
 
+def clopper_pearson_upper(k: int, n: int, risk: float) -> float:
+    """Exact one-sided upper confidence bound at level ``1 - risk``, k successes of n: the ``1 - risk`` quantile of
+    Beta(k + 1, n - k); 1 when k = n.
+
+    >>> round(clopper_pearson_upper(0, 10, 0.05), 4)   # 1 - 0.05 ** (1 / 10)
+    0.2589
+    """
+    if n <= 0 or k >= n:
+        return 1.0
+    return float(beta.ppf(1 - risk, k + 1, n - k))
+
+
 def min_kept_to_reach(target: float, risk: float, agreement: float = 1.0) -> int | None:
     """The fewest kept items on which an observed ``agreement`` gives a lower bound >= ``target``.
 
