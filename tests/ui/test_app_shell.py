@@ -12,7 +12,7 @@ from workbench.store import Store
 
 
 LEAD_PAGES = {"Home", "Label", "Adjudicate", "Import", "Blind review", "Judges", "Calibration", "Compare", "Drift",
-              "Export", "Refine", "Board", "Monitoring"}
+              "Export", "Refine", "Board", "Monitoring", "Glossary"}
 
 
 def registered(at) -> set[str]:

@@ -29,14 +29,16 @@ def table_with(at, column: str) -> pd.DataFrame:
 def test_metric_table_shows_each_proportion_with_its_denominator(demo_db):
     rep = report_of(demo_db, "noisy-llama")
     at = choose_judge(lead_page("calibration"), "noisy-llama")
-    table = table_with(at, "metric").set_index("metric")
+    from workbench.ui.views.calibration import metric_label
+
+    table = table_with(at, "measure").set_index("measure")  # plain words: 'fails caught (TNR)'
     d = rep.denominators
-    assert table.loc["tnr", "n"] == d.n_neg == 46
-    assert table.loc["tpr", "n"] == d.n_pos and table.loc["exact_agreement", "n"] == d.n_items
+    assert table.loc["fails caught (TNR)", "n"] == d.n_neg == 46
+    assert table.loc["passes caught (TPR)", "n"] == d.n_pos and table.loc["exact agreement", "n"] == d.n_items
     for row in presentation.metric_rows(rep):  # the CLI's and the card's rows, number for number
-        assert table.loc[row["metric"], "value"] == pytest.approx(row["value"])
-        assert table.loc[row["metric"], "95% low"] == pytest.approx(row["ci_low"])
-    assert pd.isna(table.loc["cohen_kappa", "n"])  # not a proportion: no denominator, shown as "–"
+        assert table.loc[metric_label(row["metric"]), "value"] == pytest.approx(row["value"])
+        assert table.loc[metric_label(row["metric"]), "95% low"] == pytest.approx(row["ci_low"])
+    assert pd.isna(table.loc[metric_label("cohen_kappa"), "n"])  # not a proportion: no denominator, shown as "–"
     assert {df.proto.placeholder for df in at.dataframe} == {"–"}
     assert f"**{d.n_pos}** consensus passes" in markdown(at) and f"**{d.n_neg}** consensus fails" in markdown(at)
     assert presentation.interval_sentence(rep) in [c.value for c in at.caption]
@@ -52,7 +54,7 @@ def test_per_category_table_has_intervals_n_and_the_weak_flag(demo_db):
         assert table.loc[r["category"], "n"] == r["n"]
         assert table.loc[r["category"], "95% low"] == pytest.approx(r["ci_low"])
         assert table.loc[r["category"], "95% high"] == pytest.approx(r["ci_high"])
-        assert table.loc[r["category"], "weaker than the rest"] == ("⚠️ yes" if r["weaker"] else "no")
+        assert table.loc[r["category"], "weaker than the rest"] == ("⚠️ yes, weaker" if r["weaker"] else "no")
 
 
 def test_leniency_sentence_is_the_shared_one(demo_db):
@@ -76,7 +78,7 @@ def test_calibration_drift_p_value_is_the_gate_format(demo_db):
     assert gate.fmt_p(p) == "3.4e-14" and "Stuart-Maxwell p = 3.4e-14" in text
     assert "0.0000" not in text
     # pass^k names its k
-    assert any(m.label == "pass^k, k = 3" for m in at.metric)
+    assert any(m.label == "Always right over 3 repeats (pass^k)" for m in at.metric)
 
 
 def test_drift_page_opens_on_a_judge_with_two_runs_and_shows_the_same_p(demo_db):
@@ -86,7 +88,7 @@ def test_drift_page_opens_on_a_judge_with_two_runs_and_shows_the_same_p(demo_db)
         rows = insights.drift_timeline(s, GS, RUBRIC, "noisy-llama")
     p = rows[1]["stuart_maxwell_p"]
     assert p == pytest.approx(report_of(demo_db, "noisy-llama").drift.stuart_maxwell.p_value)
-    assert list(table_with(at, "run")["Stuart-Maxwell p"].fillna("")) == ["", gate.fmt_p(p)] == ["", "3.4e-14"]
+    assert list(table_with(at, "run")["score mix changed (p)"].fillna("")) == ["", gate.fmt_p(p)] == ["", "3.4e-14"]
     assert any("Stuart-Maxwell p = 3.4e-14" in e.value for e in at.error)
 
 
@@ -121,11 +123,11 @@ def test_export_page_lists_the_failed_checks_one_per_line(demo_db):
     at = lead_page("export")
     blocking = [c for c in rep.verdict.checks if c.blocking]  # failed, and not decided yet (TNR: below 0.5, not
     # yet beyond doubt)
-    [block] = [m.value for m in at.markdown if m.value.startswith("Export is disabled because:")
-               and "no drift" in m.value]
+    [block] = [m.value for m in at.markdown if "no drift" in m.value and m.value.startswith("- ")]
     items = [line for line in block.splitlines() if line.startswith("- ")]
     assert [line.split("**")[1] for line in items] == [c.name for c in blocking] and len(items) == 5
-    assert [c.status for c in blocking].count("undecided") == 1 and "⏳ **passes and fails**" in block
+    assert [c.status for c in blocking].count("undecided") == 1
+    assert "⏳ not decided yet — **passes and fails**" in block  # a mark never without its word
     assert "Stuart-Maxwell p = 3.4e-14" in block
 
 
@@ -140,7 +142,7 @@ def test_compare_cost_unknown_is_never_zero(demo_db):
     assert [r["judge"] for d in data.values() for r in d] == ["b"]  # the unknown one is not plotted at $0
     at = lead_page("compare")
     table = table_with(at, "judge")
-    assert {"verdict", "cost / 100 items", "mean signed error"} <= set(table.columns)
+    assert {"verdict", "cost / 100 items", "lean", "passes caught (TPR)"} <= set(table.columns)
     assert "MSE" not in table.columns and "signed error" not in table.columns
 
 

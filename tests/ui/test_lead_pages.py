@@ -12,13 +12,15 @@ from workbench.store import Store
 
 def test_calibration_shows_the_verdict_of_the_trustworthy_judge(demo_db):
     at = choose_judge(lead_page("calibration"), "careful-sonnet")
-    assert "**Calibrated**" in at.success[0].value
+    assert at.success[0].value.startswith("**Use careful-sonnet to grade demo-patch-quality: yes.**")
+    assert "Calibrated: every deciding check passed" in at.success[0].value
     assert "noise floor" in " ".join(i.value for i in at.info).lower()
 
 
 def test_lenient_judge_shows_a_positive_signed_error(demo_db):
     at = choose_judge(lead_page("calibration"), "lenient-mini")
-    assert "**Not calibrated**" in at.error[0].value and "agreement" in at.error[0].value
+    assert at.error[0].value.startswith("**Use lenient-mini to grade demo-patch-quality: no — ")
+    assert "Not calibrated: " in at.error[0].value and "agreement" in at.error[0].value
     assert "the judge is **lenient**" in markdown(at)
 
 
@@ -33,7 +35,7 @@ def test_self_preferring_judge_shows_its_family_effect(demo_db):
 
 def test_drifting_judge_second_run_is_flagged(demo_db):
     at = choose_judge(lead_page("drift"), "noisy-llama")
-    assert any("Run `run-2`" in e.value and "Recalibrate" in e.value for e in at.error)
+    assert any("run `run-2`" in e.value and "Recalibrate" in e.value for e in at.error)
     table = at.dataframe[0].value
     assert list(table["moved"].fillna("")) == ["", "yes"]
     assert table["model version"].iloc[1] == "llama-3.1-70b-instruct-q4-2025-03"

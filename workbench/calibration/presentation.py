@@ -244,6 +244,11 @@ def use_sentence(report: CalibrationReport) -> str:
     return f"{head} not decided yet — {c.name}: {c.reason.rstrip('.')}."
 
 
+def unavailable_sentence(judge: str, rubric: str, why: str) -> str:
+    """The verdict sentence of a judge that cannot be calibrated (never run, nothing labeled): not decided, and why."""
+    return f"Use {judge} to grade {rubric}: not decided yet — {why.split(';')[0].rstrip('.')}."
+
+
 def _failed_phrase(c: Any, agreement_metric: str) -> str:
     """A failed check as a short clause with its number; the gate's own reason where no plainer one is known."""
     v, t = c.value, c.threshold
@@ -261,6 +266,13 @@ def _failed_phrase(c: Any, agreement_metric: str) -> str:
         if c.id == "as_good_as_human":
             return (f"it agrees with the reviewers less than they agree with each other ({v['judge_human']:.2f} "
                     f"against {v['human_human']:.2f})")
+        if c.id == "self_preference":
+            for key, whose in (("same_family", "its own model family"), ("same_model", "its own model")):
+                part = v[key]
+                if part.get("state") == FAILED:
+                    way = "favours" if part["value"] > 0 else "is harsh on"
+                    return (f"it {way} {whose} by {abs(part['value']):.2f} points against the humans (at most {t} "
+                            "allowed)")
         if c.id == "stable":
             return f"its score changes between repeats on {v:.0%} of items (at most {t:.0%} allowed)"
         if c.id == "complete":

@@ -90,12 +90,13 @@ def pages_for(user: auth.User | None) -> list[PageSpec]:
 TOOLBAR_MODE = "minimal"
 
 
-def viewer_toolbar() -> None:
-    """The toolbar mode travels with every script run's first message, so a server that started with another mode
-    runs its very first script once more after the switch (once per server process)."""
-    if st.get_option("client.toolbarMode") != TOOLBAR_MODE:
-        st.set_option("client.toolbarMode", TOOLBAR_MODE)
-        st.rerun()
+def viewer_toolbar() -> bool:
+    """Set the toolbar mode; True when it was another (then this run's first message, which carries the mode, has
+    gone out with the old one: the caller runs the page once more, once per server process)."""
+    if st.get_option("client.toolbarMode") == TOOLBAR_MODE:
+        return False
+    st.set_option("client.toolbarMode", TOOLBAR_MODE)
+    return True
 
 
 def goes_home(path: str, mine: list[PageSpec]) -> bool:
@@ -124,7 +125,7 @@ def land_unknown_paths_on_home(mine: list[PageSpec]) -> None:
 
 
 def main() -> None:
-    viewer_toolbar()
+    toolbar_was_stale = viewer_toolbar()
     # Streamlit's own report of an uncaught error (say, in a callback) names no file, line or value, whichever
     # folder the server was started from (.streamlit/config.toml is read only from the working directory).
     st.set_option("client.showErrorDetails", "none")
@@ -137,6 +138,8 @@ def main() -> None:
         sections.setdefault(spec.section, []).append(spec.st_page())
     land_unknown_paths_on_home(mine)
     page = st.navigation(sections, expanded=True)  # a lead's pages are more than ten: none hidden behind "View more"
+    if toolbar_was_stale:  # the same page again, so that the browser gets the new toolbar mode (st.rerun would
+        st.switch_page(page, query_params=st.query_params.to_dict())  # forget the page the address asked for)
     st.session_state[auth.ROUTER_KEY] = True
     try:
         page.run()

@@ -11,15 +11,16 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from workbench.calibration.gate import PASSED, STATUS_ICON, UNDECIDED
-from workbench.core.errors import NotFound
-from workbench.calibration.presentation import compare_rows
+from workbench.calibration.gate import PASSED, UNDECIDED
+from workbench.core.errors import NotFound, WorkbenchError
+from workbench.calibration.presentation import compare_rows, unavailable_sentence, use_sentence
 from workbench.calibration.report import CalibrationReport, Comparison
 from workbench.calibration import calibrate as calibration, insights
 from workbench.features.judging import service as judging
 from workbench.calibration.golden_sets import list_golden_sets
 from workbench.calibration.rubric_versions import get_rubric, list_rubrics
-from workbench.ui.components import code_span, plain
+from workbench.features.lead.curve import SelectiveCurve, selective_curve
+from workbench.ui.components import code_span, plain, status_mark
 from workbench.ui.state import db_path, store
 
 
@@ -211,15 +212,54 @@ def page_header(title: str, key: str, roles: tuple[str, ...], *, with_judge: boo
     return golden_set, rubric, judge
 
 
+@st.cache_data(max_entries=32, show_spinner="Reading each judge's verdict…")
+def _sentences(db: str, version: tuple, golden_set: str, rubric: str) -> list[tuple[str, str, str]]:
+    out = []
+    for spec in get_rubric(store(), rubric).rubric.judges:
+        try:
+            rep = _calibrate(db, version, golden_set, rubric, spec.id, None)
+        except WorkbenchError as e:  # never run, or nothing to compare with: not decided, and why
+            out.append((spec.id, UNDECIDED, unavailable_sentence(spec.id, rubric, str(e))))
+            continue
+        out.append((spec.id, rep.verdict.state if rep.verdict else UNDECIDED, use_sentence(rep)))
+    return out
+
+
+def verdict_sentences(golden_set: str, rubric: str, judges: list[str] | None = None) -> None:
+    """The verdict first: 'Use J to grade R: yes.' (or no, with the reason; or not decided yet, with the labels it
+    needs) for each judge of the rubric (or only ``judges``), the gate's words; a page shows it before anything."""
+    rows = [r for r in _sentences(db_path(), _version(), golden_set, rubric) if judges is None or r[0] in judges]
+    colour = {PASSED: "green", UNDECIDED: "orange"}
+    st.markdown("\n".join(f"- :{colour.get(state, 'red')}[**{plain(sentence)}**]" for _, state, sentence in rows))
+
+
 def verdict_box(rep: CalibrationReport) -> None:
+    """The judge's verdict sentence in the gate's colour, what it rests on, then every check with its word."""
     v = rep.verdict
+    said = f"**{plain(use_sentence(rep))}**  \n"
     if v.state == PASSED:
-        st.success(f"**Calibrated**: {code_span(rep.judge.id)}, {plain(v.explanation())}", icon="✅")
+        st.success(f"{said}Calibrated: {plain(v.explanation())}")
     elif v.state == UNDECIDED:
-        st.warning(f"**Not decided yet**: {code_span(rep.judge.id)}: {plain(v.explanation())} Export waits for "
-                   "these checks, as it would for a failure.", icon="⏳")
+        st.warning(f"{said}Not decided yet: {plain(v.explanation())} Export waits for these checks, as it would "
+                   "for a failure.")
     else:
-        st.error(f"**Not calibrated**: {code_span(rep.judge.id)}: {plain(v.explanation())}", icon="❌")
+        st.error(f"{said}Not calibrated: {plain(v.explanation())}")
     # one list, not one element a check; the messages name categories and model versions, which come from items
     # and provider replies
-    st.markdown("\n".join(f"- {STATUS_ICON[c.status]} **{c.name}**: {plain(c.message)}" for c in rep.verdict.checks))
+    with st.expander("The gate's checks, one by one", expanded=v.state != PASSED):
+        st.markdown("\n".join(f"- {status_mark(c.status)} — **{c.name}**: {plain(c.message)}" for c in v.checks))
+
+
+#: Confidence target and risk the Calibration page starts from when the rubric's policy names none.
+DEFAULT_TARGET, DEFAULT_RISK = 0.9, 0.1
+
+
+@st.cache_data(max_entries=32, show_spinner="Choosing the confidence threshold…")
+def _curve(db: str, version: tuple, golden_set: str, rubric: str, judge: str, target: float,
+           risk: float) -> SelectiveCurve:
+    return selective_curve(store(), golden_set, rubric, judge, target=target, risk=risk)
+
+
+def curve(golden_set: str, rubric: str, judge: str, target: float, risk: float) -> SelectiveCurve:
+    """The judge's coverage-agreement curve and its guaranteed threshold, from the cache while the data is unchanged."""
+    return _curve(db_path(), _version(), golden_set, rubric, judge, target, risk)

@@ -1,4 +1,5 @@
-"""Calibration (leads): the verdict, every measurement with its interval, charts, and the disagreement browser.
+"""Calibration (leads): the verdict in one sentence, every measurement with its interval in plain words, charts,
+the coverage-agreement curve of a judge with confidence, and the disagreement browser.
 
 Numbers, denominators and sentences come from ``workbench.calibration.presentation`` and the gate (the same rows the CLI
 and the card print), never recomputed here. Only the open tab is computed and sent to the browser.
@@ -17,16 +18,28 @@ from workbench.calibration.presentation import (alt_test_rows, category_table, d
 from workbench.calibration.report import CalibrationReport
 from workbench.core.scale import fmt as _fmt
 from workbench.calibration.insights import item_evidence
-from workbench.ui import auth, probes_view
-from workbench.ui.components import code_span, plain, prose
-from workbench.ui.lead import (NUMBER, RIGHT, SIGNED, disagreement_table, page_header, report, report_chart,
-    show_table, verdict_box)
+from workbench.ui import auth, glossary, probes_view
+from workbench.ui.components import code_span, metric, plain, prose
+from workbench.ui.lead import (DEFAULT_RISK, DEFAULT_TARGET, NUMBER, RIGHT, SIGNED, curve, disagreement_table,
+    page_header, report, report_chart, show_spec, show_table, verdict_box)
 from workbench.ui.state import store
 from workbench.ui.trajectory import display_step, render_item
 from workbench.ui.planning_view import render_plan
 
 ROLES = auth.LEADS
-TABS = ("Agreement", "Humans", "Self-preference", "Noise & drift", "Robustness", "Disagreements")
+TABS = ("Agreement", "Humans", "Self-preference", "Noise & drift", "Robustness", "Confidence", "Disagreements")
+#: Each metric of the report in plain words (the glossary's label), with its glossary entry for the tooltip.
+METRIC_TERMS = {"krippendorff_alpha_ordinal": "alpha", "cohen_kappa": "kappa", "cohen_kappa_linear": "kappa",
+                "cohen_kappa_quadratic": "kappa", "gwet_ac2_linear": "ac2", "exact_agreement": "exact",
+                "spearman": "spearman", "tpr": "tpr", "tnr": "tnr", "mean_signed_error": "mse"}
+KAPPA_KIND = {"cohen_kappa": "", "cohen_kappa_linear": ", linear weights", "cohen_kappa_quadratic": ", quadratic weights"}
+
+
+def metric_label(name: str) -> str:
+    """'agreement beyond chance (Krippendorff's alpha)' for 'krippendorff_alpha_ordinal'; the name itself if unknown."""
+    if name in KAPPA_KIND:
+        return f"agreement beyond chance (Cohen's kappa{KAPPA_KIND[name]})"
+    return glossary.label(METRIC_TERMS[name]) if name in METRIC_TERMS else name
 TAB_KEY = "cal-tab"
 
 
@@ -40,14 +53,15 @@ def render() -> None:
     except WorkbenchError as e:
         st.warning(prose(str(e)))
         return
+    verdict_box(rep)  # the verdict first, before any table or chart
     st.caption(f"Golden set {code_span(golden_set)} v{rep.golden_set.version} · rubric "
                f"{code_span(rep.rubric.name)} v{rep.rubric.version} · {code_span(rep.judge.model)} "
                f"({rep.judge.mode}) · run {code_span(rep.run.name)} · {rep.n_items} items with "
                f"consensus and judge score, {rep.n_unresolved} unresolved, {rep.n_unscored} unscored")
-    verdict_box(rep)
     render_plan(store(), golden_set, rubric, judge, rep)  # labels to a decision, in words (ui/planning_view.py)
     # on_change="rerun": only the open tab runs, so a lead does not wait for four tabs they are not reading
-    sections = (_agreement, _humans, _self_preference, _noise_and_drift, probes_view.render, _disagreements)
+    sections = (_agreement, _humans, _self_preference, _noise_and_drift, probes_view.render, _confidence,
+                _disagreements)
     picked = (golden_set, rubric, judge)
     for tab, section in zip(st.tabs(TABS, key=TAB_KEY, on_change="rerun"), sections):
         if tab.open:
@@ -63,11 +77,13 @@ def _agreement(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
         st.markdown(f"**{d.n_items}** items with a consensus label and a judge score: **{d.n_pos}** consensus "
                     f"passes (the denominator of TPR) and **{d.n_neg}** consensus fails (the denominator of TNR).")
     rows = metric_table(rep)
-    show_table(pd.DataFrame([{"metric": r.metric, "value": r.value, "95% low": r.ci_low,
+    show_table(pd.DataFrame([{"measure": metric_label(r.metric), "value": r.value, "95% low": r.ci_low,
                               "95% high": r.ci_high, "n": r.n, "interval": interval_method(rep, r.metric)}
                              for r in rows]),
-               {"value": NUMBER, "95% low": NUMBER, "95% high": NUMBER, "n": "%d"}, key="cal-metrics")
-    _notes({r.metric: r.note for r in rows})
+               {"value": NUMBER, "95% low": NUMBER, "95% high": NUMBER, "n": "%d"}, key="cal-metrics",
+               column_config={"95% low": st.column_config.NumberColumn(format=NUMBER, help=glossary.help("ci")),
+                              "interval": st.column_config.TextColumn(help=glossary.help("bca"))})
+    _notes({metric_label(r.metric): r.note for r in rows})
     st.caption(interval_sentence(rep))
     mse = rep.metric("mean_signed_error")
     lean = leniency_sentence(rep)
@@ -80,13 +96,13 @@ def _agreement(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
     show_table(pd.DataFrame([{"category": c.category, "n": c.n, "exact agreement": c.exact_agreement,
                               "95% low": c.ci_low, "95% high": c.ci_high, "alpha": c.alpha,
                               "mean signed error": c.mean_signed_error, "vs the rest": c.vs_rest,
-                              "weaker than the rest": "⚠️ yes" if c.weaker else "no"} for c in cats]),
+                              "weaker than the rest": "⚠️ yes, weaker" if c.weaker else "no"} for c in cats]),
                {"n": "%d", "exact agreement": NUMBER, "95% low": NUMBER, "95% high": NUMBER, "alpha": NUMBER,
                 "mean signed error": SIGNED, "vs the rest": SIGNED}, key="cal-categories")
     _notes({c.category: c.reason for c in cats})  # a category too small for an interval says why
     weak = [c.category for c in cats if c.weaker]
     if weak:
-        st.warning("The judge is significantly worse than on the rest in " + ", ".join(code_span(c) for c in weak)
+        st.warning("Warning: the judge is significantly worse than on the rest in " + ", ".join(code_span(c) for c in weak)
                    + ": look at its disagreements there before trusting it on such items.", icon="⚠️")
     else:
         st.caption("No category is significantly worse than the rest (each category's exact agreement against "
@@ -105,9 +121,12 @@ def _notes(notes: dict[str, str | None]) -> None:
 def _humans(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
     hc = rep.human_ceiling
     a, b, c = st.columns(3)
-    a.metric("Humans' alpha (all raters)", _fmt(hc.krippendorff_alpha_ordinal))
-    b.metric("Human-human pairwise agreement", _fmt(hc.human_pairwise_agreement))
-    c.metric("Judge-human pairwise agreement", _fmt(hc.judge_human_pairwise_agreement))
+    metric("How well the reviewers agree (alpha)", _fmt(hc.krippendorff_alpha_ordinal), term="alpha", container=a,
+           help="Agreement among all reviewers, beyond chance.")
+    metric("Reviewer with reviewer, same score", _fmt(hc.human_pairwise_agreement), term="human_ceiling",
+           container=b, help="Share of pairs of reviewers who gave an item the same score.")
+    metric("Judge with reviewer, same score", _fmt(hc.judge_human_pairwise_agreement), term="human_ceiling",
+           container=c, help="Share of (judge, reviewer) pairs that gave an item the same score.")
     report_chart("human_ceiling", *picked)
     alt = rep.alt_test
     if not alt:
@@ -137,10 +156,11 @@ def _noise_and_drift(rep: CalibrationReport, picked: tuple[str, str, str]) -> No
     noise = rep.noise
     if noise:
         a, b, c = st.columns(3)
-        a.metric("Flip rate between repeats", f"{noise.flip_rate:.0%}")
-        b.metric("Alpha across repeats", _fmt(noise.krippendorff_alpha_ordinal))
-        c.metric(f"pass^k, k = {noise.repeats}", _fmt(noise.pass_hat_k),
-                 help="Share of items whose every one of the k repeats agrees with the consensus.")
+        metric("Score changes between repeats (flip rate)", f"{noise.flip_rate:.0%}", term="flip_rate", container=a)
+        metric("Agreement of the judge with itself (alpha)", _fmt(noise.krippendorff_alpha_ordinal), term="alpha",
+               container=b, help="Alpha between the judge's repeated gradings of the same items.")
+        metric(f"Always right over {noise.repeats} repeats (pass^k)", _fmt(noise.pass_hat_k), term="pass_k",
+               container=c)
     else:
         st.info("No repeats recorded: run the judge with `--repeats 2` or more to measure its noise.")
     d = rep.drift
@@ -152,6 +172,58 @@ def _noise_and_drift(rep: CalibrationReport, picked: tuple[str, str, str]) -> No
     show_table(pd.DataFrame([{"metric": r.metric, "change": r.change, "95% low": r.ci_low,
                               "95% high": r.ci_high} for r in drift_rows(d)]),
                {"change": SIGNED, "95% low": SIGNED, "95% high": SIGNED}, key="cal-drift")
+
+
+def _confidence(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
+    """Selective judging: the coverage-agreement curve, the threshold ``calibrate --selective`` would choose and
+    its guarantee in one sentence (docs/selective.md)."""
+    golden_set, rubric, judge = picked
+    wanted = rep.policy.selective
+    a, b = st.columns(2)
+    target = a.number_input("Agreement wanted on the items it keeps", 0.5, 0.99,
+                            wanted.target_agreement if wanted else DEFAULT_TARGET, 0.01, key="sel-target",
+                            help=glossary.help("coverage"))
+    risk = b.number_input("Chance the guarantee may fail (risk)", 0.01, 0.5, wanted.risk if wanted else DEFAULT_RISK,
+                          0.01, key="sel-risk", help=glossary.help("risk"))
+    try:
+        c = curve(golden_set, rubric, judge, float(target), float(risk))
+    except WorkbenchError as e:
+        st.info(prose(str(e)))
+        return
+    if not c.n_with_confidence:
+        st.info(f"{code_span(judge)} gives no confidence with its grades (none stored, and no repeats to measure it "
+                "by), so it cannot keep the items it is sure of and pass on the rest.")
+        return
+    if c.chosen is not None:
+        (st.success if c.chosen.guaranteed else st.warning)(plain(c.chosen.sentence))
+    elif c.why_not:
+        st.warning(plain(c.why_not))
+    show_spec(_curve_spec(c))
+    st.caption(f"Confidence comes from {plain(c.source)} for {c.n_with_confidence} of the {c.n_items} labeled "
+               "items; each point keeps the items at or above its confidence threshold (agreement as seen, without "
+               "the bound the guarantee uses).")
+
+
+def _curve_spec(c) -> dict:
+    import altair as alt  # only this tab pays for it
+
+    points = pd.DataFrame([{"coverage": p.coverage, "agreement": p.agreement, "threshold": p.threshold,
+                            "items kept": p.n_kept} for p in c.points])
+    line = alt.Chart(points).mark_line(point=True).encode(
+        x=alt.X("coverage:Q", title="share of items the judge keeps", scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("agreement:Q", title="agreement with the humans on kept items", scale=alt.Scale(domain=[0, 1])),
+        tooltip=["threshold", "coverage", "agreement", "items kept"])
+    layers = [line]
+    chosen = c.chosen
+    if chosen is not None:
+        layers.append(alt.Chart(pd.DataFrame([{"target": chosen.target}])).mark_rule(strokeDash=[4, 4]).encode(
+            y="target:Q"))
+        if chosen.guaranteed:
+            layers.append(alt.Chart(pd.DataFrame([{"coverage": chosen.coverage, "agreement": chosen.agreement}]))
+                          .mark_point(size=200, shape="diamond", filled=True, color="green")
+                          .encode(x="coverage:Q", y="agreement:Q"))
+    return alt.layer(*layers).properties(height=300, title=f"{c.judge}: coverage against agreement").to_dict(
+        validate=False)
 
 
 def _disagreements(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:

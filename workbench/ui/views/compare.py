@@ -1,4 +1,5 @@
-"""Compare (leads): every judge of a rubric side by side, cost against agreement, significant differences."""
+"""Compare (leads): each judge's verdict in one sentence, then every judge side by side in plain words, cost
+against agreement, and which differences are real."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from workbench.core.errors import WorkbenchError
 from workbench.calibration.presentation import compare_table
 from workbench.calibration.report import Comparison
 from workbench.core.scale import fmt_usd
-from workbench.ui import auth
+from workbench.ui import auth, glossary
 from workbench.ui.components import code_span, plain, prose
-from workbench.ui.lead import NUMBER, SIGNED, comparison, cost_chart, page_header, show_table
+from workbench.ui.lead import NUMBER, SIGNED, comparison, cost_chart, page_header, show_table, verdict_sentences
 
 ROLES = auth.LEADS
 
@@ -22,12 +23,12 @@ def table(result: Comparison) -> pd.DataFrame:
     return pd.DataFrame([{
         "judge": r.judge,
         "verdict": {"passed": "calibrated", "undecided": "not decided yet"}.get(r.state, "not calibrated"),
-        "alpha": r.alpha,
-        "alpha 95%": (f"{r.alpha_low:.2f} – {r.alpha_high:.2f}"
-                      if r.alpha_low is not None and r.alpha_high is not None else None),
+        "agreement (alpha)": r.alpha,
+        "95% interval": (f"{r.alpha_low:.2f} – {r.alpha_high:.2f}"
+                         if r.alpha_low is not None and r.alpha_high is not None else None),
         "cost / 100 items": fmt_usd(r.cost_per_100_usd),
-        "exact": r.exact, "mean signed error": r.mean_signed_error, "TPR": r.tpr, "TNR": r.tnr,
-        "same-family effect": r.same_family, "flip rate": r.flip_rate,
+        "exact agreement": r.exact, "lean": r.mean_signed_error, "passes caught (TPR)": r.tpr,
+        "fails caught (TNR)": r.tnr, "own-family bias": r.same_family, "flip rate": r.flip_rate,
     } for r in compare_table(result)])
 
 
@@ -47,6 +48,7 @@ def render() -> None:
     if picked is None:
         return
     golden_set, rubric, _ = picked
+    verdict_sentences(golden_set, rubric)  # the verdict first, one sentence a judge
     try:
         result = comparison(golden_set, rubric)
     except WorkbenchError as e:
@@ -54,31 +56,33 @@ def render() -> None:
         return
     df = table(result)
     right = st.column_config.TextColumn(alignment="right")
-    show_table(df, {"alpha": NUMBER, "exact": NUMBER, "mean signed error": "%+.2f", "TPR": "%.2f", "TNR": "%.2f",
-                    "same-family effect": "%+.2f", "flip rate": "%.2f"},
-               key="cmp-table",
+
+    def number(fmt: str, term: str) -> st.column_config.NumberColumn:
+        return st.column_config.NumberColumn(format=fmt, help=glossary.help(term))
+
+    show_table(df, key="cmp-table",
                column_config={"judge": st.column_config.TextColumn(pinned=True),
-                              "alpha 95%": right, "cost / 100 items": right,
-                              "mean signed error": st.column_config.NumberColumn(
-                                  format="%+.2f", help="mean(judge − consensus): above 0 the judge is lenient")})
-    st.markdown(judge_lines(result))
-    calibrated = df[df["verdict"] == "calibrated"]["judge"].tolist()
-    if calibrated:
-        st.success("Calibrated: " + ", ".join(code_span(j) for j in calibrated) + ".")
-    else:
-        st.error("No judge of this rubric passes the gate yet.")
+                              "95% interval": st.column_config.TextColumn(alignment="right", help=glossary.help("ci")),
+                              "cost / 100 items": right,
+                              "agreement (alpha)": number(NUMBER, "alpha"), "exact agreement": number(NUMBER, "exact"),
+                              "lean": number("%+.2f", "mse"), "passes caught (TPR)": number("%.2f", "tpr"),
+                              "fails caught (TNR)": number("%.2f", "tnr"),
+                              "own-family bias": number("%+.2f", "self_preference"),
+                              "flip rate": number("%.2f", "flip_rate")})
+    with st.expander("Why each judge has its verdict (the gate's words)"):
+        st.markdown(judge_lines(result))
     cost_chart(golden_set, rubric)
     unknown = [r.judge.id for r in result.judges if r.cost.per_100_items_usd is None]
     if unknown:
         st.caption("Cost unknown (no price recorded), so not plotted: " + ", ".join(code_span(j) for j in unknown)
                    + ".")
     st.subheader("Which differences are real")
-    st.caption(f"Paired bootstrap of each judge against the best ({code_span(result.best)}) on the same items: "
-               "a difference is significant when its 95% interval excludes 0.")
-    show_table(pd.DataFrame([{"judge": d.judge, "vs": d.baseline, "alpha difference": d.value,
+    st.caption(f"Each judge against the best ({code_span(result.best)}) on the same items, by resampling them "
+               "(paired bootstrap): a difference is real when its 95% interval does not include 0.")
+    show_table(pd.DataFrame([{"judge": d.judge, "vs": d.baseline, "agreement (alpha) difference": d.value,
                               "95% low": d.ci_low, "95% high": d.ci_high,
                               "significant": "yes" if d.significant else "no"} for d in result.differences]),
-               {"alpha difference": SIGNED, "95% low": SIGNED, "95% high": SIGNED}, key="cmp-diffs")
+               {"agreement (alpha) difference": SIGNED, "95% low": SIGNED, "95% high": SIGNED}, key="cmp-diffs")
 
 
 if __name__ == "__main__":

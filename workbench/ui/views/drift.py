@@ -12,9 +12,10 @@ import streamlit as st
 from workbench.core.errors import WorkbenchError
 from workbench.calibration.gate import fmt_p
 from workbench.calibration.insights import TimelineRow
-from workbench.ui import auth
+from workbench.ui import auth, glossary
 from workbench.ui.components import code_span, plain, prose
-from workbench.ui.lead import NUMBER, RIGHT, SIGNED, drift_chart, page_header, run_counts, show_table, timeline
+from workbench.ui.lead import (NUMBER, RIGHT, SIGNED, drift_chart, page_header, run_counts, show_table, timeline,
+    verdict_sentences)
 
 ROLES = auth.LEADS
 
@@ -29,6 +30,7 @@ def render() -> None:
     if picked is None:
         return
     golden_set, rubric, judge = picked
+    verdict_sentences(golden_set, rubric, [judge])  # the verdict first: drift is one of its checks
     try:
         rows = [TimelineRow.from_json(r) for r in timeline(golden_set, rubric, judge)]
     except WorkbenchError as e:
@@ -36,7 +38,7 @@ def render() -> None:
         _others(golden_set, rubric, judge)
         return
     if len(rows) < 2:
-        st.info(f"{code_span(judge)} has one run so far ({code_span(rows[0].run)}, alpha "
+        st.info(f"{code_span(judge)} has one run so far ({code_span(rows[0].run)}, agreement (alpha) "
                 f"{rows[0].alpha:.2f}): drift compares a run with the one before it, so run the judge again "
                 "(after a model update, or with “Start a new run” on the Judges page) to see it.")
         _others(golden_set, rubric, judge)
@@ -44,20 +46,23 @@ def render() -> None:
     drift_chart(golden_set, rubric, judge)
     moved = [r for r in rows if r.significant]
     for r in moved:
-        st.error(f"Run {code_span(r.run)} (model version {plain(r.model_version)}) moved from the run before: "
-                 f"{plain(r.drift)}; alpha changed by {r.alpha_change:+.2f}. Recalibrate before trusting it.",
-                 icon="📉")
+        st.error(f"Moved: run {code_span(r.run)} (model version {plain(r.model_version)}) differs from the run "
+                 f"before: {plain(r.drift)}; agreement (alpha) changed by {r.alpha_change:+.2f}. Recalibrate before "
+                 "trusting it.")
     if not moved:
-        st.success("No run moved from the run before it (Stuart-Maxwell p and the drop in alpha, by the gate's rule).")
+        st.success("No run moved from the run before it (neither the mix of its scores nor its agreement, by the "
+                   "gate's rule).")
     show_table(pd.DataFrame([{
         "run": r.run, "started": str(r.started_at or "")[:16].replace("T", " ") or None, "items": r.n_items,
-        "alpha": r.alpha, "95% low": r.low, "95% high": r.high, "model version": r.model_version,
-        "alpha change": r.alpha_change,
-        "Stuart-Maxwell p": fmt_p(r.stuart_maxwell_p) if r.stuart_maxwell_p is not None else None,
+        "agreement (alpha)": r.alpha, "95% low": r.low, "95% high": r.high, "model version": r.model_version,
+        "change in agreement": r.alpha_change,
+        "score mix changed (p)": fmt_p(r.stuart_maxwell_p) if r.stuart_maxwell_p is not None else None,
         "moved": "yes" if r.significant else ("no" if r.stuart_maxwell_p is not None else None),
-    } for r in rows]), {"items": "%d", "alpha": NUMBER, "95% low": NUMBER,
-                        "95% high": NUMBER, "alpha change": SIGNED,
-                        "Stuart-Maxwell p": RIGHT}, key="drift-table")
+    } for r in rows]), {"items": "%d", "95% high": NUMBER, "change in agreement": SIGNED}, key="drift-table",
+        column_config={
+            "agreement (alpha)": st.column_config.NumberColumn(format=NUMBER, help=glossary.help("alpha")),
+            "95% low": st.column_config.NumberColumn(format=NUMBER, help=glossary.help("ci")),
+            "score mix changed (p)": st.column_config.TextColumn(alignment=RIGHT, help=glossary.help("stuart_maxwell"))})
 
 
 def _others(golden_set: str, rubric: str, judge: str) -> None:

@@ -7,13 +7,13 @@ from pathlib import Path
 import streamlit as st
 
 from workbench.core.errors import WorkbenchError
-from workbench.calibration.gate import FAILED, NOT_MEASURABLE, PASSED, STATUS_ICON, UNDECIDED, WARNING
+from workbench.calibration.gate import FAILED, NOT_MEASURABLE, PASSED, UNDECIDED, WARNING
 from workbench.calibration.report import CalibrationReport
 from workbench.features.export.bundle import UNSIGNED_HINT, GateFailed, export_bundle, list_bundles
 from workbench.calibration.rubric_versions import get_rubric
 from workbench.ui import auth
-from workbench.ui.components import code_span, plain
-from workbench.ui.lead import page_header, report
+from workbench.ui.components import code_span, plain, status_mark
+from workbench.ui.lead import page_header, report, verdict_sentences
 from workbench.ui.state import store
 
 ROLES = auth.LEADS
@@ -21,7 +21,7 @@ ROLES = auth.LEADS
 
 def reasons(rep: CalibrationReport, statuses: tuple[str, ...] = (FAILED,)) -> str:
     """The gate's checks of these statuses as a markdown list, one check a line, in the gate's words."""
-    return "\n".join(f"- {STATUS_ICON[c.status]} **{c.name}**: {plain(c.message)}"
+    return "\n".join(f"- {status_mark(c.status)} — **{c.name}**: {plain(c.message)}"
                      for c in rep.verdict.checks if c.status in statuses)
 
 
@@ -44,6 +44,7 @@ def render() -> None:
     if picked is None:
         return
     golden_set, rubric, _ = picked
+    verdict_sentences(golden_set, rubric)  # the verdict first, one sentence a judge
     if msg := st.session_state.pop("export-msg", None):
         getattr(st, msg[0])(msg[1])
     for spec in get_rubric(store(), rubric).rubric.judges:
@@ -51,7 +52,8 @@ def render() -> None:
             try:
                 rep = report(golden_set, rubric, spec.id)
             except WorkbenchError as e:
-                st.markdown(f"**{plain(spec.id)}** ({code_span(spec.model)}): {plain(str(e))}")
+                st.markdown(f"**{plain(spec.id)}** ({code_span(spec.model)}): no verdict yet, so nothing to export "
+                            "(its sentence above says why).")
                 continue
             ok = rep.calibrated
             left, right = st.columns([5, 1])
@@ -59,9 +61,11 @@ def render() -> None:
                           + {PASSED: "✅ calibrated", UNDECIDED: "⏳ not decided yet"}.get(rep.verdict.state,
                                                                                          "❌ not calibrated"))
             if not ok:
-                left.markdown("Export is disabled because:\n\n" + reasons(rep, (FAILED, UNDECIDED)))
+                with left.expander(f"Why {plain(spec.id)} cannot be exported: the checks that block it"):
+                    st.markdown(reasons(rep, (FAILED, UNDECIDED)))
             if warnings := reasons(rep, (WARNING, NOT_MEASURABLE)):
-                left.markdown("Warnings (they do not block an export):\n\n" + warnings)
+                with left.expander(f"Warnings about {plain(spec.id)}, which do not block an export"):
+                    st.markdown(warnings)
             right.button("Export", key=f"export-{spec.id}", disabled=not ok, on_click=_export,
                          # the version shown, pinned: a version judged since cannot be approved on this page's view
                          args=(golden_set, f"{rubric}@v{rep.rubric.version}", spec.id),

@@ -20,8 +20,8 @@ def render() -> None:
     lead = user is not None and user.role in LEADS  # reviewers stay blind to judges, even to their counts
     sets = list_golden_sets(s)
     if any(g["is_demo"] for g in sets):
-        st.warning("This database holds the **synthetic demo**: the items, reviewers and judges are simulated, with "
-                   "planted properties, to show what the workbench finds. None of it is real data.", icon="🧪")
+        st.warning("Synthetic data: this database holds the **synthetic demo**. The items, reviewers and judges are "
+                   "simulated, with planted properties, to show what the workbench finds; none of it is real data.")
     st.subheader("Golden sets")
     if not sets:
         st.info("No golden sets yet. Run `workbench demo` or `workbench import items FILE --golden-set NAME`.")
