@@ -19,14 +19,15 @@ category is the text before the first colon (`unparseable`, `refusal`,
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from workbench.core.models import Item, JudgeSpec, Rubric
-from workbench.judges.types import ChatRequest, JudgeContext, JudgeOutcome, ModelTurn, ToolDef
+from workbench.judges.types import ChatRequest, JudgeContext, JudgeOutcome, ModelTurn, TokenLogprob, ToolDef
 
 VERDICT_TOOL = "submit_verdict"
 DEFAULT_MAX_TOKENS = 1024
@@ -318,7 +319,64 @@ def outcome_from_turn(turn: ModelTurn, rubric: Rubric, item: Item) -> JudgeOutco
         unscored_reason=reason,
         rationale=verdict.rationale if verdict else None,
         evidence_steps=verdict.evidence_steps if verdict and not reason else (),
-        trace=trace, usage=turn.usage, model_version=turn.model_version, n_requests=1)
+        trace=trace, usage=turn.usage, model_version=turn.model_version, n_requests=1,
+        confidence=None if reason or not turn.logprobs else verdict_confidence(turn.logprobs, verdict.score,
+                                                                                rubric.scale.values))
+
+
+_SCORE_KEY = re.compile(r'"score"\s*:\s*')
+
+
+def verdict_confidence(tokens: Sequence[TokenLogprob], score: int, values: Sequence[int]) -> float | None:
+    """The probability of the verdict's score among the scale's values, read off the token log-probabilities at the
+    place the score was written (the value after the JSON key ``"score":``): each value's probability is that of
+    the top tokens that spell it (a value spread over two tokens, such as "-" then "1", multiplies the second
+    token's probability on the branch the model took), and the chosen one's is divided by their sum. None where
+    the place is not found, or a value's probability cannot be told (several values share a first token the
+    model did not take)."""
+    text = "".join(t.token for t in tokens)
+    found = list(_SCORE_KEY.finditer(text))
+    if not found:
+        return None
+    at, start = found[-1].end(), 0
+    for i, t in enumerate(tokens):
+        if start <= at < start + len(t.token):
+            break
+        start += len(t.token)
+    else:
+        return None
+    probs = {v: _value_probability(tokens, i, text[start:at], str(v), values) for v in values}
+    if any(p is None for p in probs.values()) or not probs.get(score):
+        return None
+    return probs[score] / sum(probs.values())
+
+
+def _value_probability(tokens: Sequence[TokenLogprob], i: int, prefix: str, value: str,
+                       values: Sequence[int]) -> float | None:
+    """The probability that the text at token ``i``, after ``prefix``, spells ``value`` (see verdict_confidence)."""
+    here = tokens[i]
+    alternatives = dict(here.top)
+    alternatives.setdefault(here.token, here.logprob)  # the token taken counts even when outside the top ones
+    total = 0.0
+    for alt, logprob in alternatives.items():
+        if not alt.startswith(prefix):
+            continue
+        head = alt[len(prefix):].strip().rstrip("},").strip()
+        if not head:
+            continue
+        if head == value:
+            total += math.exp(logprob)
+        elif value.startswith(head):  # the value goes on in the next token
+            if alt == here.token and i + 1 < len(tokens):
+                rest = _value_probability(tokens, i + 1, "", value[len(head):], values)
+                if rest is None:
+                    return None
+                total += math.exp(logprob) * rest
+            elif sum(1 for v in values if str(v).startswith(head)) == 1:
+                total += math.exp(logprob)  # only this value begins so
+            else:
+                return None
+    return total
 
 
 # --------------------------------------------------------------------------- estimates

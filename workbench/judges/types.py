@@ -53,6 +53,16 @@ class ToolCall:
     arguments: dict[str, Any] | str  # a str when the model sent arguments that are not a JSON object
 
 
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One token of a reply with its log-probability and the most likely tokens at its place (OpenAI's
+    ``choices[].logprobs.content[]``: ``token``, ``logprob``, ``top_logprobs``)."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
 @dataclass
 class ModelTurn:
     """One reply of a chat model, in provider-neutral form."""
@@ -63,6 +73,7 @@ class ModelTurn:
     usage: Usage
     model_version: str | None
     refusal: str | None = None  # set when the model or the API declined to answer
+    logprobs: tuple[TokenLogprob, ...] | None = None  # the text's tokens, where the provider gave them
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,7 @@ class JudgeOutcome:
     usage: Usage | None = None
     model_version: str | None = None
     n_requests: int = 1
+    confidence: float | None = None  # the verdict token's probability among the scale's, where logprobs came back
 
 
 class RequestGate(Protocol):

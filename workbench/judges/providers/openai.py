@@ -6,6 +6,12 @@ agentic turns offer strict function tools with `tool_choice: required`.
 Ollama, a gateway) at `<SERVICE>_BASE_URL` with `<SERVICE>_API_KEY` (service
 upper-cased, '-' as '_'). The SDK is imported here and only when a provider is
 created.
+
+Single mode also asks for token log-probabilities (`logprobs`, `top_logprobs`),
+from which the verdict's confidence is read (`prompting.verdict_confidence`):
+on by default for `openai/` models but the reasoning ones (o1, o3, o4, gpt-5),
+which refuse them; off by default for `openai-api/` servers. `OPENAI_LOGPROBS`
+or `<SERVICE>_LOGPROBS` set to 0 or 1 turns them off or on.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from workbench.core.errors import ConfigError, ModelNameError
 from workbench.core.models import parse_model
 from workbench.judges.base import ChatProvider, ProviderError, guard_logs, sanitize_sdk_error
 from workbench.judges.prompting import VERDICT_TOOL
-from workbench.judges.types import BatchState, ChatRequest, ModelTurn, SDKMissing, ToolCall, Usage
+from workbench.judges.types import BatchState, ChatRequest, ModelTurn, SDKMissing, TokenLogprob, ToolCall, Usage
 
 DEFAULT_MAX_RETRIES = 4
+#: official models that refuse `logprobs` (reasoning models): asked for none
+NO_LOGPROBS = ("o1", "o3", "o4", "gpt-5")
 TERMINAL = {"completed": "ended", "expired": "ended", "cancelled": "ended", "failed": "failed"}
 
 
@@ -48,7 +56,7 @@ class OpenAIProvider(ChatProvider):
 
     def __init__(self, model: str, *, env: Mapping[str, str] | None = None, http_client: Any = None,
                  max_retries: int = DEFAULT_MAX_RETRIES, timeout: float | None = None,
-                 _base_url: str | None = None, _key: str | None = None):
+                 _base_url: str | None = None, _key: str | None = None, _logprobs_var: str = "OPENAI_LOGPROBS"):
         if not model:
             raise ConfigError(f"{self.provider}/ needs a model name, e.g. openai/gpt-4o")
         env = os.environ if env is None else env
@@ -57,6 +65,8 @@ class OpenAIProvider(ChatProvider):
             raise ConfigError("the openai/ provider needs an API key; set the environment variable OPENAI_API_KEY")
         sdk = _import_sdk(self.provider)
         self.model = model
+        self.logprobs = logprobs_wanted(env.get(_logprobs_var), _logprobs_var,
+                                        default=self.provider == "openai" and not model.startswith(NO_LOGPROBS))
         self.secrets = (key,)
         guard_logs(self.secrets)  # the SDK logs response headers, where a server may echo the key
         self._sdk = sdk
@@ -86,6 +96,10 @@ class OpenAIProvider(ChatProvider):
         if request.verdict_only:
             params["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "verdict", "strict": True, "schema": request.verdict_schema}}
+            if self.logprobs:  # the verdict's confidence: each scale value's token among the top ones
+                levels = len(request.verdict_schema.get("properties", {}).get("score", {}).get("enum") or ())
+                params["logprobs"] = True
+                params["top_logprobs"] = min(20, max(5, levels + 2))
         else:
             tools = [t for t in request.tools if t.name != VERDICT_TOOL]
             params["tools"] = [_function(t.name, t.description, t.parameters) for t in tools] + [
@@ -118,7 +132,7 @@ class OpenAIProvider(ChatProvider):
         if refusal is None and finish == "content_filter":
             refusal = "content_filter"
         return ModelTurn(text=message.get("content"), tool_calls=calls, stop_reason=finish, usage=usage,
-                         model_version=body.get("model"), refusal=refusal)
+                         model_version=body.get("model"), refusal=refusal, logprobs=_logprobs(choice))
 
     async def complete(self, request: ChatRequest) -> ModelTurn:
         # `client.post` is the SDK's documented way to send a raw body: the same auth, retries and
@@ -219,7 +233,36 @@ class OpenAICompatibleProvider(OpenAIProvider):
             raise ConfigError(f"openai-api/{service}/ needs an API key; set the environment variable {key_var} "
                               "(any value works for a server that does not check keys)")
         self.service = service
-        super().__init__(bare, env=env, _base_url=base_url, _key=key, **kwargs)
+        super().__init__(bare, env=env, _base_url=base_url, _key=key,
+                         _logprobs_var=url_var.removesuffix("_BASE_URL") + "_LOGPROBS", **kwargs)
+
+
+def logprobs_wanted(setting: str | None, variable: str, *, default: bool) -> bool:
+    """Whether to ask for token log-probabilities: the variable's 0/1 (also off/on, false/true), else the default."""
+    if setting is None or not setting.strip():
+        return default
+    value = setting.strip().lower()
+    if value in ("1", "on", "true", "yes"):
+        return True
+    if value in ("0", "off", "false", "no"):
+        return False
+    raise ConfigError(f"{variable} is '{setting}', not 0 or 1; set it to 1 to ask for token log-probabilities (the "
+                      "verdict's confidence) or 0 not to")
+
+
+def _logprobs(choice: dict[str, Any]) -> tuple[TokenLogprob, ...] | None:
+    """The reply's tokens with their log-probabilities (``choices[0].logprobs.content``), None when absent."""
+    content = (choice.get("logprobs") or {}).get("content")
+    if not content:
+        return None
+    out = []
+    for t in content:
+        if not isinstance(t, dict) or not isinstance(t.get("token"), str) or t.get("logprob") is None:
+            return None  # a malformed list gives no confidence rather than a wrong one
+        top = tuple((a["token"], float(a["logprob"])) for a in t.get("top_logprobs") or ()
+                    if isinstance(a, dict) and isinstance(a.get("token"), str) and a.get("logprob") is not None)
+        out.append(TokenLogprob(t["token"], float(t["logprob"]), top))
+    return tuple(out)
 
 
 def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
