@@ -209,14 +209,18 @@ def _grading(name: str) -> None:
         st.text_input("Board to grade onto", value=name, key="board-grade-name",
                       help="The board on screen, or a new name: a new board gets this board's bundles.")
         st.button("Start grading", key="board-grade-start", type="primary", on_click=_start_grading, args=(name,))
-        _grading_progress()
+        job = _grade_jobs().get(db_path())
+        if job is not None:  # polled each second while it runs; a page without a grading polls nothing
+            st.fragment(_grading_progress, run_every=1.0 if job.running else None)()
 
 
-@st.fragment(run_every=1.0)
 def _grading_progress() -> None:
     job = _grade_jobs().get(db_path())
     if job is None:
         return
+    if not job.running and st.session_state.get("board-grade-seen") is not job:
+        st.session_state["board-grade-seen"] = job
+        st.rerun()  # finished since the page was drawn: redraw all of it, with the new grades
     for tier, (done, total) in sorted(job.progress.items()):
         st.progress(done / total if total else 1.0, text=f"Grading board {job.board} ({tier} tier): "
                                                            f"{done} of {total} runs")

@@ -28,12 +28,27 @@ ROLES = auth.REVIEWERS
 SCORE_KEYS = "123456789qwetyuio"
 EDIT_KEY = "_editing"  # (golden set, rubric, item id) while the reviewer changes an earlier label
 RECENT = 8
+# Reviewers label on phones (390 px wide): code blocks and tables wrap instead of scrolling sideways, long words
+# and paths break, and the score buttons' labels wrap inside their buttons. Streamlit stacks st.columns below
+# 640 px by itself: the item first, then the score buttons, Skip and Flag, all reachable by scrolling down.
+PHONE_CSS = """<style>
+[data-testid="stMain"] pre, [data-testid="stMain"] pre code { white-space: pre-wrap !important;
+  overflow-wrap: anywhere; word-break: break-word; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] { overflow-wrap: anywhere; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%;
+  overflow-x: auto; }
+[data-testid="stMain"] button p { white-space: normal; overflow-wrap: anywhere; }
+@media (max-width: 640px) {
+  [data-testid="stMainBlockContainer"] { padding-left: 0.75rem; padding-right: 0.75rem; }
+}
+</style>"""
 
 
 def render() -> None:
     user = auth.require(ROLES)
     golden_set, rubric = golden_set_and_rubric()
     st.title("Label")
+    st.html(PHONE_CSS)  # a style-only block: page CSS, gone with the page
     if golden_set is None or rubric is None:
         st.info("Nothing to label yet: a lead imports a golden set and a rubric first (Import page, or "
                 "`workbench import items FILE --golden-set NAME` and `workbench rubric add FILE`).")
