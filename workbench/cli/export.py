@@ -140,10 +140,13 @@ def _refused(e: Any, golden_set: str, rubric: str, judge: str) -> None:
 @click.option("--resamples", default=2000, show_default=True)
 @click.option("--seed", default=0, show_default=True)
 @click.option("--queue", default=None, help="Selective bundle: put the items the judge abstains on into this golden set.")
+@click.option("--cascade-judgments", "cascade_files", multiple=True, metavar="JUDGE=FILE",
+              help="Cascade bundle: the judgments of a later judge of the cascade (repeatable).")
 @pass_ctx
 @clean_errors
 def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, judgments_file: str | None,
-          out: str | None, as_json: bool, resamples: int, seed: int, queue: str | None) -> None:
+          out: str | None, as_json: bool, resamples: int, seed: int, queue: str | None,
+          cascade_files: tuple[str, ...]) -> None:
     """Grade new items with an approved judge; report raw and bias-corrected pass rates.
 
     \b
@@ -156,10 +159,14 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
 
     _require(resamples >= 1, "--resamples", resamples, "a whole number of at least 1", "2000")
     _require(seed >= 0, "--seed", seed, "a whole number of 0 or more", "0")
+    for given in cascade_files:
+        _require(given.count("=") == 1 and all(given.split("=")), "--cascade-judgments", given, "JUDGE=FILE",
+                 "strong-judge=strong_judgments.jsonl")
     if out is None:
         out = str(ctx.workspace.reports / f"{Path(items_file).stem}.graded.jsonl")  # made once the grades are in
     data = run(ctx.store, bundle_file, items_file, labels_file=labels_file, judgments_file=judgments_file, out=out,
-               resamples=resamples, seed=seed, workspace=ctx.workspace, queue=queue)  # a signed bundle must verify
+               resamples=resamples, seed=seed, workspace=ctx.workspace, queue=queue,  # a signed bundle must verify
+               cascade_judgments=dict(f.split("=") for f in cascade_files) or None)
     r = GradeResult.from_json(data)
     if as_json:
         _echo_json(data)
@@ -169,9 +176,7 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
     click.echo(f"Graded {r.n_scored} of {r.n_items} items with {r.bundle.judge} "
                f"(rubric {r.bundle.rubric} v{r.bundle.rubric_version}).")
     if r.n_abstained is not None:
-        click.echo(f"  abstained on {r.n_abstained} of {r.n_items} items ({r.share_abstained:.0%}: confidence below "
-                   f"{r.selective.get('threshold'):.3g}); the pass rates are over the kept items"
-                   + (f"; the abstained items are in golden set '{queue}'" if queue and r.n_abstained else ""))
+        click.echo(_abstention_line(r, queue))
     click.echo(f"  raw pass rate        {_fmt(raw.value)}  ({_fmt(raw.ci_low)} to {_fmt(raw.ci_high)})")
     click.echo(f"  corrected pass rate  {_fmt(cor.value)}  ({_fmt(cor.ci_low)} to {_fmt(cor.ci_high)})"
                f"  [Rogan-Gladen, TPR {_fmt(r.tpr)}, TNR {_fmt(r.tnr)}]")
@@ -182,6 +187,17 @@ def grade(ctx: Ctx, bundle_file: str, items_file: str, labels_file: str | None, 
         click.echo(f"  prediction-powered   {_fmt(p.estimate)}  ({_fmt(p.ci_low)} to {_fmt(p.ci_high)})"
                    f"  [{p.n_labeled} human-labeled, lambda {_fmt(p.weight, 2)}]")
     click.echo(f"Per-item results: {_shown(Path(r.results_file))}")
+
+
+def _abstention_line(r: Any, queue: str | None) -> str:
+    """What a selective bundle's judge (or cascade) kept and abstained on, in one line."""
+    stages = r.selective.get("cascade") or []
+    below = ("no judge of the cascade kept them: " + ", ".join(
+        f"{s['judge']} graded {s['n_graded']}" + ("" if s["threshold"] is None else f" (>= {s['threshold']:.3g})")
+        for s in stages) if stages else f"confidence below {r.selective.get('threshold'):.3g}")
+    return (f"  abstained on {r.n_abstained} of {r.n_items} items ({r.share_abstained:.0%}: {below}); the pass "
+            f"rates are over the kept items" + (f"; the abstained items are in golden set '{queue}'"
+                                                if queue and r.n_abstained else ""))
 
 
 @click.command(cls=WorkbenchCommand)

@@ -20,6 +20,7 @@ class GradedItem:
     rationale: str | None = None
     human_score: int | None = None
     labeled: bool = False  # a human label was given (its consensus may still be None: a tie)
+    judge: str | None = None  # a cascade bundle's: the judge that graded the item
 
     def to_json(self) -> dict[str, Any]:
         """The results file's line: the reason only when unscored, the rationale and the human score when there."""
@@ -30,6 +31,8 @@ class GradedItem:
             out["rationale"] = self.rationale
         if self.labeled:
             out["human_score"] = self.human_score
+        if self.judge is not None:
+            out["judge"] = self.judge
         return out
 
 

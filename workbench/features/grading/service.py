@@ -67,13 +67,19 @@ def read_human_labels(path: str | Path, item_ids: set[str], scale) -> dict[str, 
 def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labels_file: str | Path | None = None,
           judgments_file: str | Path | None = None, out: str | Path | None = None, judge_items: ItemJudge | None = None,
           resamples: int = 2000, seed: int = 0, workspace: Workspace | None = None,
-          queue: str | None = None) -> dict[str, Any]:
+          queue: str | None = None, cascade_judgments: dict[str, str | Path] | None = None) -> dict[str, Any]:
     """Grade the items with the bundle's judge (or take its judgments from a file) and correct the pass rate.
 
     The bundle is verified first (``load_bundle``: a signed one with ``workspace``'s public keys). A selective
     bundle (``export --selective``) grades only the items whose judgment carries a confidence at or above its
     threshold and abstains on the rest (no confidence: abstains); pass rates are over the kept items, and
-    ``queue`` names a golden set (made if new) that receives exactly the abstained items for reviewers."""
+    ``queue`` names a golden set (made if new) that receives exactly the abstained items for reviewers.
+
+    A cascade bundle (``export --selective --cascade J1,J2``) sends the items each judge abstains on to the next,
+    with that judge's threshold: its judgments come from ``cascade_judgments`` (judge -> file), or, when the
+    bundle's judge is run here (no ``judgments_file``), from running it (its rubric is the bundle's); the items no
+    judge keeps are the abstained ones. The pass rates are over every kept item, corrected with the sum of the
+    judges' confusion matrices on the calibration items each kept (the cascade's errors on what it grades)."""
     if not 1 <= resamples <= MAX_RESAMPLES or not 0 <= seed <= MAX_SEED:
         raise InputError(f"resamples must be a whole number from 1 to {MAX_RESAMPLES:,} and the seed from 0 to "
                          f"2**63 - 1, got {resamples} and {seed}", fix="write e.g. --resamples 2000 --seed 0")
@@ -82,21 +88,38 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
     spec = rubric.judge(bundle.judge.id)
     items = read_items(items_file)
     ids = {i.id for i in items}
+    if judge_items is None and judgments_file is None:
+        from workbench.features.judging.service import judge_items  # runs the real provider
     if judgments_file is not None:
         judged = read_judgments(judgments_file, ids, rubric.scale)
     else:
-        if judge_items is None:
-            from workbench.features.judging.service import judge_items  # runs the real provider
         judged = {j.item_id: j for j in judge_items(items, rubric, spec)}
     humans = read_human_labels(labels_file, ids, rubric.scale) if labels_file else {}
+    stages = _cascade(bundle.selective, cascade_judgments, judgments_file is None)
     abstained = _abstained(items, judged, bundle.selective)
+    graded_by = {it.id: spec.id for it in items if it.id not in set(abstained)}
+    for stage in stages[1:]:  # what one judge abstains on goes to the next
+        left = [it for it in items if it.id in set(abstained)]
+        if not left:
+            break
+        following = rubric.judge(stage["judge"])
+        if stage["judge"] in (cascade_judgments or {}):
+            theirs = read_judgments(cascade_judgments[stage["judge"]], ids, rubric.scale)
+        else:
+            theirs = {j.item_id: j for j in judge_items(left, rubric, following)}
+        abstained = _abstained(left, theirs, stage)
+        for it in left:
+            if it.id not in set(abstained):
+                judged[it.id], graded_by[it.id] = theirs.get(it.id), following.id
     graded_items = [it for it in items if it.id not in set(abstained)]
-    rows = [_graded(it.id, judged.get(it.id), humans, rubric) for it in graded_items]
+    rows = [_graded(it.id, judged.get(it.id), humans, rubric, graded_by.get(it.id) if stages else None)
+            for it in graded_items]
     new_pass = [r.passed for r in rows if r.score is not None]
 
     cal = bundle.calibration
-    # a selective bundle corrects with the judge's errors on the items it keeps, not on all items
-    kept = (bundle.selective or {}).get("confusion")
+    # a selective bundle corrects with the judge's errors on the items it keeps, not on all items (a cascade's:
+    # the sum of its judges' matrices on the items each kept)
+    kept = _kept_confusion(bundle.selective, stages)
     golden_human, golden_judge = stats.golden_pass_arrays(kept.get("matrix") if kept else cal.confusion.matrix,
                                                           scale=list(rubric.scale.values),
                                                           pass_threshold=rubric.pass_threshold)
@@ -130,8 +153,11 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
                    "rubric_version": bundle.rubric.version, "judge": bundle.judge.id},
         "n_items": len(items), "n_scored": len(new_pass), "n_unscored": len(graded_items) - len(new_pass),
         **({"selective": {"threshold": bundle.selective.get("threshold"), "target": bundle.selective.get("target"),
-                          "risk": bundle.selective.get("risk"), "corrected_with": "confusion on kept items"
-                          if kept else "confusion on all items"},
+                          "risk": bundle.selective.get("risk"), "corrected_with": ("confusion on the cascade's kept "
+                          "items" if stages else "confusion on kept items") if kept else "confusion on all items",
+                          **({"cascade": [{"judge": st["judge"], "threshold": st.get("threshold"),
+                                           "n_graded": sum(1 for j in graded_by.values() if j == st["judge"])}
+                                          for st in stages]} if stages else {})},
             "n_abstained": len(abstained), "abstained_ids": abstained,
             "share_abstained": len(abstained) / len(items), "queue": queue} if bundle.selective else {}),
         "pass_threshold": rubric.pass_threshold,
@@ -154,12 +180,47 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
     })
 
 
+def _cascade(selective: dict | None, files: dict[str, str | Path] | None, runs_judges: bool) -> list[dict]:
+    """A cascade bundle's stages (none for other bundles), after checking that every judge after the first has its
+    judgments: a file of ``files``, or the judge is run here. Refused before anything is read or written."""
+    stages = list((selective or {}).get("cascade") or ())
+    if files and not stages:
+        raise InputError("--cascade-judgments given, but the bundle has no cascade",
+                         fix="export the judges with --selective --cascade J1,J2 first, or leave it out")
+    names = [st.get("judge") for st in stages]
+    for name in files or {}:
+        if name not in names[1:]:
+            raise InputError(f"--cascade-judgments names judge '{name}', which is not a later judge of the bundle's "
+                             f"cascade ({', '.join(names) or 'none'})", fix="name the judges after the first")
+    missing = [n for n in names[1:] if n not in (files or {})]
+    if missing and not runs_judges:
+        raise InputError(f"the bundle's cascade sends what '{names[0]}' abstains on to {', '.join(map(repr, missing))}, "
+                         "whose judgments are not given", fix="add --cascade-judgments " +
+                         " ".join(f"{n}=FILE" for n in missing) + " (each with its confidence), or leave out "
+                         "--judgments to run the judges")
+    return stages
+
+
+def _kept_confusion(selective: dict | None, stages: list[dict]) -> dict | None:
+    """The confusion grade corrects a selective bundle with: the judge's on its kept items, a cascade's summed."""
+    kept = (selective or {}).get("confusion")
+    parts = [st.get("confusion") for st in stages]
+    if not stages or not kept or any(p is None or p.get("labels") != kept.get("labels") for p in parts):
+        return kept
+    size = len(kept["labels"])
+    return {"labels": kept["labels"], "matrix": [[sum(p["matrix"][r][c] for p in parts) for c in range(size)]
+                                                 for r in range(size)]}
+
+
 def _abstained(items: list[Item], judged: dict[str, Judgment], selective: dict | None) -> list[str]:
     """Ids of the items a selective bundle's judge abstains on: no judgment, no confidence, or one below the
-    threshold. Unscored judgments are not abstentions: they stay unscored, as without a threshold."""
+    threshold (no threshold: every item). Unscored judgments are not abstentions: they stay unscored, as without a
+    threshold."""
     if not selective:
         return []
     threshold = selective.get("threshold")
+    if threshold is None:
+        return [it.id for it in items]
     out = []
     for it in items:
         j = judged.get(it.id)
@@ -183,13 +244,14 @@ def _queue(store: Store, abstained: set[str], golden_set: str, items_file: Path)
         import_items(store, path, golden_set)
 
 
-def _graded(item_id: str, j: Judgment | None, humans: dict[str, int | None], rubric: Rubric) -> GradedItem:
+def _graded(item_id: str, j: Judgment | None, humans: dict[str, int | None], rubric: Rubric,
+            judge: str | None = None) -> GradedItem:
     score = j.score if j else None
     return GradedItem(item_id, score, None if score is None else rubric.is_pass(score),
                       unscored_reason=(j.unscored_reason if j else "no judgment for this item") if score is None
                       else None,
                       rationale=j.rationale if j else None, human_score=humans.get(item_id),
-                      labeled=item_id in humans)
+                      labeled=item_id in humans, judge=judge)
 
 
 def _design_effects(calibration: BundleCalibration) -> tuple[float, float] | None:

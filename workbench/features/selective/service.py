@@ -254,8 +254,10 @@ def bundle_section(store: Store, golden_set: str, rubric: str, judge: str, chose
                "agreement_lower_bound": chosen.agreement_lower_bound, "n_calibration": chosen.n_calibration,
                "confidence_source": chosen.confidence_source, "sentence": chosen.sentence,
                "confusion": kept_confusion(store, golden_set, rubric, judge, chosen.kept_by_judge[0], run)}
-    if chosen.cascade:
-        section["cascade"] = [s.to_json() for s in chosen.cascade]
+    if chosen.cascade:  # each judge's confusion on the items it keeps: grade corrects a cascade with their sum
+        section["cascade"] = [{**s.to_json(), "confusion": kept_confusion(store, golden_set, rubric, s.judge, kept,
+                                                                          run if n == 0 else None)}
+                              for n, (s, kept) in enumerate(zip(chosen.cascade, chosen.kept_by_judge))]
         section["cost_per_graded_item"] = chosen.cost_per_graded_item
         section["cost_last_judge_alone"] = chosen.cost_last_judge_alone
     return section
