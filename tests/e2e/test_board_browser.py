@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 from collections import defaultdict
+from contextlib import ExitStack
 from importlib import resources
 
 import pytest
@@ -23,8 +24,8 @@ from workbench.core.workspace import Workspace
 from workbench.features.board import service as board
 from workbench.features.board.render import lead_sentence
 from workbench.features.demo import graders
-from workbench.features.demo.board_seed import board_name, seed_boards
-from workbench.features.demo.seed import DEMO_GOLDEN_SET
+from workbench.features.board.demo import seed_demo_boards
+from workbench.features.demo.seed import DEMO_GOLDEN_SET, board_run_files
 from workbench.store import Store
 
 pytestmark = pytest.mark.browser
@@ -35,7 +36,11 @@ RGB = re.compile(r"rgba?\((\d+), (\d+), (\d+)")
 
 
 def week_runs(week: int) -> str:
-    return (resources.files("workbench.features.demo") / "data" / "examples" / "board" / f"week-{week}.jsonl").read_text()
+    return next(f for f in board_run_files() if f.name == f"week-{week}.jsonl").read_text()
+
+
+def board_name(week: int) -> str:
+    return f"demo-week-{week}"
 
 
 def expected_shares(text: str, tmp) -> dict[tuple[str, str], float]:
@@ -55,8 +60,9 @@ def board_server(demo_db_template, tmp_path_factory, chromium_path):
     tmp = tmp_path_factory.mktemp("board-e2e")
     db = tmp / "board.db"
     shutil.copy(demo_db_template, db)
-    with Store(db) as s:
-        seeded = seed_boards(s, DEMO_GOLDEN_SET, RUBRIC, Workspace(tmp, db), actor="lead")
+    with Store(db) as s, ExitStack() as files:
+        runs = [files.enter_context(resources.as_file(f)) for f in board_run_files()]
+        seeded = seed_demo_boards(s, DEMO_GOLDEN_SET, RUBRIC, runs, Workspace(tmp, db), actor="lead")
     assert [b.name for b in seeded] == [board_name(48), board_name(49)] and all(b.graded == 48 for b in seeded)
     server = start_ui(db, tmp / "ui.log")
     try:

@@ -76,7 +76,10 @@ def demo(ctx: Ctx, no_ui: bool, port: int) -> None:
     load_policy(ctx.workspace.policy_file)  # the workspace's own policy is refused before a demo file is written
     db = ctx.workspace.db
     db_existed = ctx.workspace.db_exists()
-    summary = seed_demo(ctx.store, ctx.workspace, precompute=True)  # the lead pages open on cached reports
+    from workbench.features.board.demo import seed_demo_boards
+
+    summary = seed_demo(ctx.store, ctx.workspace, precompute=True,  # the lead pages open on cached reports
+                        boards=seed_demo_boards)  # and the Board page on the demo's boards
     n_judgments = sum(summary.judgments.values())
     click.echo(f"Seeded {_shown(db)} with the SYNTHETIC demo: {summary.items} items, {summary.labels} "
                f"labels, {summary.adjudications} adjudications, {n_judgments} recorded judgments of "

@@ -8,15 +8,15 @@ folder; ``python -m workbench.features.demo.seed`` rewrites them.
 from __future__ import annotations
 
 import argparse
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from workbench.calibration.rubric_versions import add_rubric, get_rubric
 from workbench.core.workspace import Workspace
-from workbench.features.demo.board_seed import SeededBoard, seed_boards
 from workbench.features.demo.eval_awareness import write_eval_awareness
 from workbench.features.demo.generator import DATA_DIR, RUBRIC_NAME, DemoConfig, write_demo
 from workbench.features.demo.tool_examples import write_tool_examples
@@ -38,7 +38,7 @@ class DemoSummary:
     files_written: list[Path] = field(default_factory=list)  # demo files newly written into the workspace
     files_kept: list[Path] = field(default_factory=list)     # workspace files that differ from the demo's: left alone
     changed: bool = False  # whether seeding added anything to the database (a second seed adds nothing)
-    boards: list[SeededBoard] = field(default_factory=list)  # the results boards seeded with `precompute`
+    boards: list[Any] = field(default_factory=list)  # what ``boards`` returned: the results boards it seeded
 
 
 def demo_data() -> Traversable:
@@ -73,15 +73,18 @@ def write_demo_files(workspace: Workspace) -> tuple[list[Path], list[Path]]:
     return written, kept
 
 
-def seed_demo(store: Store, workspace: Workspace | None = None, *, precompute: bool = False) -> DemoSummary:
+def seed_demo(store: Store, workspace: Workspace | None = None, *, precompute: bool = False,
+              boards: Callable[..., list[Any]] | None = None) -> DemoSummary:
     """Load rubric, items, labels, adjudications and recorded judgments of the demo; idempotent.
 
     A second seed changes no table, even after the rubric gained versions: the recorded judgments go into the
     demo's own rubric version (v1 as shipped), never the newest one, and nothing is recomputed when nothing was
     added. With a workspace, the demo's files are also written into it (those missing), so the README's
     walkthrough can read ``golden_sets/demo/`` there. ``precompute`` also computes what the lead pages open on
-    (:func:`precompute_reports`), as ``workbench demo`` does, and seeds the results boards
-    (:func:`~.board_seed.seed_boards`: the Python grader judged, exported and grading two weeks of runs).
+    (:func:`precompute_reports`), as ``workbench demo`` does. ``boards`` (with ``precompute``), called before
+    the reports are computed as ``boards(store, golden_set, rubric, run_files, workspace, actor)`` with the demo's
+    packaged run files (:func:`board_run_files`), seeds the results boards: ``workbench demo`` passes the board
+    feature's ``seed_demo_boards`` (a feature the demo may not import).
     """
     data = demo_data()
     folder = data / "golden_sets" / DEMO_GOLDEN_SET
@@ -110,9 +113,19 @@ def seed_demo(store: Store, workspace: Workspace | None = None, *, precompute: b
     if workspace is not None:
         summary.files_written, summary.files_kept = write_demo_files(workspace)
     if precompute and summary.changed and get_rubric(store, rv.name).version == rv.version:
-        summary.boards = seed_boards(store, DEMO_GOLDEN_SET, rv.name, workspace, actor=DEMO_LEAD)
+        if boards is not None:
+            with ExitStack() as files:
+                runs = [files.enter_context(resources.as_file(f)) for f in board_run_files()]
+                summary.boards = boards(store, DEMO_GOLDEN_SET, rv.name, runs, workspace, DEMO_LEAD)
         precompute_reports(store, workspace)  # the reports of this state (a re-seed that added nothing: cached)
     return summary
+
+
+def board_run_files() -> list[Traversable]:
+    """The demo's weeks of model runs for the results board (``examples/board/week-*.jsonl``), oldest first."""
+    folder = demo_data() / "examples" / "board"
+    return sorted((f for f in folder.iterdir() if f.name.startswith("week-") and f.name.endswith(".jsonl")),
+                  key=lambda f: f.name)
 
 
 def precompute_reports(store: Store, workspace: Workspace | None = None) -> None:
