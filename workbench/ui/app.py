@@ -112,9 +112,10 @@ def goes_home(path: str, mine: list[PageSpec]) -> bool:
     return (home is not None and path == home.url_path) or path not in {s.url_path for s in [*PAGES, ACCESS]}
 
 
-def land_unknown_paths_on_home(mine: list[PageSpec]) -> None:
+def land_unknown_paths_on_home(mine: list[PageSpec]) -> bool:
     """Before ``st.navigation``: forget an address :func:`goes_home` sends home, so that Streamlit resolves the run to
-    the default page as for the root address (and shows the root address), with no "Page not found"."""
+    the default page as for the root address, with no "Page not found"; True when it did (the caller then moves
+    the browser to the root address)."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
@@ -122,6 +123,8 @@ def land_unknown_paths_on_home(mine: list[PageSpec]) -> None:
     wanted = getattr(manager, "intended_page_name", None)
     if wanted and not getattr(manager, "intended_page_script_hash", None) and goes_home(wanted, mine):
         manager.set_script_intent("", "")
+        return True
+    return False
 
 
 def main() -> None:
@@ -136,10 +139,12 @@ def main() -> None:
     mine = pages_for(user)
     for spec in mine:
         sections.setdefault(spec.section, []).append(spec.st_page())
-    land_unknown_paths_on_home(mine)
+    sent_home = land_unknown_paths_on_home(mine)
     page = st.navigation(sections, expanded=True)  # a lead's pages are more than ten: none hidden behind "View more"
-    if toolbar_was_stale:  # the same page again, so that the browser gets the new toolbar mode (st.rerun would
-        st.switch_page(page, query_params=st.query_params.to_dict())  # forget the page the address asked for)
+    # Once more, on the same page: so that the browser gets the new toolbar mode (st.rerun would forget the page the
+    # address asked for), or shows the home page's address instead of one that names no page.
+    if toolbar_was_stale or sent_home:
+        st.switch_page(page, query_params=st.query_params.to_dict())
     st.session_state[auth.ROUTER_KEY] = True
     try:
         page.run()

@@ -209,19 +209,22 @@ def _curve_spec(c) -> dict:
 
     points = pd.DataFrame([{"coverage": p.coverage, "agreement": p.agreement, "threshold": p.threshold,
                             "items kept": p.n_kept} for p in c.points])
+    chosen = c.chosen
+    low = min([p.agreement for p in c.points] + ([chosen.target] if chosen is not None else []))
     line = alt.Chart(points).mark_line(point=True).encode(
         x=alt.X("coverage:Q", title="share of items the judge keeps", scale=alt.Scale(domain=[0, 1])),
-        y=alt.Y("agreement:Q", title="agreement with the humans on kept items", scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("agreement:Q", title="agreement with the humans on kept items",
+                scale=alt.Scale(domain=[max(0.0, round(low - 0.05, 2)), 1])),
         tooltip=["threshold", "coverage", "agreement", "items kept"])
     layers = [line]
-    chosen = c.chosen
     if chosen is not None:
         layers.append(alt.Chart(pd.DataFrame([{"target": chosen.target}])).mark_rule(strokeDash=[4, 4]).encode(
-            y="target:Q"))
+            y="target:Q", tooltip=alt.Tooltip("target:Q", title="agreement wanted")))
         if chosen.guaranteed:
             layers.append(alt.Chart(pd.DataFrame([{"coverage": chosen.coverage, "agreement": chosen.agreement}]))
                           .mark_point(size=200, shape="diamond", filled=True, color="green")
-                          .encode(x="coverage:Q", y="agreement:Q"))
+                          .encode(x="coverage:Q", y="agreement:Q",
+                                  tooltip=[alt.Tooltip("coverage:Q", title="chosen: share kept"), "agreement:Q"]))
     return alt.layer(*layers).properties(height=300, title=f"{c.judge}: coverage against agreement").to_dict(
         validate=False)
 
