@@ -52,6 +52,7 @@ def render() -> None:
     current = jobs.job(db, golden_set, rubric, judge)
     running = bool(current and current.running)
     nothing_left = e.n_to_run == 0 and not new_run
+    fresh = e
     if nothing_left:
         how = "imported" if status.get("current_source") == "import" else "run here"
         fresh = judging.estimate(store(), golden_set, rubric, judge, repeats=int(repeats), new_run=True)
@@ -61,7 +62,7 @@ def render() -> None:
     else:
         target = "a new run" if new_run or not status.get("runs") else f"run {code_span(status['current'])}"
         st.info(f"**Estimate** for {code_span(e.model)} ({target}): {estimate_sentence(e)}.")
-    _money(e, money)
+    _money(fresh, money, new=nothing_left)
     elsewhere = None if running else judging.run_holder(store(), golden_set, rubric, judge)
     if elsewhere:  # the lease the CLI and every server share: starting here would pay for the same requests twice
         st.warning(f"Run {code_span(elsewhere['run'])} is running in {plain(elsewhere['description'])}; Start is "
@@ -92,17 +93,19 @@ def render() -> None:
         _progress(db, golden_set, rubric, judge, status)
 
 
-def _money(e, money) -> None:
-    """The estimated cost of the run Start would make, the recorded cost of the judge's last run, and whether an
-    estimate for that run's own judgments comes within a quarter of what it recorded (else why not)."""
+def _money(e, money, *, new: bool) -> None:
+    """The estimated cost of the run Start would make (a new run's when nothing is left in the current one), the
+    recorded cost of the judge's last run, and whether an estimate for that run's own judgments comes within a
+    quarter of what it recorded (else why not)."""
+    what = "a new run" if new else "this run"
     if money.run is None:
-        st.markdown(f"**Cost**: estimated {fmt_usd(e.cost_usd, unknown=UNPRICED)} for this run; "
-                    "recorded: none yet (no run of this judge has judgments).")
+        st.markdown(f"**Cost**: estimated {fmt_usd(e.cost_usd, unknown=UNPRICED)} for {what} "
+                    f"({e.n_to_run} judgments) · recorded: none yet (no run of this judge has judgments).")
         return
     recorded = fmt_usd(money.recorded_usd, 4, unknown="unknown (no price recorded)")
     unpriced = f", {money.n_unpriced} of them without a price" if money.recorded_usd is not None and \
         money.n_unpriced else ""
-    st.markdown(f"**Cost**: estimated {fmt_usd(e.cost_usd, unknown=UNPRICED)} for this run "
+    st.markdown(f"**Cost**: estimated {fmt_usd(e.cost_usd, unknown=UNPRICED)} for {what} "
                 f"({e.n_to_run} judgments) · recorded {recorded} for the last run, {code_span(money.run)} "
                 f"({money.n_judgments} judgments{unpriced}).")
     same = fmt_usd(money.estimated_usd, 4, unknown=UNPRICED)
