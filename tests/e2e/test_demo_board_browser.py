@@ -165,7 +165,7 @@ def test_the_demo_board_reads_plainly_as_a_coloured_grid_and_grades_from_the_pag
         expect(done).to_have_text(re.compile(f"{len(rows)} new runs added, {len(rows)} grades recorded"),
                                   timeout=60_000)
         expect(page.get_by_role("progressbar").or_(page.locator("[data-testid=stProgress]")).first).to_be_visible()
-        expect(page.get_by_text(f"Grading board week-49-more (mechanical tier): {len(rows)} of {len(rows)} runs")
+        expect(page.get_by_text(f"Grading board week-49-more, mechanical tier: {len(rows)} of {len(rows)} runs")
                ).to_be_visible()
         page.screenshot(path=str(shots / "board-graded.png"), full_page=True)
         with Store(server.db) as s:

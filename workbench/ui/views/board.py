@@ -15,9 +15,8 @@ come back; every grade is committed as it arrives, so a stopped grading resumes 
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
-import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -34,10 +33,9 @@ from workbench.features.board.render import (
     heatmap_html,
     lead_sentence,
 )
-from workbench.ui import auth
+from workbench.ui import auth, jobs, keys
 from workbench.ui.components import code_span, flash, plain, prose, run_action, score_text, show_flash
 from workbench.ui.lead import show_table
-from workbench.store import open_store
 from workbench.ui.state import db_path, store, workspace
 from workbench.ui.trajectory import display_step, render_item
 
@@ -111,7 +109,7 @@ def render() -> None:
     for t in rep.tiers:
         st.subheader(f"Which model passes which task ({t.name} tier)", help=HELP["heat"])
         st.html(f"<div class='board-wrap'>{heatmap_html(rep, t)}</div>")
-    _grading(name)
+    _grading(rep)
     st.markdown("\n".join(f"- **{plain(t.name)}**: {code_span(t.judge)} ({code_span(t.model)}), rubric "
                           f"{code_span(t.rubric)} v{t.rubric_version}, TPR {t.tpr:.2f}, TNR {t.tnr:.2f}"
                           for t in rep.tiers), help=HELP["tiers"])
@@ -136,57 +134,23 @@ def render() -> None:
     _family(rep)
 
 
-# -- grading from the page: `workbench board grade` in a background thread ----------------------------------
+# -- grading from the page: `workbench board grade` as a long job of the server --------------------------------
 
-@dataclass
-class GradeJob:
-    """One grading started from this server: progress per tier, the result or the error, a stop flag."""
-
-    board: str
-    files: list[str]
-    thread: threading.Thread | None = None
-    stop: threading.Event = field(default_factory=threading.Event)
-    progress: dict[str, tuple[int, int]] = field(default_factory=dict)  # tier -> (done, total)
-    result: GradingSummary | None = None
-    error: str | None = None
-
-    @property
-    def running(self) -> bool:
-        return self.thread is not None and self.thread.is_alive()
+GRADING = "board grading"  # the job's kind (ui.jobs): one grading a database at a time, found again on return
 
 
-@st.cache_resource
-def _grade_jobs() -> dict[str, GradeJob]:
-    """Shared by every session of this server (keyed by database), so a grading survives leaving the page."""
-    return {}
+def _grading_job() -> jobs.Job | None:
+    return jobs.find(GRADING, db_path())
 
 
-def _run_grading(job: GradeJob, db: str, like: str, folder: str) -> None:
-    try:
-        with open_store(db) as s:
-            job.result = svc.grade_board(s, job.board, job.files, [], like=like, workspace=workspace(),
-                                         progress=lambda tier, done, total: job.progress.__setitem__(tier,
-                                                                                                     (done, total)),
-                                         should_stop=job.stop.is_set)
-    except WorkbenchError as e:
-        job.error = str(e)
-    except Exception as e:  # noqa: BLE001 - the thread's failure is shown on the page, not lost in a log
-        job.error = f"grading stopped on an unexpected error: {type(e).__name__}: {e}"
-    finally:
-        import shutil
-
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _start_grading(like: str) -> None:
+def _start_grading(like: str, env: dict[str, str]) -> None:
     uploads = st.session_state.get("board-grade-files") or []
     target = (st.session_state.get("board-grade-name") or "").strip() or like
     if not uploads:
         flash("error", "Choose one or more run files (.jsonl or .csv) to grade first.")
         return
-    jobs = _grade_jobs()
-    if (old := jobs.get(db_path())) is not None and old.running:
-        flash("error", f"A grading of board {code_span(old.board)} is already running; wait for it or stop it.")
+    if (current := _grading_job()) is not None and current.running:
+        flash("error", "A board grading is already running on this database; wait for it or stop it.")
         return
     folder = tempfile.mkdtemp(prefix="workbench-board-runs-")
     files = []
@@ -194,43 +158,56 @@ def _start_grading(like: str) -> None:
         path = Path(folder) / f"{n}-{Path(up.name).name}"  # the uploaded name, in error messages too
         path.write_bytes(up.getvalue())
         files.append(str(path))
-    job = jobs[db_path()] = GradeJob(target, files)
-    job.thread = threading.Thread(target=_run_grading, args=(job, db_path(), like, folder), daemon=True,
-                                  name=f"board-grade-{target}")
-    job.thread.start()
+    ws = workspace()
+
+    def work(s, job: jobs.Job) -> GradingSummary:
+        def progress(tier: str, done: int, total: int) -> None:
+            job.part = f"board {target}, {tier} tier"
+            job.progress(done, total, 0.0)
+
+        try:
+            return svc.grade_board(s, target, files, [], like=like, workspace=ws, env=env, progress=progress,
+                                   should_stop=job.stop.is_set)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    jobs.launch(GRADING, db_path(), (), work)
 
 
-def _grading(name: str) -> None:
-    with st.expander("Grade runs onto a board", expanded=_grade_jobs().get(db_path()) is not None):
+def _grading(rep: BoardReport) -> None:
+    name = rep.board
+    with st.expander("Grade runs onto a board", expanded=_grading_job() is not None):
         st.caption(f"Run files are the item format with `task_id`, `category`, `producer` and `repeat`; they are "
                    f"graded with the approved bundles of board {code_span(name)}, as `workbench board grade` does. "
                    "A run already graded with the same bundle is not graded again.")
+        # a judged tier's judge is a model: its provider's key, typed here if the server has none
+        keys_set = all([keys.key_field(t.model, f"board-{t.name}") for t in rep.tiers if t.kind == "judged"])
         st.file_uploader("Run files", type=["jsonl", "csv"], accept_multiple_files=True, key="board-grade-files")
         st.text_input("Board to grade onto", value=name, key="board-grade-name",
                       help="The board on screen, or a new name: a new board gets this board's bundles.")
-        st.button("Start grading", key="board-grade-start", type="primary", on_click=_start_grading, args=(name,))
-        job = _grade_jobs().get(db_path())
+        st.button("Start grading", key="board-grade-start", type="primary", on_click=_start_grading,
+                  args=(name, keys.provider_env()), disabled=not keys_set)
+        job = _grading_job()
         if job is not None:  # polled each second while it runs; a page without a grading polls nothing
             st.fragment(_grading_progress, run_every=1.0 if job.running else None)()
 
 
 def _grading_progress() -> None:
-    job = _grade_jobs().get(db_path())
+    job = _grading_job()
     if job is None:
         return
     if not job.running and st.session_state.get("board-grade-seen") is not job:
         st.session_state["board-grade-seen"] = job
         st.rerun()  # finished since the page was drawn: redraw all of it, with the new grades
-    for tier, (done, total) in sorted(job.progress.items()):
-        st.progress(done / total if total else 1.0, text=f"Grading board {job.board} ({tier} tier): "
-                                                           f"{done} of {total} runs")
+    if job.total:
+        st.progress(job.done / job.total, text=f"Grading {plain(job.part)}: {job.done} of {job.total} runs")
     if job.running:
-        if not job.progress:
-            st.caption(f"Grading board {plain(job.board)}: reading the run files…")
+        if not job.total:
+            st.caption("Grading: reading the run files…")
         st.button("Stop grading", key="board-grade-stop", on_click=job.stop.set)
     elif job.error:
         st.error(prose(job.error))
-    elif job.result is not None:
+    elif isinstance(job.result, GradingSummary):
         r = job.result
         graded = sum(t.n_recorded for t in r.tiers)
         st.success(f"Board {plain(r.board)}: {r.items_added} new runs added, {graded} grades recorded "
