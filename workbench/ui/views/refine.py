@@ -142,7 +142,8 @@ def _start(golden_set: str, rubric: str, judge: str, sessions: list[SessionHisto
     job = jobs.find(jobs.REFINE, db, golden_set, rubric, judge)
     running = bool(job and job.running)
     rv = get_rubric(store(), rubric)
-    with st.expander("Start a refinement round", expanded=not sessions or job is not None):
+    with st.container(border=True):
+        st.markdown("**Start a refinement round**")
         a, b, c = st.columns(3)
         strategy = a.radio("Strategy", ("few-shot", "optimizer"), key="refine-strategy", horizontal=True,
                            help="few-shot adds graded examples from the development items (no optimizer model); "
