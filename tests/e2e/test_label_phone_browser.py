@@ -2,7 +2,8 @@
 
 No horizontal scroll anywhere (the document, and no element of the page wider than the screen or scrolling
 sideways inside itself: code blocks wrap), and every control (the rationale, each score button, Skip, Flag, the
-recent labels' Change, the sidebar's menu) is inside the screen's width and comes into view by scrolling down.
+recent labels' Change, the sidebar's menu) is inside the screen's width and comes into view by scrolling down;
+a link at the top ("Score this item") brings the score buttons on screen at once.
 Then the reviewer labels an item by tapping a score and reaches the next one. Screenshots are kept in a
 temporary folder (its path is printed).
 """
@@ -78,6 +79,19 @@ def test_a_reviewer_labels_on_a_phone_without_sideways_scrolling(ui_server, brow
         # the demo's trajectories carry code blocks (tool output, diffs): they are there, and they wrap
         assert page.locator("[data-testid=stMain] pre").count() > 0
         no_sideways_scroll(page, "the first item")
+
+        # at the top, a link goes straight to the scoring (below the whole trajectory on a phone)
+        jump = page.get_by_role("link", name="Score this item ↓")
+        on_screen(page, jump, "the link to the scoring")
+        jump.tap()
+        score_line = page.locator(f"[class*='st-key-score-new-{first}-'] button").filter(visible=True).first
+        for _ in range(50):
+            box = score_line.bounding_box()
+            if box and 0 <= box["y"] and box["y"] + box["height"] <= HEIGHT:
+                break
+            time.sleep(0.1)  # polling interval while the page scrolls to the anchor
+        else:
+            raise AssertionError(f"the link did not bring the score buttons on screen: {box}")
 
         rationale = page.get_by_role("textbox", name="Rationale")
         on_screen(page, rationale, "the rationale box")

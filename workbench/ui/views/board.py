@@ -319,7 +319,11 @@ def _family(rep: BoardReport) -> None:
 
 
 def _family_check(f: FamilyCheck) -> None:
-    st.subheader(f"The judge's family ({f.judge_family or 'none'})")
+    st.subheader(f"The judge's family ({f.judge_family or 'none'})",
+                 help="A judge may score models of its own family (same maker) higher than humans would. The "
+                      "same-family effect is that excess, measured at calibration; each difference below (a paired "
+                      "t-interval over tasks) is shown as measured and net of it, the two intervals combined "
+                      "(MOVER). An adjusted interval that excludes zero is a real difference.")
     if not f.marked_models:
         st.caption("No model on the board shares the judge's family.")
         return

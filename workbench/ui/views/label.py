@@ -38,10 +38,14 @@ PHONE_CSS = """<style>
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%;
   overflow-x: auto; }
 [data-testid="stMain"] button p { white-space: normal; overflow-wrap: anywhere; }
+.jump-to-score { display: none; }
 @media (max-width: 640px) {
   [data-testid="stMainBlockContainer"] { padding-left: 0.75rem; padding-right: 0.75rem; }
+  .jump-to-score { display: inline-block; padding: 6px 0; font-weight: 600; }
 }
 </style>"""
+# on a phone the score buttons come after the whole trajectory: a link at the top goes straight to them
+JUMP = "<a class='jump-to-score' href='#score-this-item'>Score this item ↓</a>"
 
 
 def render() -> None:
@@ -72,6 +76,7 @@ def render() -> None:
         return
     # the service has already masked self-identifying phrases as the golden set's lead decided: nothing here can
     # turn that off
+    st.html(JUMP)
     left, right = st.columns([3, 2], gap="large")
     with right:
         _scoring(golden_set, rubric, user, rv, item.item_id, current)
@@ -90,6 +95,7 @@ def _scoring(golden_set: str, rubric: str, user: auth.User, rv: RubricVersion, i
              current: dict | None) -> None:
     scale = rv.rubric.scale
     mode = "change" if current else "new"
+    st.html("<div id='score-this-item'></div>")  # where the phone's "Score this item" link goes
     st.markdown(f"Item {code_span(item_id)}")
     if current:
         st.info(f"Changing your label, now **{score_text(scale, current['score'])}**. The change is kept in the "
