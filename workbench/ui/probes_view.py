@@ -31,8 +31,9 @@ def render(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
     probes = rep.probes
     _start(golden_set, rubric, judge, ran=bool(probes))
     if not probes:
-        st.info("No stress probe has been run on this judge yet. The button above runs them; from a shell: "
-                f"`workbench probe --golden-set {golden_set} --rubric {rubric} --judge {judge}`")
+        st.info("No stress probe has been run on this judge yet. The button above runs them; from a shell, "
+                "estimate first, then drop `--dry-run`:\n\n"
+                f"`workbench probe --golden-set {golden_set} --rubric {rubric} --judge {judge} --dry-run`")
         return
     st.markdown(f"Each probe perturbs the items in a way that should not change their grade; the judge's verdicts "
                 f"on the perturbed items are compared with its verdicts in run {code_span(probes.baseline_run)} "
