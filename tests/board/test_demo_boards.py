@@ -18,7 +18,12 @@ from workbench.core.workspace import Workspace
 from workbench.features.board import service as board
 from workbench.features.board.demo import BOARD_GRADER, seed_demo_boards
 from workbench.features.demo import graders
-from workbench.features.demo.seed import DEMO_GOLDEN_SET, board_run_files, demo_files, seed_demo
+from workbench.features.demo.seed import (
+    DEMO_GOLDEN_SET,
+    board_run_files,
+    demo_files,
+    seed_demo,
+)
 from workbench.features.export.bundle import list_bundles
 from workbench.store import Store
 

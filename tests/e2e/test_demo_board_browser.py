@@ -22,9 +22,9 @@ from playwright.sync_api import Page, expect
 from tests.e2e.conftest import start_ui, stop_ui
 from workbench.core.workspace import Workspace
 from workbench.features.board import service as board
+from workbench.features.board.demo import seed_demo_boards
 from workbench.features.board.render import lead_sentence
 from workbench.features.demo import graders
-from workbench.features.board.demo import seed_demo_boards
 from workbench.features.demo.seed import DEMO_GOLDEN_SET, board_run_files
 from workbench.store import Store
 
@@ -92,7 +92,7 @@ def open_board(page: Page, url: str) -> None:
 
 def test_the_demo_board_reads_plainly_as_a_coloured_grid_and_grades_from_the_page(board_server, browser, shots,
                                                                                   tmp_path):
-    server, tmp = board_server
+    server, _ = board_server
     with Store(server.db) as s:
         leads = board.board_leads(s, board_name(WEEK))
         models = [m.model for m in board.board_report(s, board_name(WEEK)).models]

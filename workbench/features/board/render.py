@@ -325,20 +325,31 @@ def lead_sentence(lead: BoardLead) -> str:
     'model-a leads on the mechanical tier (test-results): 88% of its runs pass, against 62% for model-c, the next \
 best. The lead of 25 points is not clear: over 8 tasks it lies between -14 and +64 points (95% interval), so the \
 order may be chance.'
+    >>> lead_sentence(BoardLead("judged", "sonnet", 2, "m1", 0.9, "m2", 0.5, 30, 0.4, 0.25, 0.55, 0.0001, "gained"))
+    'm1 leads on the judged tier (sonnet): 90% of its runs pass, against 50% for m2, the next best. The lead of 40 \
+points is real: over 30 tasks it lies between +25 and +55 points (95% interval), sign-flip p = 0.0001.'
+    >>> lead_sentence(BoardLead("judged", "sonnet", 2, "m1", 0.5, "m2", 0.5, 4, 0.0, -0.3, 0.3, 1.0, "no clear change"))
+    'm1 and m2 share the lead on the judged tier (sonnet): 50% of their runs pass. The difference is +0 points: over \
+4 tasks it lies between -30 and +30 points (95% interval).'
     """
-    head = f"{lead.leader} leads on the {lead.tier} tier ({lead.judge}): {_pct(lead.leader_share)} of its runs pass"
+    tier = f"the {lead.tier} tier ({lead.judge})"
     if lead.runner_up is None:
-        return head + "; it is the only model on the board."
-    head += f", against {_pct(lead.runner_up_share)} for {lead.runner_up}, the next best."
+        return f"{lead.leader} is the only model on the board: {_pct(lead.leader_share)} of its runs pass on {tier}."
     gap = 100 * (lead.difference or 0.0)
+    if round(gap) == 0 and _pct(lead.leader_share) == _pct(lead.runner_up_share):
+        head = (f"{lead.leader} and {lead.runner_up} share the lead on {tier}: {_pct(lead.leader_share)} of their "
+                "runs pass.")
+    else:
+        head = (f"{lead.leader} leads on {tier}: {_pct(lead.leader_share)} of its runs pass, against "
+                f"{_pct(lead.runner_up_share)} for {lead.runner_up}, the next best.")
     if lead.verdict == "too few tasks" or lead.ci_low is None or lead.ci_high is None:
-        return head + f" Too few shared tasks ({lead.n_tasks}) to tell whether the lead is real."
+        return head + f" Too few shared tasks ({lead.n_tasks}) to tell whether the difference is real."
     span = (f"over {lead.n_tasks} tasks it lies between {100 * lead.ci_low:+.0f} and {100 * lead.ci_high:+.0f} "
             f"points ({lead.level:.0%} interval)")
     if lead.verdict == "gained":
         return head + f" The lead of {gap:.0f} points is real: {span}, sign-flip p = {lead.p_value:.2g}."
-    if gap == 0:
-        return head + f" They tie: {span}."
+    if round(gap) == 0:
+        return head + f" The difference is {gap:+.0f} points: {span}."
     return head + f" The lead of {gap:.0f} points is not clear: {span}, so the order may be chance."
 
 
