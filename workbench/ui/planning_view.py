@@ -9,8 +9,18 @@ from workbench.calibration.report import CalibrationReport
 from workbench.core.errors import WorkbenchError
 from workbench.features.planning.active_queue import next_items
 from workbench.features.planning.plan import plan
+from workbench.ui import glossary
 from workbench.ui.components import code_span, plain
 from workbench.ui.lead import NUMBER, show_table
+
+#: The plan's measures in plain words (the glossary's labels; the entries explain them on the Glossary page).
+MEASURE_TERMS = {"krippendorff_alpha_ordinal": "alpha", "cohen_kappa": "kappa", "cohen_kappa_linear": "kappa",
+                 "cohen_kappa_quadratic": "kappa", "gwet_ac2_linear": "ac2", "exact_agreement": "exact",
+                 "spearman": "spearman", "tpr": "tpr", "tnr": "tnr"}
+
+
+def _measure(name: str) -> str:
+    return glossary.label(MEASURE_TERMS[name]) if name in MEASURE_TERMS else name.replace("_", " ")
 
 
 def render_plan(store, golden_set: str, rubric: str, judge: str, report: CalibrationReport) -> None:
@@ -48,15 +58,21 @@ def _budget(store, golden_set: str, rubric: str, judge: str, report: Calibration
         return
     if p.budget_widths:
         st.markdown(f"With **{labels} more labels** (random order), the 95% intervals would be about this wide:")
-        show_table([{"measure": name.replace("_", " "), "expected width": w} for name, w in p.budget_widths.items()],
-                   {"expected width": NUMBER}, key=f"plan-widths:{judge}")
+        show_table([{"measure": _measure(name), "expected width": w} for name, w in p.budget_widths.items()],
+                   {"expected width": NUMBER}, key=f"plan-widths:{judge}",
+                   column_config={"expected width": st.column_config.NumberColumn(
+                       format=NUMBER, help="Width of the 95% interval: the range the true value is likely in.")})
     if not items:
         st.caption("Every item already has a consensus label: more labels would add items to the golden set first.")
         return
     st.markdown(f"**Which items**: the active queue would serve these {len(items)} items without a consensus label "
                 "first (in its order), drawn more often where the undecided checks need them:")
-    show_table([{"item": x.item_id, "category": x.category, "chance vs random": x.vs_random, "why": x.why}
-                for x in items], {"chance vs random": "%.1fx"}, key=f"plan-items:{judge}")
+    show_table([{"item": x.item_id, "why": x.why, "chance vs random": x.vs_random} for x in items],
+               {"chance vs random": "%.1fx"}, key=f"plan-items:{judge}",
+               column_config={"why": st.column_config.TextColumn(width="large"),
+                              "chance vs random": st.column_config.NumberColumn(
+                                  format="%.1fx", help="How much more often the active queue draws this kind of item "
+                                                       "than a random order would: 2.0x is twice as often.")})
 
 
 def _replan(golden_set: str, rubric: str, judge: str) -> None:

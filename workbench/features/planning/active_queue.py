@@ -97,6 +97,7 @@ class _Design:
     same: list[bool]      # the item's producer is of the judge's family
     pass_threshold: int
     resolved: dict[str, int]  # items with a consensus label already
+    scale: dict[int, str]     # score -> its label on the rubric's scale
 
 
 def _design(store: Store, golden_set: str, rubric: str, judge: str, expected_labels: int | None,
@@ -146,7 +147,8 @@ def _design(store: Store, golden_set: str, rubric: str, judge: str, expected_lab
              "priority": float(unit_number(golden_set, r.item_id, phase) / p)}
             for r, h, p in zip(index, strata, pi)]
     return _Design(rv.name, checks, expected, phase, replan, earlier, rows, index, [int(x) for x in judged],
-                   [bool(x) for x in same], rv.rubric.pass_threshold, cons.resolved)
+                   [bool(x) for x in same], rv.rubric.pass_threshold, cons.resolved,
+                   {lv.value: lv.label for lv in rv.rubric.scale.levels})
 
 
 @dataclass(frozen=True)
@@ -184,12 +186,14 @@ def next_items(store: Store, golden_set: str, rubric: str, judge: str, labels: i
             continue
         fails = d.judged[k] < d.pass_threshold
         serves = [c for c in d.checks if (c in ("tnr", "find_fails") and fails)
-                  or (c in ("tpr", "find_passes") and not fails)
-                  or (c == "self_preference" and d.same[k]) or c == "agreement"]
+                  or (c in ("tpr", "find_passes") and not fails) or (c == "self_preference" and d.same[k])]
+        if not serves and "agreement" in d.checks:
+            serves = ["agreement"]
         p = d.rows[k]["probability"]
-        why = (f"the judge {'fails' if fails else 'passes'} it ({d.judged[k]:+d}), "
+        score = d.scale.get(d.judged[k], str(d.judged[k]))
+        why = (f"the judge {'fails' if fails else 'passes'} it ({score}), "
                f"{'its own' if d.same[k] else 'another'} family, category {r.category}: "
-               + ("; ".join(_SERVES[c] for c in serves if c in _SERVES) or "it keeps every item a chance"))
+               + ("; ".join(_SERVES[c] for c in serves) or "every item keeps a chance, so the estimates stay fair"))
         out.append(NextItem(r.item_id, r.category, float(p), float(p / uniform) if uniform else 0.0, why))
         if len(out) >= labels:
             break
