@@ -12,7 +12,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from workbench.calibration.gate import STATUS_ICON
 from workbench.features.refine import service as svc
 from workbench.features.refine.records import RefineRound, RoundResults
 from workbench.calibration.rubric_versions import get_rubric
@@ -20,8 +19,8 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.scale import fmt_usd
 from workbench.features.refine.records import SessionHistory
 from workbench.store import Store
-from workbench.ui import auth, jobs, keys
-from workbench.ui.components import code_span, plain, run_action, show_flash
+from workbench.ui import auth, glossary, jobs, keys
+from workbench.ui.components import code_span, plain, run_action, show_flash, status_mark
 from workbench.ui.lead import NUMBER, page_header, show_table
 from workbench.ui.state import db_path, store
 
@@ -31,6 +30,9 @@ STATUS_WORD = {"proposed": "✅ proposed for acceptance", "rejected": "❌ rejec
                "proposing": "⏳ unfinished (asking for an edit)", "evaluating": "⏳ unfinished (judging)"}
 METRIC_LABEL = {"krippendorff_alpha_ordinal": "Krippendorff's alpha", "exact_agreement": "exact agreement",
                 "mean_signed_error": "mean signed error", "tpr": "TPR", "tnr": "TNR"}
+#: Each metric's glossary entry: its plain label is shown under the table, its entry is on the Glossary page.
+METRIC_TERM = {"krippendorff_alpha_ordinal": "alpha", "exact_agreement": "exact", "mean_signed_error": "mse",
+               "tpr": "tpr", "tnr": "tnr"}
 
 
 def _signed(x: float | None) -> str:
@@ -65,8 +67,11 @@ def _numbers(res: RoundResults, r: RefineRound) -> None:
                     + (" — the held-out part decides." if part is res.held_out else "."))
     show_table(_side_by_side(res), {c: NUMBER for c in ("development parent", "development child",
                                                         "held-out parent", "held-out child")},
-               key=f"refine-{r.id}-metrics")
-    checks = pd.DataFrame([{"check": c.name, "parent": STATUS_ICON[c.parent], "child": STATUS_ICON[c.child],
+               key=f"refine-{r.id}-metrics", column_config={"metric": st.column_config.TextColumn(
+                   help="What each name measures is under the table and on the Glossary page.")})
+    words = {METRIC_LABEL[m]: glossary.label(t).split(" (")[0] for m, t in METRIC_TERM.items()}
+    st.caption("In plain words: " + "; ".join(f"{name}: {w}" for name, w in words.items() if w != name) + ".")
+    checks = pd.DataFrame([{"check": c.name, "parent": status_mark(c.parent), "child": status_mark(c.child),
                             "worse": "yes" if c.worse else "no"} for c in res.held_out.checks])
     st.markdown("Gate checks on the held-out items")
     show_table(checks, key=f"refine-{r.id}-checks")
