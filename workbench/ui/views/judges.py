@@ -93,22 +93,27 @@ def render() -> None:
         _progress(db, golden_set, rubric, judge, status)
 
 
+def _usd(x: float | None, unknown: str) -> str:
+    """Cents for dollars, a tenth of a cent below a dollar: a cheap judge's cost is not rounded to nothing."""
+    return fmt_usd(x, 4 if x is not None and abs(x) < 1 else 2, unknown=unknown)
+
+
 def _money(e, money, *, new: bool) -> None:
     """The estimated cost of the run Start would make (a new run's when nothing is left in the current one), the
     recorded cost of the judge's last run, and whether an estimate for that run's own judgments comes within a
     quarter of what it recorded (else why not)."""
     what = "a new run" if new else "this run"
     if money.run is None:
-        st.markdown(f"**Cost**: estimated {fmt_usd(e.cost_usd, unknown=UNPRICED)} for {what} "
+        st.markdown(f"**Cost**: estimated {_usd(e.cost_usd, UNPRICED)} for {what} "
                     f"({e.n_to_run} judgments) · recorded: none yet (no run of this judge has judgments).")
         return
-    recorded = fmt_usd(money.recorded_usd, 4, unknown="unknown (no price recorded)")
+    recorded = _usd(money.recorded_usd, "unknown (no price recorded)")
     unpriced = f", {money.n_unpriced} of them without a price" if money.recorded_usd is not None and \
         money.n_unpriced else ""
-    st.markdown(f"**Cost**: estimated {fmt_usd(e.cost_usd, unknown=UNPRICED)} for {what} "
+    st.markdown(f"**Cost**: estimated {_usd(e.cost_usd, UNPRICED)} for {what} "
                 f"({e.n_to_run} judgments) · recorded {recorded} for the last run, {code_span(money.run)} "
                 f"({money.n_judgments} judgments{unpriced}).")
-    same = fmt_usd(money.estimated_usd, 4, unknown=UNPRICED)
+    same = _usd(money.estimated_usd, UNPRICED)
     pct = int(money.TOLERANCE * 100)
     if money.within:
         st.caption(f"Estimated for the same {money.n_judgments} judgments: {same}, within {pct}% of the recorded "
@@ -125,7 +130,7 @@ def _confirm(db: str, golden_set: str, rubric: str, judge: str, e, status: dict,
              confirm_key: str) -> None:
     st.warning(f"**Confirm a new run**: run {code_span(status.get('current'))} is "
                f"{plain(status.get('current_status') or 'recorded')}. A new run of {code_span(judge)} sends "
-               f"{e.n_to_run} judgments again, estimated {fmt_usd(e.cost_usd, unknown=UNPRICED)}.", icon="💰")
+               f"{e.n_to_run} judgments again, estimated {_usd(e.cost_usd, UNPRICED)}.", icon="💰")
     yes, no = st.columns(2)
     if yes.button("Confirm: start the new run", type="primary", key="judges-confirm"):
         st.session_state.pop(confirm_key, None)
