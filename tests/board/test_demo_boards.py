@@ -14,11 +14,13 @@ from importlib import resources
 from pathlib import Path
 
 from workbench.calibration.calibrate import calibrate
+from workbench.calibration.golden_sets import golden_set_overview
 from workbench.core.workspace import Workspace
 from workbench.features.board import service as board
 from workbench.features.board.demo import BOARD_GRADER, seed_demo_boards
 from workbench.features.demo import graders
 from workbench.features.demo.seed import (
+    BOARD_GOLDEN_SET,
     DEMO_GOLDEN_SET,
     board_run_files,
     demo_files,
@@ -38,6 +40,14 @@ def shares(path: Path) -> dict[tuple[str, str], float]:
         score, _ = graders.test_results(run.item, None)
         passes[(run.item.cluster, run.item.producer.model)].append(score >= 0)
     return {k: sum(v) / len(v) for k, v in passes.items()}
+
+
+def golden_set_state(store: Store, name: str) -> dict:
+    """What `workbench golden-set show --json` says of the golden set, without when its versions were frozen."""
+    info = golden_set_overview(store, name).to_json()
+    for v in info.get("versions", []):
+        v.pop("created_at", None)
+    return info
 
 
 def numbers(report) -> dict:
@@ -61,6 +71,11 @@ def test_the_demo_seeds_two_graded_boards_without_moving_its_own_numbers(demo_db
             for judge in JUDGES:
                 assert numbers(calibrate(s, DEMO_GOLDEN_SET, RUBRIC, judge)) == \
                     numbers(calibrate(plain, DEMO_GOLDEN_SET, RUBRIC, judge)), judge
+            # the demo golden set: the same runs and no frozen version; the grader was judged on the copy
+            assert golden_set_state(s, DEMO_GOLDEN_SET) == golden_set_state(plain, DEMO_GOLDEN_SET)
+            board_set = golden_set_state(s, BOARD_GOLDEN_SET)
+            assert board_set["items"] == 150 and [r["judge"] for r in board_set["runs"]] == [BOARD_GRADER]
+            assert [v["version"] for v in board_set["versions"]] == [1]  # frozen by the export
         finally:
             plain.close()
 
@@ -79,8 +94,9 @@ def test_the_demo_seeds_two_graded_boards_without_moving_its_own_numbers(demo_db
         assert lead.leader != "model-b2" and lead.runner_up is not None
 
         # the approved bundle was exported once, to a folder that is gone: the workspace has the demo's files only
-        exported = [b for b in list_bundles(s) if b.judge_id == BOARD_GRADER]
-        assert len(exported) == 1 and not Path(exported[0].path).exists()
+        exported = list_bundles(s)
+        assert [b.judge_id for b in exported] == [BOARD_GRADER] and not Path(exported[0].path).exists()
+        assert {t.golden_set for t in board.board_report(s, "demo-week-48").tiers} == {BOARD_GOLDEN_SET}
         on_disk = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")
                          if p.is_file() and not p.name.endswith(("-wal", "-shm", "-journal")))
         assert on_disk == sorted(["workbench.db", *(str(rel) for rel, _ in demo_files())])

@@ -1,7 +1,7 @@
 """The Board page on the demo (issue 33 items 3 and 4) in headless Chromium, as a lead.
 
-The demo's boards are seeded as `workbench demo` seeds them (the Python grader judged, exported, grading the two
-packaged weeks of runs). The page must open on the plain sentence the board's statistics give, then a heat map that
+The database is seeded as `workbench demo` seeds it, boards included (the Python grader judged on the golden set
+demo-board, exported, grading the two packaged weeks of runs). The page must open on the plain sentence the board's statistics give, then a heat map that
 names each model, with each cell's colour following its value (the share of runs that pass, counted here from the
 run file with the grader itself) and a legend; and a lead grades new runs from the page, offline, with progress, a
 second grading of the same runs sending nothing. Screenshots are kept in a temporary folder (its path is printed).
@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections import defaultdict
-from contextlib import ExitStack
-from importlib import resources
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -25,13 +22,12 @@ from workbench.features.board import service as board
 from workbench.features.board.demo import seed_demo_boards
 from workbench.features.board.render import lead_sentence
 from workbench.features.demo import graders
-from workbench.features.demo.seed import DEMO_GOLDEN_SET, board_run_files
+from workbench.features.demo.seed import board_run_files, seed_demo
 from workbench.store import Store
 
 pytestmark = pytest.mark.browser
 
 WEEK = 49  # the newest board: the page opens on it
-RUBRIC = "demo-patch-quality"
 RGB = re.compile(r"rgba?\((\d+), (\d+), (\d+)")
 
 
@@ -56,14 +52,13 @@ def expected_shares(text: str, tmp) -> dict[tuple[str, str], float]:
 
 
 @pytest.fixture(scope="module")
-def board_server(demo_db_template, tmp_path_factory, chromium_path):
+def board_server(tmp_path_factory, chromium_path):
+    """A database seeded as `workbench demo` seeds it (its boards too), served by `workbench ui`."""
     tmp = tmp_path_factory.mktemp("board-e2e")
-    db = tmp / "board.db"
-    shutil.copy(demo_db_template, db)
-    with Store(db) as s, ExitStack() as files:
-        runs = [files.enter_context(resources.as_file(f)) for f in board_run_files()]
-        seeded = seed_demo_boards(s, DEMO_GOLDEN_SET, RUBRIC, runs, Workspace(tmp, db), actor="lead")
-    assert [b.name for b in seeded] == [board_name(48), board_name(49)] and all(b.graded == 48 for b in seeded)
+    db = tmp / "workbench.db"
+    with Store(db) as s:
+        summary = seed_demo(s, Workspace(tmp, db), precompute=True, boards=seed_demo_boards)
+    assert [(b.name, b.graded) for b in summary.boards] == [(board_name(48), 48), (board_name(49), 48)]
     server = start_ui(db, tmp / "ui.log")
     try:
         yield server, tmp

@@ -24,6 +24,9 @@ from workbench.features.importing import service as importing
 from workbench.store import Store
 
 DEMO_GOLDEN_SET = "demo"
+# The results boards' Python grader is calibrated on a copy of the demo golden set (its items, labels and
+# adjudications), so the demo's own golden set keeps its four recorded judges and their numbers.
+BOARD_GOLDEN_SET = "demo-board"
 DEMO_LEAD = "lead"  # the seeded rater who sees the lead pages
 
 
@@ -81,10 +84,11 @@ def seed_demo(store: Store, workspace: Workspace | None = None, *, precompute: b
     demo's own rubric version (v1 as shipped), never the newest one, and nothing is recomputed when nothing was
     added. With a workspace, the demo's files are also written into it (those missing), so the README's
     walkthrough can read ``golden_sets/demo/`` there. ``precompute`` also computes what the lead pages open on
-    (:func:`precompute_reports`), as ``workbench demo`` does. ``boards`` (with ``precompute``), called before
-    the reports are computed as ``boards(store, golden_set, rubric, run_files, workspace, actor)`` with the demo's
-    packaged run files (:func:`board_run_files`), seeds the results boards: ``workbench demo`` passes the board
-    feature's ``seed_demo_boards`` (a feature the demo may not import).
+    (:func:`precompute_reports`), as ``workbench demo`` does. ``boards`` (with ``precompute``) seeds the results
+    boards: the golden set :data:`BOARD_GOLDEN_SET` (a copy of the demo's, without its judgments) is loaded and
+    ``boards(store, BOARD_GOLDEN_SET, rubric, run_files, workspace, actor)`` called with the demo's packaged run
+    files (:func:`board_run_files`); ``workbench demo`` passes the board feature's ``seed_demo_boards`` (a feature
+    the demo may not import).
     """
     data = demo_data()
     folder = data / "golden_sets" / DEMO_GOLDEN_SET
@@ -92,17 +96,9 @@ def seed_demo(store: Store, workspace: Workspace | None = None, *, precompute: b
     with resources.as_file(data / "rubrics" / f"{RUBRIC_NAME}.yaml") as path:
         rv = add_rubric(store, path)
     summary = DemoSummary(rubric=f"{rv.name} v{rv.version}", changed=rv.created)
-    with resources.as_file(folder / "items.jsonl") as path:
-        res = importing.import_items(store, path, DEMO_GOLDEN_SET, is_demo=True)
-    summary.items, summary.changed = res.records, summary.changed or res.added > 0
-    store.ensure_golden_set(DEMO_GOLDEN_SET, is_demo=True, overlap=2)
-    store.set_rater_role(DEMO_LEAD, "lead")
-    with resources.as_file(rubric_dir / "labels.jsonl") as path:
-        res = importing.import_labels(store, path, DEMO_GOLDEN_SET, rv.name)
-    summary.labels, summary.changed = res.records, summary.changed or res.added > 0
-    with resources.as_file(rubric_dir / "adjudications.jsonl") as path:
-        res = importing.import_adjudications(store, path, DEMO_GOLDEN_SET, rv.name)
-    summary.adjudications, summary.changed = res.records, summary.changed or res.added > 0
+    (summary.items, summary.labels, summary.adjudications), added = _load_golden_set(
+        store, DEMO_GOLDEN_SET, rv.name, before_labels=lambda: store.set_rater_role(DEMO_LEAD, "lead"))
+    summary.changed = summary.changed or added
     version = f"{rv.name}@v{rv.version}"  # the demo's version: its recorded judgments were made under it
     for judgments in sorted((rubric_dir / "judgments").iterdir(), key=lambda t: t.name):
         if judgments.name.endswith(".jsonl"):
@@ -114,11 +110,29 @@ def seed_demo(store: Store, workspace: Workspace | None = None, *, precompute: b
         summary.files_written, summary.files_kept = write_demo_files(workspace)
     if precompute and summary.changed and get_rubric(store, rv.name).version == rv.version:
         if boards is not None:
+            _load_golden_set(store, BOARD_GOLDEN_SET, rv.name)
             with ExitStack() as files:
                 runs = [files.enter_context(resources.as_file(f)) for f in board_run_files()]
-                summary.boards = boards(store, DEMO_GOLDEN_SET, rv.name, runs, workspace, DEMO_LEAD)
+                summary.boards = boards(store, BOARD_GOLDEN_SET, rv.name, runs, workspace, DEMO_LEAD)
         precompute_reports(store, workspace)  # the reports of this state (a re-seed that added nothing: cached)
     return summary
+
+
+def _load_golden_set(store: Store, name: str, rubric: str, *,
+                     before_labels: Callable[[], object] | None = None) -> tuple[tuple[int, int, int], bool]:
+    """The demo's items, labels and adjudications into golden set ``name``: (their counts, whether any was new)."""
+    folder = demo_data() / "golden_sets" / DEMO_GOLDEN_SET
+    with resources.as_file(folder / "items.jsonl") as path:
+        items = importing.import_items(store, path, name, is_demo=True)
+    store.ensure_golden_set(name, is_demo=True, overlap=2)
+    if before_labels is not None:
+        before_labels()
+    with resources.as_file(folder / RUBRIC_NAME / "labels.jsonl") as path:
+        labels = importing.import_labels(store, path, name, rubric)
+    with resources.as_file(folder / RUBRIC_NAME / "adjudications.jsonl") as path:
+        adjudications = importing.import_adjudications(store, path, name, rubric)
+    return ((items.records, labels.records, adjudications.records),
+            any(r.added > 0 for r in (items, labels, adjudications)))
 
 
 def board_run_files() -> list[Traversable]:
