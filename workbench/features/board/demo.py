@@ -1,6 +1,7 @@
 """The demo's results boards: the README's board walkthrough, run by `workbench demo` on the demo's data.
 
-The demo rubric's Python grader (``test-results``: no API key, no network) judges the demo golden set, its
+The demo rubric's Python grader (``test-results``: no API key, no network) judges the golden set the demo hands
+over (``demo-board``, a copy of the demo's, so the demo golden set keeps its own judges and numbers), its
 calibration passes the gate and is exported as an approved bundle, and that bundle grades the two packaged weeks
 of runs (``examples/board/week-48.jsonl`` and ``week-49.jsonl``: three models on 8 tasks, twice each) onto the
 boards ``demo-week-48`` and ``demo-week-49``. Every number the Board page shows is computed by the functions
