@@ -177,7 +177,8 @@ def policy_template() -> str:
     lines = ["# The gate's thresholds for this workspace. Every key is optional: uncomment one to change it.",
              "# A rubric's own `gate:` section overrides this file; unknown keys are refused by name."]
     defaults = Policy()
-    lines += [f"# {f.name}: {getattr(defaults, f.name)}" for f in fields(Policy)]
+    lines += [f"# {f.name}: {getattr(defaults, f.name)}" for f in fields(Policy) if f.name != "selective"]
+    lines.append("# selective: {target_agreement: 0.9, risk: 0.05}   # none by default; see docs/selective.md")
     return "\n".join(lines) + "\n"
 
 
