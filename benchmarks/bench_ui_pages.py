@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_lead_pages_browser import FINISHED, demo_database  # noqa: E402 - one definition of "finished"
+from bench_lead_pages_browser import FINISHED, demo_database  # one definition of "finished"
 
 RATIO = 4.0  # the target: a lead page's warm visit within 4x the trivial app's page change
 PAGES = [  # url path, the page's title (its h1), its link in the sidebar

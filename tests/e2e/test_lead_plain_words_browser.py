@@ -32,7 +32,12 @@ KNOWN = ("BCa", "AC2", "Gwet", "Krippendorff", "alpha", "kappa", "pass^k", "TPR"
          "CI", "Wilson", "Stuart-Maxwell", "Benjamini-Yekutieli", "OLS", "epsilon", "Clopper-Pearson", "p-value",
          "flip rate", "Spearman", "bootstrap", "design effect", "self-preference", "coverage", "winning rate")
 #: Capitalised tokens that are not statistics (units, formats, model and product names in the demo).
-NOT_STATISTICS = {"USD", "API", "JSON", "CSV", "URL", "LLM", "CLI", "ID", "OK", "YAML", "I"}
+NOT_STATISTICS = {"USD", "API", "JSON", "JSONL", "NDJSON", "CSV", "URL", "LLM", "AI", "CLI", "ID", "OK", "YAML", "I",
+                  "FILE", "FILES", "NAME", "RUN_FILES", "BUNDLE", "KEY"}  # and a command's placeholders
+#: The other lead pages (url path, title): read for names, marks and, where no item text is shown, repeats.
+OTHER_PAGES = (("judges", "Judges"), ("refine", "Refine"), ("board", "Board"), ("monitoring", "Monitoring"),
+               ("adjudicate", "Adjudicate"), ("import", "Import"), ("blind-review", "Blind review"))
+SHOW_ITEMS = {"adjudicate", "blind-review"}  # item text (tasks, outputs) may repeat there: it is data, not words
 FINISHED = """() => {
   const app = document.querySelector('[data-testid=stApp]');
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
@@ -83,7 +88,7 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def check_plain_words(name: str, text: str, glossary_text: str) -> None:
+def check_plain_words(name: str, text: str, glossary_text: str, *, repeats: bool = True) -> None:
     names = {n: t for t in glossary.TERMS for n in t.names}
     for word in KNOWN:  # (a) every statistical name shown has a glossary entry, and the Glossary page shows it
         if re.search(rf"(?<![\w^-]){re.escape(word)}(?![\w^-])", text):
@@ -91,12 +96,12 @@ def check_plain_words(name: str, text: str, glossary_text: str) -> None:
             assert names[word].label in glossary_text, f"the Glossary page lacks '{names[word].label}'"
     for token in set(re.findall(r"(?<![\w'-])[A-Z][A-Z0-9^]+(?![\w'-])", text)) - NOT_STATISTICS:
         assert token in names, f"{name}: the abbreviation '{token}' has no glossary entry"
-    long = [s for s in sentences(text) if len(s) >= 30]  # (b) nothing said twice
+    long = [s for s in sentences(text) if len(s) >= 30] if repeats else []  # (b) nothing said twice
     assert not [s for s in set(long) if long.count(s) > 1], f"{name} repeats a sentence"
     words = tuple(STATUS_WORDS.values()) + ("calibrated", "not calibrated", "yes", "no")
     for m in EMOJI.finditer(text):  # (c) a mark comes with its word
         after = text[m.end():].lstrip()
-        assert re.match(r"[A-Za-z]", after), f"{name}: '{m.group()}' stands alone ({after[:40]!r})"
+        assert re.match(r"[A-Za-z0-9]", after), f"{name}: '{m.group()}' stands alone ({after[:40]!r})"
         if m.group().rstrip("\ufe0f") in "✅❌⏳➖":
             assert after.lower().startswith(words), f"{name}: '{m.group()}' without its word ({after[:40]!r})"
 
@@ -116,7 +121,7 @@ def test_lead_pages_open_with_the_gates_verdict_in_plain_words(ui_server, browse
         # (d) the sentences the pages open with are the gate's, built from `calibrate --json` on the same data
         expected = {}
         for judge in JUDGES:
-            rep, err = cli_reports[judge]
+            rep, _ = cli_reports[judge]
             expected[judge] = use_sentence(rep) if rep else None
         assert expected["careful-sonnet"] == f"Use careful-sonnet to grade {RUBRIC}: yes."
         assert expected["noisy-llama"].startswith(f"Use noisy-llama to grade {RUBRIC}: no — ")
@@ -156,10 +161,19 @@ def test_lead_pages_open_with_the_gates_verdict_in_plain_words(ui_server, browse
         assert page.locator("[data-testid=stVegaLiteChart]").count() >= 1  # the coverage-agreement curve
         selective, _ = cli_reports["selective"]  # the guarantee's sentence is the CLI's (markdown shows >= as ≥)
         assert selective["sentence"].replace(">=", "≥") in texts["calibration/Confidence"]
+        for path, title in OTHER_PAGES:
+            page.get_by_role("link", name=title).first.click()
+            expect(page.get_by_role("heading", name=title).first).to_be_visible(timeout=60_000)
+            settle(page)
+            texts[path] = main_text(page)
+            page.screenshot(path=str(shots / f"{path}.png"), full_page=True)
         for name, text in texts.items():
-            check_plain_words(name, text, glossary_text)
+            check_plain_words(name, text, glossary_text, repeats=name not in SHOW_ITEMS)
+        assert "krippendorff_alpha_ordinal" not in texts["calibration"] + texts["drift"]  # the charts' words too
 
         # a judge without confidence says so in one sentence instead of drawing a curve
+        page.get_by_role("link", name="Calibration").first.click()
+        settle(page)
         page.get_by_role("tab", name="Confidence").click()
         page.get_by_label("Judge").first.click()
         page.get_by_role("option", name="lenient-mini").click()

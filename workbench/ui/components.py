@@ -95,7 +95,7 @@ def run_action(fn, *args, ok=None, **kwargs) -> bool:
     return True
 
 
-def metric(label: str, value: Any, *, term: str | None = None, help: str | None = None,  # noqa: A002
+def metric(label: str, value: Any, *, term: str | None = None, help: str | None = None,
            container: Any = st, **kwargs: Any) -> None:
     """``st.metric`` that always carries a tooltip: the glossary entry ``term`` (see ``ui/glossary.py``), or
     ``help``; one of the two is required, so no number reaches a lead without its meaning."""

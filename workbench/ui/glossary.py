@@ -149,7 +149,7 @@ def label(key: str) -> str:
     return _BY_KEY[key].label
 
 
-def help(key: str) -> str:  # noqa: A001 - named after the help= it feeds
+def help(key: str) -> str:  # named after the help= it feeds
     """The tooltip for ``help=``: what the number measures and when it is good, ending with where to read more."""
     return f"{_BY_KEY[key].meaning} (Glossary page: {_BY_KEY[key].label}.)"
 

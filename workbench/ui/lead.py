@@ -7,13 +7,14 @@ the evidence changes.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import streamlit as st
 
 from workbench.calibration.gate import PASSED, UNDECIDED
 from workbench.core.errors import NotFound, WorkbenchError
-from workbench.calibration.presentation import compare_rows, unavailable_sentence, use_sentence
+from workbench.calibration.presentation import METRIC_WORDS, compare_rows, unavailable_sentence, use_sentence
 from workbench.calibration.report import CalibrationReport, Comparison
 from workbench.calibration import calibrate as calibration, insights
 from workbench.features.judging import service as judging
@@ -140,6 +141,31 @@ def show_spec(spec: dict, container=st) -> None:
 REPORT_CHARTS = ("metric_intervals", "confusion_heatmap", "per_category", "human_ceiling", "self_preference_forest")
 
 
+#: What a chart calls a metric instead of its report name (the card keeps the names; the pages use words).
+CHART_WORDS = {**METRIC_WORDS, "cohen_kappa_linear": "Cohen's kappa (linear)",
+               "cohen_kappa_quadratic": "Cohen's kappa (quadratic)", "tpr": "passes caught (TPR)",
+               "tnr": "fails caught (TNR)", "mean_signed_error": "lean (mean signed error)"}
+WORDED_CHARTS = ("metric_intervals",)  # charts whose strings are metric names (data, sort order, axis titles)
+
+
+def plain_names(spec: Any) -> Any:
+    """A Vega-Lite spec with every string that is exactly a metric's report name replaced by its words."""
+    if isinstance(spec, dict):
+        return {k: plain_names(v) for k, v in spec.items()}
+    if isinstance(spec, list):
+        return [plain_names(v) for v in spec]
+    return CHART_WORDS.get(spec, spec) if isinstance(spec, str) else spec
+
+
+# report names that hold an underscore, longest first, as whole words (so 'tpr' in prose is left alone)
+_NAME = re.compile(r"\b(" + "|".join(sorted((k for k in CHART_WORDS if "_" in k), key=len, reverse=True)) + r")\b")
+
+
+def in_words(text: str) -> str:
+    """A gate sentence with each metric's report name ('krippendorff_alpha_ordinal') said in words; the rest as is."""
+    return _NAME.sub(lambda m: CHART_WORDS[m.group(1)], text)
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def _report_chart(db: str, version: tuple, golden_set: str, rubric: str, judge: str, run: str | None, kind: str,
                   threshold: float | None) -> dict:
@@ -148,7 +174,8 @@ def _report_chart(db: str, version: tuple, golden_set: str, rubric: str, judge: 
     rep = _calibrate(db, version, golden_set, rubric, judge, run)
     build = getattr(charts, kind)
     chart = build(rep) if threshold is None else build(rep, threshold=threshold)
-    return chart.to_dict(validate=False)
+    spec = chart.to_dict(validate=False)
+    return plain_names(spec) if kind in WORDED_CHARTS else spec
 
 
 def report_chart(kind: str, golden_set: str, rubric: str, judge: str, *, threshold: float | None = None,
@@ -164,7 +191,7 @@ def _drift_chart(db: str, version: tuple, golden_set: str, rubric: str, judge: s
     from workbench.features.export import charts
 
     rows = _drift(db, version, golden_set, rubric, judge)
-    return charts.drift_timeline(rows).properties(title=f"{judge}: agreement per run").to_dict(validate=False)
+    return plain_names(charts.drift_timeline(rows).properties(title=f"{judge}: agreement per run").to_dict(validate=False))
 
 
 def drift_chart(golden_set: str, rubric: str, judge: str) -> None:
@@ -238,16 +265,17 @@ def verdict_box(rep: CalibrationReport) -> None:
     v = rep.verdict
     said = f"**{plain(use_sentence(rep))}**  \n"
     if v.state == PASSED:
-        st.success(f"{said}Calibrated: {plain(v.explanation())}")
+        st.success(f"{said}Calibrated: {plain(in_words(v.explanation()))}")
     elif v.state == UNDECIDED:
-        st.warning(f"{said}Not decided yet: {plain(v.explanation())} Export waits for these checks, as it would "
+        st.warning(f"{said}Not decided yet: {plain(in_words(v.explanation()))} Export waits for these checks, as it would "
                    "for a failure.")
     else:
-        st.error(f"{said}Not calibrated: {plain(v.explanation())}")
+        st.error(f"{said}Not calibrated: {plain(in_words(v.explanation()))}")
     # one list, not one element a check; the messages name categories and model versions, which come from items
     # and provider replies
     with st.expander("The gate's checks, one by one", expanded=v.state != PASSED):
-        st.markdown("\n".join(f"- {status_mark(c.status)} — **{c.name}**: {plain(c.message)}" for c in v.checks))
+        st.markdown("\n".join(f"- {status_mark(c.status)} — **{c.name}**: {plain(in_words(c.message))}"
+                               for c in v.checks))
 
 
 #: Confidence target and risk the Calibration page starts from when the rubric's policy names none.

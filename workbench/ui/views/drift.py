@@ -14,8 +14,8 @@ from workbench.calibration.gate import fmt_p
 from workbench.calibration.insights import TimelineRow
 from workbench.ui import auth, glossary
 from workbench.ui.components import code_span, plain, prose
-from workbench.ui.lead import (NUMBER, RIGHT, SIGNED, drift_chart, page_header, run_counts, show_table, timeline,
-    verdict_sentences)
+from workbench.ui.lead import (NUMBER, RIGHT, SIGNED, drift_chart, in_words, page_header, run_counts, show_table,
+    timeline, verdict_sentences)
 
 ROLES = auth.LEADS
 
@@ -47,8 +47,8 @@ def render() -> None:
     moved = [r for r in rows if r.significant]
     for r in moved:
         st.error(f"Moved: run {code_span(r.run)} (model version {plain(r.model_version)}) differs from the run "
-                 f"before: {plain(r.drift)}; agreement (alpha) changed by {r.alpha_change:+.2f}. Recalibrate before "
-                 "trusting it.")
+                 f"before: {plain(in_words(r.drift))}; agreement (alpha) changed by {r.alpha_change:+.2f}. "
+                 "Recalibrate before trusting it.")
     if not moved:
         st.success("No run moved from the run before it (neither the mix of its scores nor its agreement, by the "
                    "gate's rule).")

@@ -13,7 +13,7 @@ from workbench.features.export.bundle import UNSIGNED_HINT, GateFailed, export_b
 from workbench.calibration.rubric_versions import get_rubric
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, status_mark
-from workbench.ui.lead import page_header, report, verdict_sentences
+from workbench.ui.lead import in_words, page_header, report, verdict_sentences
 from workbench.ui.state import store
 
 ROLES = auth.LEADS
@@ -21,7 +21,7 @@ ROLES = auth.LEADS
 
 def reasons(rep: CalibrationReport, statuses: tuple[str, ...] = (FAILED,)) -> str:
     """The gate's checks of these statuses as a markdown list, one check a line, in the gate's words."""
-    return "\n".join(f"- {status_mark(c.status)} — **{c.name}**: {plain(c.message)}"
+    return "\n".join(f"- {status_mark(c.status)} — **{c.name}**: {plain(in_words(c.message))}"
                      for c in rep.verdict.checks if c.status in statuses)
 
 
@@ -51,7 +51,7 @@ def render() -> None:
         with st.container(border=True):
             try:
                 rep = report(golden_set, rubric, spec.id)
-            except WorkbenchError as e:
+            except WorkbenchError:
                 st.markdown(f"**{plain(spec.id)}** ({code_span(spec.model)}): no verdict yet, so nothing to export "
                             "(its sentence above says why).")
                 continue
