@@ -52,7 +52,7 @@ def test_calibration_charts_show_every_label_in_full(ui_server, page):
     tops = sorted(t["top"] for t in labels)
     assert all(b - a >= labels[0]["height"] for a, b in zip(tops, tops[1:])), "category labels overlap"
     forest = [t["text"] for t in chart_labels(page, "Agreement with the consensus")]
-    assert "krippendorff_alpha_ordinal" in forest and "cohen_kappa_quadratic" in forest  # not "krippendorff_alp…"
+    assert "Krippendorff's alpha" in forest and "Cohen's kappa (quadratic)" in forest  # not "Krippendorff's al…"
     page.get_by_role("tab", name="Self-preference").click()
     page.wait_for_function(IDLE, timeout=60_000)
     chart = page.locator("[data-testid=stVegaLiteChart]").filter(has_text="Self-preference").first
@@ -71,11 +71,13 @@ def test_compare_table_fits_its_column(ui_server, page):
 def test_export_lists_reasons_one_per_line(ui_server, page):
     server, _ = ui_server
     open_page(page, f"{server.url}/export?rater=lead", "Approved bundles")
-    block = page.locator("[data-testid=stVerticalBlockBorderWrapper], [data-testid=stVerticalBlock]").filter(
-        has_text="noisy-llama").filter(has_text="Export is disabled because").last
+    page.get_by_text("Why noisy-llama cannot be exported").click()
+    block = page.locator("[data-testid=stExpander]").filter(has_text="Why noisy-llama cannot be exported")
     items = block.locator("li").all_inner_texts()
-    # four failed checks and one not decided yet (TNR below 0.5, not yet beyond doubt): both block an export
-    assert len([i for i in items if i.startswith("❌")]) == 4 and len([i for i in items if i.startswith("⏳")]) == 1
+    # four failed checks and one not decided yet (TNR below 0.5, not yet beyond doubt): both block an export; each
+    # mark with its word
+    assert len([i for i in items if i.startswith("❌ failed — ")]) == 4
+    assert len([i for i in items if i.startswith("⏳ not decided yet — ")]) == 1
     assert any("Stuart-Maxwell p = 3.4e-14" in i for i in items)
 
 

@@ -142,7 +142,7 @@ def test_compare_cost_unknown_is_never_zero(demo_db):
     assert [r["judge"] for d in data.values() for r in d] == ["b"]  # the unknown one is not plotted at $0
     at = lead_page("compare")
     table = table_with(at, "judge")
-    assert {"verdict", "cost / 100 items", "lean", "passes caught (TPR)"} <= set(table.columns)
+    assert {"verdict", "cost / 100 items", "lean", "passes caught", "fails caught"} <= set(table.columns)
     assert "MSE" not in table.columns and "signed error" not in table.columns
 
 

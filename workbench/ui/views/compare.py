@@ -23,12 +23,12 @@ def table(result: Comparison) -> pd.DataFrame:
     return pd.DataFrame([{
         "judge": r.judge,
         "verdict": {"passed": "calibrated", "undecided": "not decided yet"}.get(r.state, "not calibrated"),
-        "agreement (alpha)": r.alpha,
+        "agreement": r.alpha,
         "95% interval": (f"{r.alpha_low:.2f} – {r.alpha_high:.2f}"
                          if r.alpha_low is not None and r.alpha_high is not None else None),
         "cost / 100 items": fmt_usd(r.cost_per_100_usd),
-        "exact agreement": r.exact, "lean": r.mean_signed_error, "passes caught (TPR)": r.tpr,
-        "fails caught (TNR)": r.tnr, "own-family bias": r.same_family, "flip rate": r.flip_rate,
+        "exact": r.exact, "lean": r.mean_signed_error, "passes caught": r.tpr,
+        "fails caught": r.tnr, "own-family bias": r.same_family, "flip rate": r.flip_rate,
     } for r in compare_table(result)])
 
 
@@ -64,9 +64,9 @@ def render() -> None:
                column_config={"judge": st.column_config.TextColumn(pinned=True),
                               "95% interval": st.column_config.TextColumn(alignment="right", help=glossary.help("ci")),
                               "cost / 100 items": right,
-                              "agreement (alpha)": number(NUMBER, "alpha"), "exact agreement": number(NUMBER, "exact"),
-                              "lean": number("%+.2f", "mse"), "passes caught (TPR)": number("%.2f", "tpr"),
-                              "fails caught (TNR)": number("%.2f", "tnr"),
+                              "agreement": number("%.2f", "alpha"), "exact": number("%.2f", "exact"),
+                              "lean": number("%+.2f", "mse"), "passes caught": number("%.2f", "tpr"),
+                              "fails caught": number("%.2f", "tnr"),
                               "own-family bias": number("%+.2f", "self_preference"),
                               "flip rate": number("%.2f", "flip_rate")})
     with st.expander("Why each judge has its verdict (the gate's words)"):
