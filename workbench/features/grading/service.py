@@ -124,8 +124,9 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
                                                           scale=list(rubric.scale.values),
                                                           pass_threshold=rubric.pass_threshold)
     if not new_pass and abstained:
-        raise InputError(f"the judge abstained on every scored item (confidence below the bundle's threshold "
-                         f"{bundle.selective.get('threshold')}), so there is no pass rate to report",
+        said = ("no judge of the bundle's cascade kept any" if stages else
+                f"confidence below the bundle's threshold {bundle.selective.get('threshold')}")
+        raise InputError(f"the judge abstained on every scored item ({said}), so there is no pass rate to report",
                          file=Path(items_file).name, fix="give the judgments their 'confidence', or have people "
                                                          "grade these items")
     if not new_pass:
