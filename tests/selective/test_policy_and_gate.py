@@ -154,16 +154,16 @@ def test_a_policy_section_drives_calibrate_and_export(cli, tmp_path):
     assert cli("check", tmp_path / BUNDLE).exit_code == 0
     # a target it cannot show: refused like the gate (exit 3), nothing written
     write(tmp_path / "rubrics" / "policy.yaml", "selective: {target_agreement: 0.99, risk: 0.1}\n")
-    r = cli("export", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--resamples", "200", "--out", "elsewhere")
+    r = cli("export", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--resamples", "200", "--out", tmp_path / "elsewhere")
     assert r.exit_code == 3 and "[UNDECIDED] selective guarantee: No confidence threshold" in r.output
     assert not (tmp_path / "elsewhere").exists()
     # the flags override the policy's section
-    r = cli("export", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--resamples", "200", "--out", "elsewhere",
+    r = cli("export", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--resamples", "200", "--out", tmp_path / "elsewhere",
             "--selective", "--target-agreement", "0.85", "--risk", "0.1")
     assert r.exit_code == 0, r.output
     # a bad section: one sentence naming the file, line and field; nothing exported
     write(tmp_path / "rubrics" / "policy.yaml", "min_items: 50\nselective: {target_agreement: 0.9, risk: 0.9}\n")
-    r = cli("export", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--out", "third")
+    r = cli("export", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--out", tmp_path / "third")
     assert r.exit_code != 0 and "policy.yaml line 2: field 'selective.risk': must be a number in (0, 0.5], got 0.9" \
         in r.output and "Traceback" not in r.output
     assert not (tmp_path / "third").exists()
@@ -225,7 +225,7 @@ def test_a_cascade_export_carries_each_judges_threshold(cli, tmp_path):
     assert r.exit_code == 3 and "sha256" in r.output
     # a cascade that does not start with the exported judge is refused by name, before anything is computed
     r = cli("export", "-g", "demo", "-r", RUBRIC, "-j", "noisy-llama", "--selective", "--target-agreement", "0.9",
-            "--risk", "0.1", "--cascade", "careful-sonnet,noisy-llama", "--out", "nowhere")
+            "--risk", "0.1", "--cascade", "careful-sonnet,noisy-llama", "--out", tmp_path / "nowhere")
     assert r.exit_code != 0 and "--judge is 'noisy-llama' but the cascade starts with 'careful-sonnet'" in r.output
     assert not (tmp_path / "nowhere").exists()
     assert "--cascade works with --selective" in cli("export", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet",
