@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,13 @@ from workbench.features.demo.seed import seed_demo
 from workbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 DEMO_DIR = ROOT / "golden_sets" / "demo"
 DEMO_RUBRIC = ROOT / "rubrics" / "demo-patch-quality.yaml"
 

@@ -26,12 +26,12 @@ import re
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, free_port
 
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
@@ -175,8 +175,12 @@ def test_every_shell_block_of_the_readme_runs_as_written(tmp_path, engine):
     seed = subprocess.run(["workbench", "demo", "--no-ui"], cwd=workspace, env=env, capture_output=True, text=True,
                           timeout=600)
     assert seed.returncode == 0, seed.stderr
+    # the docs start their loopback model server on port 8799; the two engines run at once under xdist, so each
+    # run serves it on a free port of its own (the only change made to what is written)
+    port = str(free_port())
     results = []
     for n, block in enumerate(blocks):
+        block = replace(block, text=block.text.replace("8799", port))
         r = run_block(block, workspace, env, tmp_path / f"block-{n}")
         assert r.returncode == 0, (f"{block.page} block at line {block.line} exited {r.returncode}:\n{block.text}\n"
                                    f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}")

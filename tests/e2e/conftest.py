@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.conftest import DEMO_DIR
+from tests.conftest import DEMO_DIR, free_port
 from workbench.features.importing import service as importing
 from workbench.store import Store
 
@@ -29,12 +28,6 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 E2E_SET = "e2e"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_until_up(url: str, proc: subprocess.Popen, log: Path, timeout: float = 90) -> None:
