@@ -238,3 +238,34 @@ def _resolved_ids(cli) -> set[str]:
 
     with Store(cli.db) as s:
         return set(consensus(s, "demo", RUBRIC).resolved)
+
+
+def test_the_card_says_the_guarantee_in_calibrates_sentence(cli, tmp_path):
+    """`workbench report` with --selective (or a policy section) puts the guarantee's one sentence on the card, the
+    same sentence `calibrate` prints, and its check in the card's verdict table; without either, no such section."""
+    cli("demo", "--no-ui")
+    flags = ("--selective", "--target-agreement", "0.85", "--risk", "0.1")
+    said = json.loads(cli("calibrate", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--resamples", "200",
+                          "--json", *flags).output)["selective"]["sentence"]
+    card = tmp_path / "card.md"
+    r = cli("report", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--format", "md", "--out", card,
+            "--resamples", "200", *flags)
+    assert r.exit_code == 0, r.output
+    text = card.read_text()
+    assert f"## Selective judging\n\n{said}\n" in text
+    assert "| selective guarantee | passed |" in text
+    # the policy's section asks for the same, without flags
+    write(tmp_path / "rubrics" / "policy.yaml", "selective: {target_agreement: 0.85, risk: 0.1}\n")
+    assert cli("report", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--format", "md", "--out",
+               tmp_path / "policy.md", "--resamples", "200").exit_code == 0
+    assert f"## Selective judging\n\n{said}\n" in (tmp_path / "policy.md").read_text()
+    # neither: the card as before
+    (tmp_path / "rubrics" / "policy.yaml").unlink()
+    assert cli("report", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--format", "md", "--out",
+               tmp_path / "plain.md", "--resamples", "200").exit_code == 0
+    plain = (tmp_path / "plain.md").read_text()
+    assert "Selective judging" not in plain and "selective guarantee" not in plain
+    # a bad risk is refused by name, and no card is written
+    r = cli("report", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--format", "md", "--out",
+            tmp_path / "never.md", "--selective", "--target-agreement", "0.85", "--risk", "0.9")
+    assert r.exit_code != 0 and "0.9" in r.output and not (tmp_path / "never.md").exists()

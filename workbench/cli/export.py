@@ -211,11 +211,14 @@ def _abstention_line(r: Any, queue: str | None) -> str:
                    ".eee.json for eee).")
 @click.option("--organization", default="unspecified", show_default=True,
               help="eee only: the organization that provides the result (source_organization_name).")
+@click.option("--selective", is_flag=True, help="md or html: the card also says the selective guarantee (docs/selective.md).")
+@click.option("--target-agreement", type=float, default=None, help="--selective: agreement wanted on kept items.")
+@click.option("--risk", type=float, default=None, help="--selective: chance the guarantee may fail, in (0, 0.5].")
 @_calibration_options
 @pass_ctx
 @clean_errors
 def report(ctx: Ctx, golden_set: str, rubric: str, judge: str, fmt: str, out: str | None, organization: str,
-           **opts: Any) -> None:
+           selective: bool, target_agreement: float | None, risk: float | None, **opts: Any) -> None:
     """Write a shareable calibration card (Markdown or HTML), or the result in the Every Eval Ever schema.
 
     \b
@@ -231,9 +234,13 @@ def report(ctx: Ctx, golden_set: str, rubric: str, judge: str, fmt: str, out: st
         click.echo(f"Wrote {_shown(path)} (Every Eval Ever schema, validated)")
         return
     from workbench.features.export.card import write_card
+    from workbench.features.selective.service import card_guarantee
 
+    # the guarantee asked for (the flags, else the policy's selective section): its check and its one sentence
+    guarantee = card_guarantee(ctx.store, golden_set, rubric, selective=selective, target=target_agreement,
+                               risk=risk, run=opts.get("run"))
     path = write_card(ctx.store, golden_set, rubric, judge, fmt=fmt, out=out, options=_options(**opts),
-                      workspace=ctx.workspace)
+                      workspace=ctx.workspace, guarantee=guarantee)
     click.echo(f"Wrote {_shown(path)}")
 
 

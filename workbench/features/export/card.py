@@ -12,7 +12,7 @@ import base64
 import html
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from workbench.features.export import charts
 from workbench.calibration.presentation import card_sections
@@ -41,16 +41,23 @@ def card_charts(r: CalibrationReport) -> list[tuple[str, Any]]:
             ("self_preference", charts.self_preference_forest(r, threshold=r.policy.max_self_preference, width=w))]
 
 
+#: report -> (the report whose verdict holds the selective check, the guarantee's sentence or None when none is
+#: asked for): ``features.selective``'s ``card_guarantee``, which this feature does not import.
+CardGuarantee = Callable[[CalibrationReport], tuple[CalibrationReport, "str | None"]]
+
+
 def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: str = "html",
                out: str | Path | None = None, options: Options = Options(),
-               workspace: Workspace | None = None) -> Path:
-    """Write the card to ``out``, by default to the workspace's reports/ folder; returns the file."""
+               workspace: Workspace | None = None, guarantee: CardGuarantee | None = None) -> Path:
+    """Write the card to ``out``, by default to the workspace's reports/ folder; returns the file. With
+    ``guarantee``, the card's verdict holds the selective check and a section says the guarantee in one sentence."""
     if fmt not in ("md", "html"):
         raise ValueError(f"unknown format {fmt!r}")
     workspace = workspace or current_workspace()
     name, version = rubric_ref(store, rubric)  # NAME@vN: that version's own scope; NAME: calibrate resolves it
     scope = resolve_ref(store, golden_set, rubric, judge, options.run) if version is not None else None
     r = calibrate(store, golden_set, name, judge, options, scope=scope, workspace=workspace)
+    r, selective_sentence = guarantee(r) if guarantee else (r, None)
     # The default file name is made of names from the database: built only through safe_path.
     name = f"calibration-{r.rubric.name}-v{r.rubric.version}-{judge}.{fmt}"
     out = Path(out) if out else safe_path(workspace.reports, name)
@@ -59,6 +66,8 @@ def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: s
     sections = card_sections(r)
     if note := card_note(store, r.rubric.name, r.rubric.version):  # accepted from the refinement loop
         sections.insert(1, ("Refinement", [note]))
+    if selective_sentence:
+        sections.insert(1, ("Selective judging", [selective_sentence]))
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "md":
         folder = out.with_name(out.stem + "_files")

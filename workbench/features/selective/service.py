@@ -274,6 +274,21 @@ def gate_and_section(store: Store, golden_set: str, rubric: str, *, run: str | N
     return guarantee
 
 
+def card_guarantee(store: Store, golden_set: str, rubric: str, *, selective: bool = False,
+                   target: float | None = None, risk: float | None = None, cascade: str | None = None,
+                   run: str | None = None):
+    """``write_card``'s ``guarantee``: report -> (the report with the selective check, the guarantee's sentence), or
+    (the report, None) when no guarantee is asked for (no flags, no policy section)."""
+    def guarantee(report: CalibrationReport) -> tuple[CalibrationReport, str | None]:
+        request = selective_request(report.policy, report.judge.id, selective=selective, target=target, risk=risk,
+                                    cascade=cascade)
+        if request is None:
+            return report, None
+        report, chosen = with_guarantee(store, golden_set, rubric, report, request, run=run)
+        return report, chosen.sentence
+    return guarantee
+
+
 def kept_confusion(store: Store, golden_set: str, rubric: str, judge: str, kept: tuple[str, ...],
                    run: str | None = None) -> dict:
     """The confusion matrix (rows consensus, columns judge, in scale order) on the kept calibration items: what
