@@ -127,3 +127,20 @@ def test_unknown_addresses_and_the_home_pages_name_go_home_but_another_roles_pag
     assert not app.goes_home("calibration", reviewer)  # not theirs: Streamlit's "Page not found" stands
     assert not app.goes_home("overview", [app.ACCESS])  # no home page to land on before signing in
     assert any(p.title == "Glossary" and p.roles == app.auth.LEADS for p in app.PAGES)
+
+
+def test_every_metric_of_every_page_has_help():
+    """Issue 33: every st.metric has a tooltip. Read from the source, so a page no browser test opens is held too:
+    a ``.metric(label, value)`` call without ``help=`` (or ``term=``, which ``components.metric`` turns into help)."""
+    import ast
+    from pathlib import Path
+
+    import workbench.ui
+
+    bare = []
+    for path in Path(workbench.ui.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "metric"
+                    and len(node.args) >= 2 and not {k.arg for k in node.keywords} & {"help", "term"}):
+                bare.append(f"{path.name}:{node.lineno}")
+    assert not bare, f"st.metric without help at {bare}"

@@ -33,7 +33,7 @@ def render() -> None:
     status = svc.adjudication_status(s, golden_set, rubric)
     a, b, c, d = st.columns(4)
     # "without consensus" beside "adjudicated" read as the same items; say what each count is for
-    a.metric("Labeled items", status.labeled)
+    a.metric("Labeled items", status.labeled, help="Items of this golden set that at least one reviewer labeled.")
     b.metric("With a consensus label", status.resolved,
              help="A strict majority of the raters agree, or a lead gave the final label.")
     c.metric("Waiting for a final label", len(status.unresolved),
