@@ -122,3 +122,30 @@ def test_home_shows_judge_counts_to_leads_only(demo_db):
     assert "judgments" not in open_app("ana").dataframe[0].value.columns
     assert "judgments" in open_app("lead").dataframe[0].value.columns
     assert "synthetic demo" in open_app("ana").warning[0].value
+
+
+def test_a_policys_selective_section_is_judged_on_the_pages_and_carried_by_the_page_export(demo_db, tmp_path,
+                                                                                           monkeypatch):
+    """A rubric whose policy asks for a selective guarantee: the Export page's verdict holds the gate's selective
+    check (as `workbench calibrate` shows it) and its Export writes the bundle's selective section, as
+    `workbench export` does; a target the labels cannot show holds the export back."""
+    import yaml
+
+    from tests.conftest import write
+
+    monkeypatch.setenv("WORKBENCH_PROJECT", str(tmp_path))
+    monkeypatch.setenv("WORKBENCH_APPROVED_DIR", str(tmp_path / "approved"))
+    write(tmp_path / "rubrics" / "policy.yaml", "selective: {target_agreement: 0.85, risk: 0.1}\n")
+    at = lead_page("export")
+    assert "selective guarantee" in rendered_text(at) or "Keeping items with confidence" in rendered_text(at)
+    at.button(key="export-careful-sonnet").click().run(timeout=60)
+    assert at.success, [e.value for e in at.error]
+    assert "Exported demo-patch-quality@v1--careful-sonnet.yaml" in at.success[0].value
+    bundle = yaml.safe_load((tmp_path / "approved" / "demo-patch-quality@v1--careful-sonnet.yaml").read_text())
+    assert bundle["policy"]["selective"] == {"target_agreement": 0.85, "risk": 0.1}
+    assert bundle["verdict"]["checks"][-1]["id"] == "selective" and bundle["selective"]["threshold"] is not None
+    # a target beyond these labels: the check is undecided, so the page offers no export
+    write(tmp_path / "rubrics" / "policy.yaml", "selective: {target_agreement: 0.99, risk: 0.1}\n")
+    at = lead_page("export")
+    assert at.button(key="export-careful-sonnet").disabled
+    assert "selective guarantee" in rendered_text(at)

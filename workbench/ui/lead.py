@@ -34,7 +34,12 @@ def _version() -> tuple:
 @st.cache_data(show_spinner="Computing the calibration report…", max_entries=64)
 def _calibrate(db: str, version: tuple, golden_set: str, rubric: str, judge: str,
                run: str | None) -> CalibrationReport:
-    return calibration.calibrate(store(), golden_set, rubric, judge, calibration.Options(run=run))
+    rep = calibration.calibrate(store(), golden_set, rubric, judge, calibration.Options(run=run))
+    if rep.policy.selective is not None:  # the policy asks for a guarantee: its check joins the verdict, as in the CLI
+        from workbench.features.selective.service import selective_request, with_guarantee
+
+        rep, _ = with_guarantee(store(), golden_set, rubric, rep, selective_request(rep.policy, judge), run=run)
+    return rep
 
 
 @st.cache_data(show_spinner="Comparing judges…", max_entries=16)

@@ -13,9 +13,10 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from workbench.calibration.calibrate import judge_data, resolve
+from workbench.calibration.calibrate import judge_data
 from workbench.calibration.gate import with_selective_check
 from workbench.calibration.golden_sets import consensus
+from workbench.calibration.versions import resolve_ref
 from workbench.calibration.report import CalibrationReport
 from workbench.core.errors import InputError, NotFound
 from workbench.core.policy import Policy, SelectivePolicy
@@ -56,7 +57,7 @@ def judge_items(store: Store, golden_set: str, rubric: str, judge: str, run: str
     """The judge's verdicts on the golden set with a confidence for each (see the module's docstring)."""
     from workbench.stats.selective import confidence_from_repeats  # numpy and scipy: loaded when computing
 
-    scope = resolve(store, golden_set, rubric, judge, run)
+    scope = resolve_ref(store, golden_set, rubric, judge, run)  # NAME, or NAME@vN as export pins it
     frame = judge_data(store, golden_set, rubric, judge, run, scope=scope).judgments
     frame = frame[(frame["run_id"] == scope.chosen.id) & frame["score"].notna()]
     by_item: dict[str, list[int]] = {}
@@ -99,7 +100,7 @@ def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list
     target, risk = check_target_and_risk(target, risk)
     if not judges:
         raise InputError("no judge given", fix="name the judge with --judge J, or a cascade with --cascade J1,J2")
-    rv = resolve(store, golden_set, rubric, judges[0], run).rubric
+    rv = resolve_ref(store, golden_set, rubric, judges[0], run).rubric
     resolved = consensus(store, golden_set, rv.name).resolved
     per_judge = [judge_items(store, golden_set, rubric, j, run if i == 0 else None) for i, j in enumerate(judges)]
     first = per_judge[0]
@@ -294,7 +295,7 @@ def kept_confusion(store: Store, golden_set: str, rubric: str, judge: str, kept:
     """The confusion matrix (rows consensus, columns judge, in scale order) on the kept calibration items: what
     ``grade`` corrects a selective bundle's pass rate with, since the judge's TPR and TNR on the items it keeps
     are not those on all items."""
-    scope = resolve(store, golden_set, rubric, judge, run)
+    scope = resolve_ref(store, golden_set, rubric, judge, run)
     values = list(scope.rubric.rubric.scale.values)
     resolved = consensus(store, golden_set, scope.rubric.name).resolved
     verdict = judge_items(store, golden_set, rubric, judge, run).verdict

@@ -10,6 +10,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.calibration.gate import FAILED, NOT_MEASURABLE, PASSED, UNDECIDED, WARNING
 from workbench.calibration.report import CalibrationReport
 from workbench.features.export.bundle import UNSIGNED_HINT, GateFailed, export_bundle, list_bundles
+from workbench.features.selective.service import gate_and_section
 from workbench.calibration.rubric_versions import get_rubric
 from workbench.ui import auth
 from workbench.ui.components import code_span, plain, status_mark
@@ -28,7 +29,9 @@ def reasons(rep: CalibrationReport, statuses: tuple[str, ...] = (FAILED,)) -> st
 def _export(golden_set: str, rubric: str, judge: str) -> None:
     try:
         user = auth.current_user()  # the lead approving: the audit log's actor
-        res = export_bundle(store(), golden_set, rubric, judge, actor=user.name if user else None)
+        # a policy's selective section is judged and carried as `workbench export` does it
+        res = export_bundle(store(), golden_set, rubric, judge, actor=user.name if user else None,
+                            guarantee=gate_and_section(store(), golden_set, rubric))
     except GateFailed as e:
         st.session_state["export-msg"] = ("error", plain(str(e)))
     except WorkbenchError as e:
