@@ -269,3 +269,20 @@ def test_the_card_says_the_guarantee_in_calibrates_sentence(cli, tmp_path):
     r = cli("report", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--format", "md", "--out",
             tmp_path / "never.md", "--selective", "--target-agreement", "0.85", "--risk", "0.9")
     assert r.exit_code != 0 and "0.9" in r.output and not (tmp_path / "never.md").exists()
+
+
+def test_compare_holds_each_judge_to_the_policys_guarantee(cli, tmp_path):
+    """`workbench compare` of a rubric whose policy asks for a selective guarantee gives each judge the verdict
+    `calibrate` gives it, the selective check included; without the section, the verdicts it gave before."""
+    cli("demo", "--no-ui")
+    compare = ("compare", "-g", "demo", "-r", RUBRIC, "--resamples", "200", "--json")
+    before = {r["judge"]["id"]: r["verdict"] for r in json.loads(cli(*compare).output)["judges"]}
+    assert all(c["id"] != "selective" for v in before.values() for c in v["checks"])
+    write(tmp_path / "rubrics" / "policy.yaml", "selective: {target_agreement: 0.99, risk: 0.1}\n")
+    after = {r["judge"]["id"]: r["verdict"] for r in json.loads(cli(*compare).output)["judges"]}
+    for judge, verdict in after.items():
+        alone = json.loads(cli("calibrate", "-g", "demo", "-r", RUBRIC, "-j", judge, "--resamples", "200",
+                               "--json").output)["verdict"]
+        assert verdict["checks"][-1]["id"] == "selective" and verdict == alone, judge
+    # careful-sonnet passed every whole-set check; a target its labels cannot show now holds it back
+    assert before["careful-sonnet"]["state"] == PASSED and after["careful-sonnet"]["state"] == UNDECIDED

@@ -21,7 +21,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from workbench.core.errors import InputError, NotFound, WorkbenchError
 from workbench.calibration.gate import Policy, evaluate, load_policy
@@ -570,8 +570,12 @@ def judges_of(store: Store, golden_set: str, rubric: str) -> list[str]:
 
 
 def compare(store: Store, golden_set: str, rubric: str, options: Options = Options(), *,
-            workspace: Workspace | None = None) -> Comparison:
-    """Every judge of the rubric side by side, with paired-bootstrap differences from the best one."""
+            workspace: Workspace | None = None,
+            judged: Callable[[CalibrationReport], CalibrationReport] | None = None) -> Comparison:
+    """Every judge of the rubric side by side, with paired-bootstrap differences from the best one.
+
+    ``judged`` completes each judge's verdict with checks this layer cannot compute (a policy's selective
+    guarantee: ``features.selective``'s ``policy_guarantee``), so the table says what ``calibrate`` says."""
     import pandas as pd
 
     from workbench import stats
@@ -585,7 +589,8 @@ def compare(store: Store, golden_set: str, rubric: str, options: Options = Optio
                                                                               options.run, gs=gs))
         except NotFound:
             continue
-        rows.append(calibrate(store, golden_set, rubric, judge, options, data=data, workspace=workspace))
+        report = calibrate(store, golden_set, rubric, judge, options, data=data, workspace=workspace)
+        rows.append(judged(report) if judged else report)
         scores[judge] = _scores(data.judgments, data.chosen.id).dropna().astype(int)
     if not rows:
         raise NotFound(f"no judge of rubric '{rubric}' has judgments on golden set '{golden_set}'")

@@ -90,8 +90,10 @@ def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) 
       workbench compare --golden-set demo --rubric demo-patch-quality
     """
     from workbench.calibration.calibrate import compare as run
+    from workbench.features.selective.service import policy_guarantee
 
-    result = run(ctx.store, golden_set, rubric, _options(**opts), workspace=ctx.workspace)
+    result = run(ctx.store, golden_set, rubric, _options(**opts), workspace=ctx.workspace,
+                 judged=policy_guarantee(ctx.store, golden_set, rubric, run=opts.get("run")))
     if as_json:
         _echo_json(result.to_json())
         return

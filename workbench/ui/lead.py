@@ -21,6 +21,7 @@ from workbench.features.judging import service as judging
 from workbench.calibration.golden_sets import list_golden_sets
 from workbench.calibration.rubric_versions import get_rubric, list_rubrics
 from workbench.features.lead.curve import SelectiveCurve, selective_curve
+from workbench.features.selective.service import policy_guarantee
 from workbench.ui.components import code_span, plain, status_mark
 from workbench.ui.state import db_path, store
 
@@ -35,16 +36,12 @@ def _version() -> tuple:
 def _calibrate(db: str, version: tuple, golden_set: str, rubric: str, judge: str,
                run: str | None) -> CalibrationReport:
     rep = calibration.calibrate(store(), golden_set, rubric, judge, calibration.Options(run=run))
-    if rep.policy.selective is not None:  # the policy asks for a guarantee: its check joins the verdict, as in the CLI
-        from workbench.features.selective.service import selective_request, with_guarantee
-
-        rep, _ = with_guarantee(store(), golden_set, rubric, rep, selective_request(rep.policy, judge), run=run)
-    return rep
+    return policy_guarantee(store(), golden_set, rubric, run=run)(rep)  # a policy's selective check, as the CLI's
 
 
 @st.cache_data(show_spinner="Comparing judges…", max_entries=16)
 def _compare(db: str, version: tuple, golden_set: str, rubric: str) -> Comparison:
-    return calibration.compare(store(), golden_set, rubric)
+    return calibration.compare(store(), golden_set, rubric, judged=policy_guarantee(store(), golden_set, rubric))
 
 
 @st.cache_data(show_spinner="Computing agreement per run…", max_entries=32)

@@ -290,6 +290,14 @@ def card_guarantee(store: Store, golden_set: str, rubric: str, *, selective: boo
     return guarantee
 
 
+def policy_guarantee(store: Store, golden_set: str, rubric: str, *, run: str | None = None):
+    """report -> the report whose verdict also holds the check of the guarantee its policy asks for (unchanged
+    without a selective section): what ``compare`` and the pages complete each verdict with, as ``calibrate``
+    does."""
+    card = card_guarantee(store, golden_set, rubric, run=run)
+    return lambda report: card(report)[0]
+
+
 def kept_confusion(store: Store, golden_set: str, rubric: str, judge: str, kept: tuple[str, ...],
                    run: str | None = None) -> dict:
     """The confusion matrix (rows consensus, columns judge, in scale order) on the kept calibration items: what
