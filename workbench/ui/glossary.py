@@ -134,6 +134,22 @@ TERMS: tuple[Term, ...] = (
          "The rules a judge must pass before it may grade without people: enough labels, agreement, passes and fails "
          "caught, as good as a reviewer, no self-preference, stable, complete and no drift. A judge is calibrated "
          "when every deciding check passed."),
+    # the results board's names (the Board page)
+    Term("mean_k", "share of repeats that pass (mean@k)", ("mean@k",),
+         "On a results board, the share of a model's k repeated runs of a task that pass, averaged over tasks. "
+         "Higher is better; compare it with pass^k to see how steady the model is."),
+    Term("rogan_gladen", "pass rate corrected for the judge's errors (Rogan-Gladen)", ("Rogan-Gladen",),
+         "The raw pass rate adjusted for the judge's known rates of catching passes and fails (its TPR and TNR from "
+         "calibration). It is good when the judge was calibrated on items like the board's."),
+    Term("benjamini_hochberg", "adjusted for many comparisons (Benjamini-Hochberg)", ("Benjamini-Hochberg",),
+         "A correction of p-values when many cells are tested at once, so that few of the differences called real "
+         "are flukes. An adjusted p below 0.05 is a difference worth reading."),
+    Term("sign_flip", "paired test over tasks (sign-flip test)", ("sign-flip",),
+         "Tests whether one model beats another task by task more than chance would allow, by flipping the sign of "
+         "each task's difference at random. A small p (below 0.05) means the lead is real."),
+    Term("mover", "interval of a difference of rates (MOVER)", ("MOVER",),
+         "The method of variance estimates recovery builds an interval for a difference from the intervals of its "
+         "two parts. A difference whose interval excludes zero is real."),
 )
 
 _BY_KEY = {t.key: t for t in TERMS}
