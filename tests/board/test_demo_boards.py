@@ -8,6 +8,7 @@ do not move, nothing but the demo's files lands in the workspace, and a second s
 from __future__ import annotations
 
 import json
+import shutil
 from collections import defaultdict
 from contextlib import ExitStack
 from importlib import resources
@@ -58,12 +59,17 @@ def numbers(report) -> dict:
     return data
 
 
-def test_the_demo_seeds_two_graded_boards_without_moving_its_own_numbers(demo_db_template, tmp_path):
+def test_the_demo_seeds_two_graded_boards_without_moving_its_own_numbers(demo_db_template, tmp_path,
+                                                                         tmp_path_factory):
     db = tmp_path / "workbench.db"
     ws = Workspace(tmp_path, db)
+    # a copy of the tests' template: calibrate caches its reports in the database it reads, and the template is
+    # shared by every test of this process
+    plain_db = tmp_path_factory.mktemp("plain") / "demo.db"
+    shutil.copy(demo_db_template, plain_db)
     with Store(db) as s:
         summary = seed_demo(s, ws, precompute=True, boards=seed_demo_boards)
-        plain = Store(demo_db_template)
+        plain = Store(plain_db)
         try:
             # the demo's own numbers: the same as a seed without boards (the tests' template)
             assert (summary.items, summary.labels, summary.adjudications) == (150, 325, 9)
