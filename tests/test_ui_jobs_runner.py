@@ -6,11 +6,13 @@ from __future__ import annotations
 import threading
 
 from workbench.core.errors import ConfigError
+from workbench.store import Store
 from workbench.ui import jobs
 
 
 def test_a_running_job_is_not_started_twice_and_is_found_again(tmp_path):
     db = str(tmp_path / "w.db")
+    Store(db).close()  # the workspace the UI serves exists: its jobs do not race to create it
     release, calls = threading.Event(), []
 
     def work(store, job):
