@@ -62,9 +62,12 @@ def test_the_simulation_reads_the_gate_as_calibrate_does(tmp_path):
 @needs_data
 @pytest.mark.slow
 def test_the_plans_label_counts_are_within_2x_on_held_out_data(tmp_path):
-    campaigns = ph.run(ph.summeval_pool(), work=tmp_path)
-    cases = ph.summarise(campaigns)
-    print("\n" + ph.table(cases, ph.SEEDS))
+    # the first half of each case's 40 campaigns, to keep the suite's time: 8 of 9 cases pass there too; the whole
+    # measurement is `python validation/plan_honesty.py` (benchmarks/plan_honesty.md)
+    seeds = ph.SEEDS // 2
+    campaigns = ph.run(ph.summeval_pool(), seeds=seeds, work=tmp_path)
+    cases = ph.summarise(campaigns, seeds=seeds)
+    print("\n" + ph.table(cases, seeds))
     verdicts = {(judge, size): ph.case_passes(checks) for judge, size, checks in cases}
     assert None not in verdicts.values(), verdicts  # every case has an undecided check to predict
     # measured (benchmarks/plan_honesty.md): 8 of 9, the model before the fix 4 of 9
