@@ -4,8 +4,8 @@ Issue 33, item 8: each lead page's warm visit (a lead moves to it through the si
 within 4x the time a trivial two-page Streamlit app takes to change page. Measured here:
 
 - trivial: a two-page app of a title and a line of text each, started as ``workbench ui`` starts Streamlit
-  (``--server.headless true --browser.gatherUsageStats false``, same working directory); the median time from a
-  click on the other page's sidebar link to that page finished;
+  (``--server.headless true --browser.gatherUsageStats false --server.fileWatcherType none``, same working
+  directory); the median time from a click on the other page's sidebar link to that page finished;
 - warm: ``workbench ui`` on the database ``workbench demo`` leaves; in one browser session, from the Glossary page
   (Home for the Glossary itself) a click on the page's sidebar link, until it is finished; median of ``--runs``;
 - first visit: the page's address opened in a new tab, the first time the server shows that page (each page's
@@ -72,7 +72,8 @@ def trivial_page_change(browser, tmp: Path, runs: int) -> list[float]:
     port = free_port()
     log = tmp / "trivial.log"
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.address", "127.0.0.1", "--server.port",
-           str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+           str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType",
+           "none"]
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:

@@ -220,9 +220,11 @@ def _run_ui(ws: Workspace, port: int, host: str = LOOPBACK) -> None:
     shown = f"http://{host}:{port}" if host not in ("0.0.0.0", "::") else f"port {port} of every address of this machine"
     click.echo(f"Judge Workbench UI on {shown} (Ctrl-C to stop)")
     # streamlit run, with the pages' libraries imported while the server starts (workbench/ui/serve.py); the
-    # command line carries no secret: Streamlit reads [auth] from .streamlit/secrets.toml itself
+    # command line carries no secret: Streamlit reads [auth] from .streamlit/secrets.toml itself. No file watcher:
+    # nobody edits the app under a running server, and the watcher walked every imported module on every rerun
     cmd = [sys.executable, "-m", "workbench.ui.serve", "run", str(app), "--server.address", host,
-           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none"]
     sys.exit(_serve(cmd, env=env, cwd=ws.root))
 
 
