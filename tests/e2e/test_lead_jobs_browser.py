@@ -113,6 +113,35 @@ def money(text: str, word: str) -> float:
     return float(found.group(1).replace(",", ""))
 
 
+def test_the_approved_judge_is_exported_from_the_page_as_a_bundle_check_accepts(jobs_server, browser):
+    """The last step of a lead's way without a shell: on the Export page the one passing pair's button writes the
+    approved bundle into the workspace, and `workbench check` accepts it (unedited, same judge and golden set)."""
+    jobs = jobs_server
+    bundle = jobs.tmp / "rubrics" / "approved" / "demo-patch-quality@v1--careful-sonnet.yaml"
+    context = browser.new_context(viewport={"width": 1400, "height": 1200})
+    page = context.new_page()
+    try:
+        page.goto(f"{jobs.server.url}/export?rater=lead")
+        settle(page)
+        expect(page.get_by_text("Use careful-sonnet to grade demo-patch-quality: yes.")).to_be_visible()
+        failing = page.locator(".st-key-export-lenient-mini button")  # a failing pair's button is off
+        assert failing.count() >= 1 and failing.evaluate_all("bs => bs.every(b => b.disabled)")
+        assert not bundle.exists()
+        page.locator(".st-key-export-careful-sonnet button").click()
+        expect(page.get_by_text(re.compile(r"Exported demo-patch-quality@v1--careful-sonnet\.yaml \(sha256 "))
+               ).to_be_visible(timeout=60_000)
+        settle(page)
+        expect(page.get_by_text("demo-patch-quality@v1--careful-sonnet.yaml —", exact=False)).to_be_visible()
+        page.screenshot(path=str(jobs.shots / "exported.png"), full_page=True)
+    finally:
+        context.close()
+    assert bundle.is_file()
+    checked = subprocess.run([sys.executable, "-c", "from workbench.cli import main; main()", "--db",
+                              str(jobs.server.db), "check", str(bundle)], capture_output=True, text=True,
+                             cwd=jobs.tmp, env={**os.environ, "HOME": str(jobs.tmp / "home")})
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
 def test_judge_runs_money_double_run_guard_and_api_key(jobs_server, browser):
     jobs = jobs_server
     db = jobs.server.db
