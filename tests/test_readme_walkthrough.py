@@ -4,8 +4,8 @@ drift from the product again.
 The README is a front door; the guide it links to is the documentation site under docs/. Every ```bash, ```sh,
 ```shell and ```console block of the pages in PAGES (the README's 5-minute tour first, then the walkthrough and the
 pages whose examples build on it, in that order) runs as written, page after page and in each page's order, one
-bash process per block under `set -e`, all in one empty workspace folder after `workbench demo --no-ui` there,
-with the installed `workbench` on PATH, no WORKBENCH_* variable and no API key. Processes a block leaves behind (a
+bash process per block under `set -e`, all in one empty workspace folder (the tour's first line, `workbench demo
+--no-ui`, seeds it), with the installed `workbench` on PATH, no WORKBENCH_* variable and no API key. Processes a block leaves behind (a
 server it started in the background) are stopped when it ends. The files the walkthrough says it writes must be
 where it says, and what its prose (and the tour's) claims about `compare` must be what `compare` prints. A page
 of docs/ that is not in PAGES holds no shell block to run (a new page with one must be added to PAGES on purpose).
@@ -16,7 +16,7 @@ stopped, and installs the test extra and runs the whole suite; docs/index.md, th
 byte for byte and holds no other shell block. Installing is what tests/test_install.py does (into its own virtual
 environment, offline) and .ci/run does before it runs that same suite command; the UI process is
 tests/test_ui_process.py's; and running the suite from inside the suite would run this test again. Here the
-package is installed already and the folder is seeded with `workbench demo --no-ui`.
+package is installed already and the tour's first block seeds the folder with `workbench demo --no-ui`.
 """
 
 from __future__ import annotations
@@ -172,9 +172,7 @@ def test_every_shell_block_of_the_readme_runs_as_written(tmp_path, engine):
         from pg import postgres_url
 
         env["WORKBENCH_DB"] = postgres_url()
-    seed = subprocess.run(["workbench", "demo", "--no-ui"], cwd=workspace, env=env, capture_output=True, text=True,
-                          timeout=600)
-    assert seed.returncode == 0, seed.stderr
+    assert blocks[0].text.startswith("workbench demo --no-ui")  # the tour seeds the empty folder itself
     # the docs start their loopback model server on port 8799; the two engines run at once under xdist, so each
     # run serves it on a free port of its own (the only change made to what is written)
     port = str(free_port())
