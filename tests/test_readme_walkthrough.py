@@ -5,8 +5,8 @@ The README is a front door; the guide it links to is the documentation site unde
 ```shell and ```console block of the pages in PAGES (the README's 5-minute tour first, then the walkthrough and the
 pages whose examples build on it, in that order) runs as written, page after page and in each page's order, one
 bash process per block under `set -e`, all in one empty workspace folder (the tour's first line, `workbench demo
---no-ui`, seeds it), with the installed `workbench` on PATH, no WORKBENCH_* variable and no API key. Processes a block leaves behind (a
-server it started in the background) are stopped when it ends. The files the walkthrough says it writes must be
+--no-ui`, seeds it), with the installed `workbench` on PATH, no WORKBENCH_* variable and no API key. Processes a
+block leaves behind (a server it started in the background) are stopped when it ends. The files the walkthrough says it writes must be
 where it says, and what its prose (and the tour's) claims about `compare` must be what `compare` prints. A page
 of docs/ that is not in PAGES holds no shell block to run (a new page with one must be added to PAGES on purpose).
 
