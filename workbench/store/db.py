@@ -93,7 +93,10 @@ def connect(path: str | Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), isolation_level=None, timeout=timeout_ms / 1000, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     if str(path) != ":memory:":
-        conn.execute("PRAGMA journal_mode=WAL")
+        # on a brand-new file, another connection switching it at the same moment makes SQLite answer "database is
+        # locked" at once, without its busy handler (the switch takes an exclusive lock): retried like a write
+        retry_busy(conn, lambda: conn.execute("PRAGMA journal_mode=WAL"), what=f"opening {path}",
+                   patience_s=timeout_ms / 1000)
     conn.execute(f"PRAGMA busy_timeout={timeout_ms}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA synchronous=NORMAL")
