@@ -6,6 +6,7 @@ import json
 
 import multiprocessing as mp
 import sqlite3
+import threading
 
 import pytest
 
@@ -184,12 +185,9 @@ def test_eight_processes_write_labels_at_once(tmp_path):
         assert len(updates) == N_PROCS * N_ITEMS // 2  # every change logged, no-op saves not
 
 
-
 def test_connections_opening_a_brand_new_file_at_once_all_get_in(tmp_path):
     """Jobs of one UI process (threads) opening a workspace's new database together: SQLite answered the second
     one's switch to write-ahead logging with "database is locked" at once (about 1 start in 9 before the fix)."""
-    import threading
-
     for trial in range(25):
         db = tmp_path / f"new-{trial}.db"
         failures: list[BaseException] = []
@@ -208,6 +206,7 @@ def test_connections_opening_a_brand_new_file_at_once_all_get_in(tmp_path):
             t.join()
         assert failures == [], (trial, failures)
         assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
 
 def test_the_schema_checks_the_same_roles_as_the_code(sqlite_store):
     store = sqlite_store
