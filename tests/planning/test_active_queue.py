@@ -235,10 +235,16 @@ def test_plan_asks_for_the_second_opinions_the_gate_needs(store: Store, tmp_path
     importing.import_labels(store, path, "pool", RUBRIC)
     p = plan(store, "pool", RUBRIC, "careful-sonnet")
     checks = {c.check: c for c in p.checks}
-    assert not checks["evidence"].decided and checks["evidence"].more_labels == 18
-    assert "from 0% to 30%" in checks["evidence"].sentence
+    # the second opinions come first (one label each): 18 of them bring the share to 30%, and the gate is read after
+    # every 5 items, so every simulated future decides the evidence check at the look after 20 of them, exactly
+    evidence = checks["evidence"]
+    assert not evidence.decided
+    assert evidence.random.labels.to_json() == {"median": 20.0, "low": 20.0, "high": 20.0}
+    assert evidence.random.items.median == 20.0 and evidence.recommended.labels.median == 20.0
+    assert evidence.random.pool_decides == 1.0
+    assert "from 0% to 30%" in evidence.sentence and "about 20 more labels (80% range 20 to 20)" in evidence.sentence
     assert not checks["as_good_as_human"].decided
-    assert "would compare the judge with the reviewers" in checks["as_good_as_human"].sentence
+    assert "to compare the judge with the reviewers" in checks["as_good_as_human"].sentence
     assert "agreement" in undecided_checks(p)
 
 

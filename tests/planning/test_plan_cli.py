@@ -20,9 +20,20 @@ def test_plan_names_the_open_checks_with_assumptions_and_json(demo_store, tmp_pa
     assert "For intervals 0.1 wide:" in out.output and "With 100 more labels" in out.output
     data = json.loads(cli("plan", "--golden-set", "demo", "--rubric", RUBRIC, "--judge", "gpt4o-self",
                           "--json").output)
-    assert data["schema"] == "workbench.plan/2" and data["verdict"] == "failed"
+    assert data["schema"] == "workbench.plan/3" and data["verdict"] == "failed"
     checks = {c["check"]: c for c in data["checks"]}
     parts = {c["check"]: c for c in data["parts"]}
+    # gpt4o-self's agreement is undecided: its labels to a decision are ranges, in both orders, with the pool's odds
+    agreement = checks["agreement"]
+    assert agreement["state"] == "undecided" and data["paths"] == 400
+    for order in ("", "_random"):
+        for key in ("more_labels", "more_items", "add_items"):
+            r = agreement[key + order]
+            assert set(r) == {"median", "low", "high"} and r["low"] <= r["median"], (key, r)
+            assert r["high"] is None or r["median"] <= r["high"]
+        assert agreement["pool_decides" + order] == 0.0  # every demo item is labeled: only new items can decide it
+    assert agreement["pool_cannot_decide"] and "This pool cannot decide agreement" in agreement["sentence"]
+    assert "80% range" in agreement["sentence"] and data["overall"] is None  # the verdict is decided (failed)
     # gpt4o-self favours its family beyond doubt: decided against it, so the verdict is decided whatever comes
     assert checks["self_preference"]["state"] == "failed" and parts["same_family"]["failed"]
     assert checks["evidence"]["state"] == "passed" and checks["self_preference"]["parts"] == ["same_family",

@@ -132,12 +132,9 @@ def plan_command(ctx: Ctx, golden_set: str, rubric: str, judge: str, target_widt
     for c in p.checks:
         click.echo(f"  [{STATUS_MARK.get(c.state, c.state)}] {c.name}: {c.reason}")
         if c.state == "undecided":
-            numbers = ("this pool cannot decide it" if c.pool_cannot_decide else
-                       f"about {c.more_labels} more labels in the order that fits, {c.more_labels_random} in random "
-                       "order" if c.more_labels is not None else
-                       "labels alone will not decide it" if c.sentence.startswith("More labels will not") else
-                       "how many labels cannot be told yet")
-            click.echo(f"      {numbers}: {c.sentence}")
+            click.echo(f"      {c.sentence}")
+    if p.overall:
+        click.echo(p.overall.sentence)
     if p.decided_failures:
         click.echo(p.summary())
     if p.widths:

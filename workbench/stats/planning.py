@@ -1,11 +1,11 @@
-"""Label planning: how many more labels a gate check needs, and where an active queue should spend them.
+"""Label planning: the gate's interval rule, the widths more labels give, and where an active queue spends them.
 
 Standard large-sample formulas, each stated where it is used (the planner
 prints them as its assumptions):
 
 * a proportion ``p`` (TPR, TNR, exact agreement) on ``n`` items has the Wilson
-  interval (Wilson 1927); the items needed for its lower bound to clear a
-  threshold, or for a given width, are found by searching ``n``;
+  interval (Wilson 1927); the items needed for a given width are found by
+  searching ``n``;
 * a half-width ``h`` for a proportion by the normal approximation needs
   ``z^2 p (1 - p) / h^2`` items (TPR 0.9 at +/-0.05: 139);
 * Cohen's kappa of two raters on a binary label with prevalence ``P`` has the
@@ -84,36 +84,6 @@ def items_for_width(se: float, n: int, width: float, *, level: float = 0.95) -> 
     return max(1, math.ceil(round(n * (2 * z * se / width) ** 2, 9)))
 
 
-def items_to_clear(value: float, se: float, n: int, threshold: float, *, level: float = 0.95) -> int | None:
-    """Items at which ``value +/- z * se * sqrt(n / n')`` lies wholly on one side of ``threshold``.
-
-    The estimate is assumed to stay where it is; None when it sits on the
-    threshold (no number of items will tell) or when ``se`` is unknown.
-
-    >>> items_to_clear(0.75, 0.05, 100, 0.667)  # 100 * (1.96 * 0.05 / 0.083) ** 2
-    140
-    """
-    gap = abs(value - threshold)
-    if not (se > 0 and n >= 1) or gap < 1e-3:
-        return None
-    z = z_value(level)
-    return max(1, math.ceil(round(n * (z * se / gap) ** 2, 9)))
-
-
-# -- labels to a decision for a check read while undecided ------------------------------------------------------
-# A check is read while it is undecided: its interval straddles the bound. Given that, its estimate sits closer to
-# the bound than the truth does (a truth well above the bound shows an undecided estimate only when the sample fell
-# short of it), so taking the estimate for the truth over-predicts the items a check needs (2.5-3x on real data,
-# benchmarks/plan_honesty.md). The prediction (1) estimates the truth's distance from the bound, in standard errors,
-# median-unbiased given that the check is undecided: the distance whose estimate, truncated to the undecided band
-# between the interim boundary and the 95% one, has its median where the estimate is now (a truncated-normal
-# correction of an estimate selected by a test, as for the winner's curse: Zhong and Prentice 2008); (2) lets the
-# estimate move from where it is toward that truth as items come in (after m items, n of them the current ones, it
-# is (n * now + (m - n) * truth) / m) while the interval's half-width shrinks as sqrt(n / m); (3) counts the items
-# at which that path clears the bound, at 95% on the passing side or at the interim boundary on the failing one.
-# A check undecided for a count (fewer consensus fails than min_class_items) was not selected by its interval: its
-# estimate is taken as it is.
-
 def undecided_median(distance: float, z_pass: float, z_fail: float) -> float:
     """The median z-score of an estimate whose truth lies ``distance`` standard errors from the bound (positive on
     the passing side), among estimates that leave the check undecided (between ``-z_fail`` and ``z_pass``)."""
@@ -165,33 +135,12 @@ def items_to_decide(z_now: float, n: int, z_pass: float, z_fail: float, *, selec
     return items_along_path(z_now, distance, n, z_pass, z_fail)
 
 
-def items_for_proportion_bound(p: float, bound: float, *, deff: float = 1.0, level: float = 0.95,
-                               limit: int = 1_000_000) -> int | None:
-    """Items at which the Wilson interval of ``p`` lies wholly above ``bound`` (p > bound) or wholly below it.
-
-    ``deff`` is the design effect (clustering, or unequal weights): ``n``
-    items count as ``n / deff``. None when ``p`` equals the bound or the
-    answer would exceed ``limit``.
-
-    >>> items_for_proportion_bound(0.9, 0.5)  # 0.9 of 7 items: Wilson lower bound 0.52
-    7
-    """
-    if not 0 <= p <= 1 or abs(p - bound) < 1e-3:
-        return None
-
-    def clear(n: int) -> bool:
-        low, high = proportion_interval(p, n, level=level, deff=deff)
-        return low > bound if p > bound else high < bound
-
-    return _smallest_n(clear, limit)
-
-
 def items_for_proportion_width(p: float, width: float, *, deff: float = 1.0, level: float = 0.95,
                                limit: int = 1_000_000) -> int | None:
     """Items at which the Wilson interval of ``p`` is at most ``width`` wide.
 
-    >>> items_for_proportion_width(0.5, 0.2)
-    93
+    >>> items_for_proportion_width(0.5, 0.2)  # 93 items: 0.2006 wide
+    94
     """
     def narrow(n: int) -> bool:
         low, high = proportion_interval(p, n, level=level, deff=deff)
@@ -285,6 +234,41 @@ def widened_interval(value: float, low: float, high: float) -> tuple[float, floa
     return value - (value - low) * k, value + (high - value) * k
 
 
+#: The states of :func:`threshold_states` and :func:`band_states`: a check passed, failed, or not decided yet.
+PASS, FAIL, OPEN = 1, 0, -1
+
+
+def threshold_states(value: Any, low: Any, high: Any, threshold: float) -> np.ndarray:
+    """:func:`threshold_decision` of arrays of estimates at once, as ``PASS``, ``FAIL`` or ``OPEN`` (int8): the one
+    interval rule the gate reads (one estimate at a time) and the plan's simulated paths read (thousands at once).
+
+    >>> threshold_states([0.8, 0.5, 0.7], [0.7, 0.45, 0.6], [0.9, 0.55, 0.8], 0.667).tolist()
+    [1, 0, -1]
+    """
+    value, low, high = (np.asarray(x, dtype=np.float64) for x in (value, low, high))
+    wide_high = widened_interval(value, low, high)[1]
+    with np.errstate(invalid="ignore"):
+        state = np.where(low >= threshold, PASS, np.where(wide_high < threshold, FAIL, OPEN))
+    return np.where(np.isfinite(low) & np.isfinite(high), state, OPEN).astype(np.int8)
+
+
+def band_states(value: Any, low: Any, high: Any, limit: float) -> np.ndarray:
+    """:func:`band_decision` of arrays of effects at once, as ``PASS``, ``FAIL`` or ``OPEN`` (int8).
+
+    >>> band_states([0.0, 0.3, 0.1], [-0.05, 0.25, 0.0], [0.05, 0.35, 0.2], 0.1).tolist()
+    [1, 0, -1]
+    """
+    value, low, high = (np.asarray(x, dtype=np.float64) for x in (value, low, high))
+    wide_low, wide_high = widened_interval(value, low, high)
+    with np.errstate(invalid="ignore"):
+        state = np.where((low >= -limit) & (high <= limit), PASS,
+                         np.where((wide_low > limit) | (wide_high < -limit), FAIL, OPEN))
+    return state.astype(np.int8)
+
+
+_DECISION = {PASS: True, FAIL: False, OPEN: None}
+
+
 def threshold_decision(value: float | None, low: float | None, high: float | None,
                        threshold: float) -> bool | None:
     """A check passed when its 95% interval lies at or above ``threshold``: True (passed), False (failed, at the
@@ -293,11 +277,9 @@ def threshold_decision(value: float | None, low: float | None, high: float | Non
     >>> threshold_decision(0.8, 0.7, 0.9, 0.667), threshold_decision(0.5, 0.45, 0.55, 0.667)
     (True, False)
     """
-    if value is None or low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+    if value is None or low is None or high is None:
         return None
-    if low >= threshold:
-        return True
-    return False if widened_interval(value, low, high)[1] < threshold else None
+    return _DECISION[int(threshold_states(value, low, high, threshold))]
 
 
 def band_decision(value: float | None, low: float | None, high: float | None, limit: float) -> bool | None:
@@ -309,10 +291,7 @@ def band_decision(value: float | None, low: float | None, high: float | None, li
     """
     if value is None or low is None or high is None:
         return None
-    if low >= -limit and high <= limit:
-        return True
-    wide_low, wide_high = widened_interval(value, low, high)
-    return False if wide_low > limit or wide_high < -limit else None
+    return _DECISION[int(band_states(value, low, high, limit))]
 
 
 CHECK_TARGETS = ("agreement", "tpr", "tnr", "self_preference")
@@ -454,17 +433,3 @@ def expected_width_after(se: float, n: int, more: int, *, level: float = 0.95) -
     if not (se > 0 and n >= 1):
         return None
     return 2 * z_value(level) * se * math.sqrt(n / (n + max(0, more)))
-
-
-def plan_proportion(p: float | None, n: int, bound: float, *, min_items: int, deff: float = 1.0,
-                    level: float = 0.95) -> dict[str, Any]:
-    """What TPR or TNR needs: ``{"decided", "more", "direction"}`` (more: items of the denominator's kind)."""
-    if p is None or n < 1:
-        return {"decided": False, "more": max(min_items - n, 1), "direction": None}
-    low, high = proportion_interval(p, n, level=level, deff=deff)
-    if n >= min_items and (low >= bound or high < bound):
-        return {"decided": True, "more": 0, "direction": "pass" if low >= bound else "fail"}
-    needed = items_for_proportion_bound(p, bound, deff=deff, level=level)
-    more = None if needed is None else max(needed, min_items) - n
-    return {"decided": False, "more": None if more is None else max(more, 1),
-            "direction": "pass" if p > bound else "fail"}

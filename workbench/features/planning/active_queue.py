@@ -17,22 +17,17 @@ item only.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
-
+from workbench.calibration.rubric_versions import get_rubric
 from workbench.core.errors import InputError
+from workbench.core.workspace import Workspace
+from workbench.features.planning.design import Design, design
 from workbench.stats import planning as sp
 from workbench.store import Store
 from workbench.store import active_queue as q
-from workbench.core.workspace import Workspace
-from workbench.calibration.design_weights import active_design
-from workbench.calibration.golden_sets import item_index
 
 ORDERS = ("random", "active")
-FLOOR = 0.25  # no stratum below a quarter of the uniform rate: weights at most 4x the uniform one
 
 
 @dataclass(frozen=True)
@@ -44,12 +39,6 @@ class QueueSetting:
 
     def to_dict(self) -> dict:
         return {"golden_set": self.golden_set, "order": self.order, "design": self.design, "strata": self.strata}
-
-
-def unit_number(golden_set: str, item_id: str, phase: int = 1) -> float:
-    """The item's uniform number in (0, 1) in a design phase: the same for every reviewer, fresh for each phase."""
-    digest = hashlib.sha256(f"active\n{golden_set}\n{item_id}\n{phase}".encode()).digest()
-    return (int.from_bytes(digest[:8], "big") + 0.5) / 2**64
 
 
 def queue_setting(store: Store, golden_set: str) -> QueueSetting:
@@ -83,72 +72,18 @@ def set_queue_order(store: Store, golden_set: str, order: str, *, rubric: str | 
     return queue_setting(store, golden_set)
 
 
-@dataclass(frozen=True)
-class _Design:
-    rubric_name: str
-    checks: list[str]
-    expected: float
-    phase: int
-    replan: bool
-    earlier: Any
-    rows: list[dict]      # item_pk, stratum, probability, priority: what save_design stores
-    index: list[Any]      # the golden set's items, in the rows' order
-    judged: list[int]     # the judge's score per item (its middle score where it scored none)
-    same: list[bool]      # the item's producer is of the judge's family
-    pass_threshold: int
-    resolved: dict[str, int]  # items with a consensus label already
-    scale: dict[int, str]     # score -> its label on the rubric's scale
-
-
 def _design(store: Store, golden_set: str, rubric: str, judge: str, expected_labels: int | None,
-            workspace: Workspace | None) -> _Design:
-    """The active design (strata, inclusion probabilities, priorities) for the judge's undecided checks."""
-    gs = store.golden_set(golden_set)
-    from workbench.calibration.calibrate import judge_data
+            workspace: Workspace | None) -> Design:
+    """The active design for the judge's undecided checks (those ``plan`` finds; with no label yet, every check and
+    the search for both classes)."""
     from workbench.calibration.golden_sets import consensus
-    from workbench.features.planning.plan import first_scores, plan, undecided_checks
+    from workbench.features.planning.plan import plan, undecided_checks
 
-    data = judge_data(store, golden_set, rubric, judge)
-    rv = data.rubric
-    index = item_index(store, gs.id)
-    scores = first_scores(data)
-    unscored = [r.item_id for r in index if r.item_id not in scores]
-    if len(unscored) == len(index):
-        raise InputError(f"judge '{judge}' has scored no item of golden set '{golden_set}'",
-                         fix="run or import the judge on the golden set first")
-    cons = consensus(store, golden_set, rv.name)
-    pairs = [(i, scores[i], s) for i, s in cons.resolved.items() if i in scores]
-    # with no labels yet every check is open, and the rarer class is still to be found
-    checks = (undecided_checks(plan(store, golden_set, rubric, judge, workspace=workspace)) if pairs
-              else list(sp.CHECK_TARGETS + sp.COUNT_TARGETS))
-    scale = list(rv.rubric.scale.values)
-    family = (data.spec.family or "").casefold()
-    # items the judge did not score get its middle score: they stay in the design, with a fair chance
-    middle = scale[len(scale) // 2]
-    judged = np.array([scores.get(r.item_id, middle) for r in index])
-    same = np.array([(r.producer_family or "").casefold() == family and bool(family) for r in index])
-    group = {r.item_id: f"{f}|{r.category}" for r, f in zip(index, same)}
-    # P(human | judge score) in each family x category group: a judge may err more on one of them
-    cond = sp.human_given_judge_by_group([j for _, j, _ in pairs], [h for _, _, h in pairs],
-                                         [group[i] for i, _, _ in pairs], item_judge=judged,
-                                         item_group=[group[r.item_id] for r in index], scale=scale)
-    dev = sp.stratum_deviations(judged, same, cond, scale=scale, pass_threshold=rv.rubric.pass_threshold,
-                                checks=checks, by_item=True)
-    strata = [f"judge {s:+d} | {'own family' if f else 'other family'} | {r.category}"
-              for s, f, r in zip(judged, same, index)]
-    expected = float(min(len(index), expected_labels or max(len(index) / 4, 1)))
-    pi = sp.neyman_inclusion(strata, dev, expected_labels=expected, floor=FLOOR)
-    earlier = active_design(store, gs.id)
-    # the same rubric and judge again: a re-plan, a new phase; else a fresh design whose first phase is what
-    # was labeled before it
-    replan = bool(earlier and earlier.rubric_name == rv.name and earlier.judge_id == judge)
-    phase = earlier.phase + 1 if replan else 1
-    rows = [{"item_pk": r.pk, "stratum": h, "probability": float(p),
-             "priority": float(unit_number(golden_set, r.item_id, phase) / p)}
-            for r, h, p in zip(index, strata, pi)]
-    return _Design(rv.name, checks, expected, phase, replan, earlier, rows, index, [int(x) for x in judged],
-                   [bool(x) for x in same], rv.rubric.pass_threshold, cons.resolved,
-                   {lv.value: lv.label for lv in rv.rubric.scale.levels})
+    rv = get_rubric(store, rubric)
+    labeled = consensus(store, golden_set, rv.name).resolved
+    checks = (undecided_checks(plan(store, golden_set, rubric, judge, workspace=workspace, forecast=False))
+              if labeled else list(sp.CHECK_TARGETS + sp.COUNT_TARGETS))
+    return design(store, golden_set, rubric, judge, checks, expected_labels=expected_labels)
 
 
 @dataclass(frozen=True)
@@ -198,3 +133,4 @@ def next_items(store: Store, golden_set: str, rubric: str, judge: str, labels: i
         if len(out) >= labels:
             break
     return out
+
