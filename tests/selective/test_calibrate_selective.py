@@ -27,8 +27,8 @@ def jsonl(rows) -> str:
 def workspace(request, tmp_path_factory):
     """A golden set of 400 real answers (a seeded random sample) with the humans' label, and two judges' real
     verdicts with their derived confidence: 'lenient-mini' plays llama-3.1-8b (agreeing with the humans on about
-    half; cost 0.001 an item), 'careful-sonnet' mistral-7b (about 0.9; cost 0.01). Built once per engine: the
-    tests only read it (and check that nothing is written)."""
+    half; cost 0.001 an item), 'careful-sonnet' mistral-7b (about 0.9; cost 0.01), 'gpt4o-self' gpt-4o (about 0.85;
+    cost 0.002). Built once per engine: the tests only read it (and check that nothing is written)."""
     tmp_path = tmp_path_factory.mktemp(request.param)
     if request.param == "postgres":
         from tests.pg import postgres_url
@@ -46,7 +46,8 @@ def workspace(request, tmp_path_factory):
     labels = write(tmp_path / "labels.jsonl", jsonl({"item_id": k, "rater": "h1", "score": int(cheap.human[pos[k]])}
                                                      for k in keys))
     assert cli("import", "labels", labels, "-g", "pf", "-r", RUBRIC).exit_code == 0
-    for judge, data, usd in (("lenient-mini", cheap, 0.001), ("careful-sonnet", strong, 0.01)):
+    for judge, data, usd in (("lenient-mini", cheap, 0.001), ("careful-sonnet", strong, 0.01),
+                             ("gpt4o-self", judge_on_real_data("gpt-4o"), 0.002)):
         at = {k: i for i, k in enumerate(data.keys)}
         rows = [{"item_id": k, "score": int(data.verdict[at[k]]), "confidence": float(data.confidence[at[k]]),
                  "cost_usd": usd} for k in keys]
@@ -111,6 +112,11 @@ def test_no_threshold_says_how_many_more_labels(workspace):
 
 
 def test_cascade_shares_add_up_and_costs(workspace):
+    """The cascade's JSON is the joint choice's on the same arrays (stats.selective.cascade): each judge's share,
+    the abstained share, the guarantee's bound and interval, each judge alone, and what 1,000 items cost."""
+    from workbench.features.selective.service import CASCADE_SEED
+    from workbench.stats.selective import choose_cascade, choose_threshold, route
+
     cli, keys, cheap, strong = workspace
     r = cli("calibrate", "-g", "pf", "-r", RUBRIC, "--selective", "--target-agreement", "0.9", "--risk", "0.1",
             "--cascade", "lenient-mini,careful-sonnet", "--json", "--resamples", "200")
@@ -118,23 +124,62 @@ def test_cascade_shares_add_up_and_costs(workspace):
     sel = json.loads(r.output)["selective"]
     first, second = sel["cascade"]
     assert [first["judge"], second["judge"]] == ["lenient-mini", "careful-sonnet"]
+    conf = np.column_stack([_arrays(cheap, keys)[0], _arrays(strong, keys)[0]])
+    agree = np.column_stack([_arrays(cheap, keys)[1], _arrays(strong, keys)[1]])
+    direct = choose_cascade(conf, agree, target=0.9, risk=0.1, cost=np.array([0.001, 0.01]), seed=CASCADE_SEED)
+    assert direct.guaranteed and sel["guaranteed"]
+    assert [first["threshold"], second["threshold"]] == pytest.approx(list(direct.thresholds))
+    stage = route(conf, direct.thresholds)
+    for j, s in enumerate((first, second)):
+        assert s["n_graded"] == (stage == j).sum() and s["share_of_items"] == pytest.approx((stage == j).mean())
+        assert s["agreement"] == pytest.approx(agree[stage == j, j].mean())
     assert first["share_of_items"] + second["share_of_items"] == pytest.approx(sel["coverage"])
-    # each stage is tested at risk / 2 on what reaches it
-    conf, agree = _arrays(cheap, keys)
-    c1 = choose_threshold(conf, agree, target=0.9, risk=0.05)
-    assert first["threshold"] == pytest.approx(c1.threshold) and first["share_of_items"] == pytest.approx(c1.coverage)
-    left = conf < c1.threshold
-    conf2, agree2 = _arrays(strong, [k for k, l in zip(keys, left) if l])
-    c2 = choose_threshold(conf2, agree2, target=0.9, risk=0.05)
-    assert second["coverage"] == pytest.approx(c2.coverage)
-    assert second["share_of_items"] == pytest.approx(c2.n_kept / N)
-    assert sel["agreement"] == pytest.approx((c1.n_agree + c2.n_agree) / (c1.n_kept + c2.n_kept))
-    assert sel["agreement_lower_bound"] >= 0.9
-    # cost: the cheap judge on every item, the strong one on what the cheap one left, per graded item
-    spent = 0.001 * N + 0.01 * int(left.sum())
-    assert sel["cost_per_graded_item"] == pytest.approx(spent / (c1.n_kept + c2.n_kept))
+    assert sel["abstained_share"] == pytest.approx(1 - sel["coverage"]) == pytest.approx((stage < 0).mean())
+    assert sel["agreement"] == pytest.approx(direct.agreement)
+    assert sel["agreement_lower_bound"] == pytest.approx(direct.lower_bound) and sel["agreement_lower_bound"] >= 0.9
+    interval = sel["agreement_interval"]
+    assert (interval["low"], interval["level"]) == (pytest.approx(direct.lower_bound), pytest.approx(0.8))
+    assert interval["low"] <= interval["n_agree"] / interval["n_kept"] <= interval["high"]
+    assert sel["method"]["n_order"] + sel["method"]["n_test"] == N == sel["n_calibration"]
+    # cost: the cheap judge on every item, the strong one on what the cheap one left (recorded costs)
+    spent = 0.001 * N + 0.01 * int((stage != 0).sum())
+    assert sel["cost_per_1000_items"] == pytest.approx(1000 * spent / N) and sel["cost_source"] == "recorded"
+    assert sel["cost_per_graded_item"] == pytest.approx(spent / (stage >= 0).sum())
     assert sel["cost_last_judge_alone"] == pytest.approx(0.01)
-    assert "'lenient-mini' -> 'careful-sonnet'" in sel["sentence"]
+    assert [first["cost_per_item"], second["cost_per_item"]] == pytest.approx([0.001, 0.01])
+    # each judge alone, as calibrate -j J --selective tests it
+    for one, (c, a) in zip(sel["single_judges"], ((conf[:, 0], agree[:, 0]), (conf[:, 1], agree[:, 1]))):
+        alone = choose_threshold(c, a, target=0.9, risk=0.1)
+        assert (one["threshold"], one["coverage"]) == (pytest.approx(alone.threshold), pytest.approx(alone.coverage))
+    assert sel["sentence"].startswith("The cascade 'lenient-mini' -> 'careful-sonnet' (thresholds ")
+    assert f"${sel['cost_per_1000_items']:,.2f} per 1,000 items (recorded)" in sel["sentence"]
+    text = cli("calibrate", "-g", "pf", "-r", RUBRIC, "--selective", "--target-agreement", "0.9", "--risk", "0.1",
+               "--cascade", "lenient-mini,careful-sonnet", "--resamples", "200").output
+    assert text.rstrip().splitlines()[-1] == sel["sentence"]
+
+
+def test_the_issues_cascade_now_covers_at_least_the_better_judge(workspace):
+    """Issue 48's example on real labels: gpt-4o's verdicts (here 'gpt4o-self', cost 0.002 an item) then
+    mistral-7b's ('careful-sonnet', 0.01), at 90% agreement and 5% risk. Each judge calibrated on its own at risk
+    D / 2, the second on what the first left (the former cascade), covered less than the first judge alone; chosen
+    jointly, the cascade covers at least what the better judge covers alone (calibrate -j J --selective)."""
+    from workbench.stats.selective import choose_threshold
+
+    cli, keys, _, strong = workspace
+    flags = ("--selective", "--target-agreement", "0.9", "--risk", "0.05", "--json", "--resamples", "200")
+    alone = {j: json.loads(cli("calibrate", "-g", "pf", "-r", RUBRIC, "-j", j, *flags).output)["selective"]["coverage"]
+             for j in ("gpt4o-self", "careful-sonnet")}
+    conf, agree = _arrays(judge_on_real_data("gpt-4o"), keys)
+    conf2, agree2 = _arrays(strong, keys)
+    first = choose_threshold(conf, agree, target=0.9, risk=0.025)
+    left = conf < first.threshold
+    second = choose_threshold(conf2[left], agree2[left], target=0.9, risk=0.025)
+    former = (first.n_kept + second.n_kept) / N
+    assert former < alone["gpt4o-self"] < alone["careful-sonnet"]
+    sel = json.loads(cli("calibrate", "-g", "pf", "-r", RUBRIC, "--cascade", "gpt4o-self,careful-sonnet",
+                         *flags).output)["selective"]
+    assert sel["guaranteed"] and sel["coverage"] >= max(alone.values())
+    assert sel["cascade"][1]["share_of_items"] > 0  # the second judge grades what the first abstains on
 
 
 @pytest.mark.parametrize("args, said", [

@@ -2,9 +2,9 @@
 (its judgments from --cascade-judgments), the items no judge keeps are the abstained ones (and --queue's), and the
 pass rate is corrected with the sum of the judges' confusion matrices on the items each kept.
 
-The demo's 141 labeled items leave the second judge too few items to pass a test of its own, so the bundle here is
-the real cascade export with the second judge's threshold planted (0.6) and the export recorded as the workbench
-records its own: grading is what is tested, the threshold's choice is tested in test_policy_and_gate.py."""
+The bundle here is the real cascade export with the second judge's threshold planted lower (0.6, so that more of
+the 40 graded items reach it) and the export recorded as the workbench records its own: grading is what is tested,
+the thresholds' choice is tested in test_policy_and_gate.py and test_cascade_choice.py."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _planted_bundle(cli, tmp_path) -> dict:
 
     data = yaml.safe_load((tmp_path / BUNDLE).read_text())
     stages = data["selective"]["cascade"]
-    assert stages[1]["threshold"] is None  # the real choice: noisy-llama cannot show 93% on 17 items
+    assert stages[1]["threshold"] == 1.0  # the real choice (test_policy_and_gate.py)
     stages[1]["threshold"] = 0.6
     stages[1]["confusion"] = {"labels": [-1, 0, 1], "matrix": [[3, 1, 0], [0, 2, 1], [1, 0, 4]]}
     bundle = Bundle.from_json(data)

@@ -204,7 +204,9 @@ def test_a_cascade_export_carries_each_judges_threshold(cli, tmp_path):
     assert [{k: v for k, v in s.items() if k != "confusion"} for s in section["cascade"]] == sel["cascade"]
     assert [s["judge"] for s in section["cascade"]] == ["careful-sonnet", "noisy-llama"]
     assert section["cascade"][0]["confusion"] == section["confusion"]  # the first judge's, on the items it keeps
-    assert sum(map(sum, section["cascade"][1]["confusion"]["matrix"])) == 0  # the second keeps none
+    # the thresholds are chosen jointly: the combined verdicts can afford a few of noisy-llama's (docs/selective.md)
+    second = section["cascade"][1]
+    assert sum(map(sum, second["confusion"]["matrix"])) == second["n_graded"] > 0
     first = section["cascade"][0]
     # planted: 0.9 keeps only agreeing items and passes; 0.2 (every item) brings the six misses in and fails
     assert first["threshold"] == section["threshold"] == 0.9

@@ -90,18 +90,22 @@ def grade(store: Store, bundle_file: str | Path, items_file: str | Path, *, labe
     ids = {i.id for i in items}
     if judge_items is None and judgments_file is None:
         from workbench.features.judging.service import judge_items  # runs the real provider
+    stages = _cascade(bundle.selective, cascade_judgments, judgments_file is None)
     if judgments_file is not None:
         judged = read_judgments(judgments_file, ids, rubric.scale)
+    elif stages and bundle.selective.get("threshold") is None:
+        judged = {}  # a cascade that skips its first judge (it keeps nothing): not run, not paid for
     else:
         judged = {j.item_id: j for j in judge_items(items, rubric, spec)}
     humans = read_human_labels(labels_file, ids, rubric.scale) if labels_file else {}
-    stages = _cascade(bundle.selective, cascade_judgments, judgments_file is None)
     abstained = _abstained(items, judged, bundle.selective)
     graded_by = {it.id: spec.id for it in items if it.id not in set(abstained)}
     for stage in stages[1:]:  # what one judge abstains on goes to the next
         left = [it for it in items if it.id in set(abstained)]
         if not left:
             break
+        if stage.get("threshold") is None:
+            continue  # a skipped judge keeps nothing: what reaches it goes on, and it is not run
         following = rubric.judge(stage["judge"])
         if stage["judge"] in (cascade_judgments or {}):
             theirs = read_judgments(cascade_judgments[stage["judge"]], ids, rubric.scale)
@@ -193,7 +197,8 @@ def _cascade(selective: dict | None, files: dict[str, str | Path] | None, runs_j
         if name not in names[1:]:
             raise InputError(f"--cascade-judgments names judge '{name}', which is not a later judge of the bundle's "
                              f"cascade ({', '.join(names) or 'none'})", fix="name the judges after the first")
-    missing = [n for n in names[1:] if n not in (files or {})]
+    missing = [st.get("judge") for st in stages[1:]  # a skipped judge (no threshold) needs no judgments
+               if st.get("judge") not in (files or {}) and st.get("threshold") is not None]
     if missing and not runs_judges:
         raise InputError(f"the bundle's cascade sends what '{names[0]}' abstains on to {', '.join(map(repr, missing))}, "
                          "whose judgments are not given", fix="add --cascade-judgments " +

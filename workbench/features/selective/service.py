@@ -10,17 +10,22 @@ its repeats that give the verdict's score. An item with neither is never kept (t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from workbench.calibration.calibrate import judge_data
 from workbench.calibration.gate import with_selective_check
 from workbench.calibration.golden_sets import consensus
-from workbench.calibration.versions import resolve_ref
 from workbench.calibration.report import CalibrationReport
+from workbench.calibration.versions import resolve_ref
 from workbench.core.errors import InputError, NotFound
 from workbench.core.policy import Policy, SelectivePolicy
-from workbench.features.selective.records import CascadeStage, SelectiveResult
+from workbench.features.selective.records import (
+    CascadeMethod,
+    CascadeStage,
+    SelectiveResult,
+    SingleJudge,
+)
 from workbench.store import Store
 
 if TYPE_CHECKING:  # numpy and scipy: loaded only when a threshold is computed
@@ -49,13 +54,23 @@ class JudgeItems:
     judge: str
     verdict: dict[str, int]
     confidence: dict[str, float]
-    cost: dict[str, float | None]
+    cost: dict[str, float | None]  # repeat 0's, the verdict's
     source: str  # 'stored', 'repeats', 'stored and repeats' or 'none'
+    # what grading an item as calibrated costs: the verdict's judgment, and every repeat where the confidence is
+    # the share of the repeats that agree (None where one of them has no recorded cost)
+    grading_cost: dict[str, float | None] = field(default_factory=dict)
+    repeats: int = 1  # the most repeats of an item in the run
+
+
+def _missing(x: float | None) -> bool:
+    """None, or NaN (pandas' empty cell)."""
+    return x is None or math.isnan(x)
 
 
 def judge_items(store: Store, golden_set: str, rubric: str, judge: str, run: str | None = None) -> JudgeItems:
     """The judge's verdicts on the golden set with a confidence for each (see the module's docstring)."""
-    from workbench.stats.selective import confidence_from_repeats  # numpy and scipy: loaded when computing
+    # numpy and scipy: loaded when computing
+    from workbench.stats.selective import confidence_from_repeats
 
     scope = resolve_ref(store, golden_set, rubric, judge, run)  # NAME, or NAME@vN as export pins it
     frame = judge_data(store, golden_set, rubric, judge, run, scope=scope).judgments
@@ -64,14 +79,16 @@ def judge_items(store: Store, golden_set: str, rubric: str, judge: str, run: str
     verdict: dict[str, int] = {}
     stated: dict[str, float] = {}
     cost: dict[str, float | None] = {}
+    spent: dict[str, list[float | None]] = {}
     for item, repeat, score, conf, usd in zip(frame["item_id"].tolist(), frame["repeat"].tolist(),
                                               frame["score"].tolist(), frame["confidence"].tolist(),
                                               frame["cost_usd"].tolist()):
         by_item.setdefault(item, []).append(int(score))
+        spent.setdefault(item, []).append(None if _missing(usd) else float(usd))
         if repeat == 0:
             verdict[item] = int(score)
-            cost[item] = None if usd is None or usd != usd else float(usd)
-            if conf is not None and conf == conf:
+            cost[item] = None if _missing(usd) else float(usd)
+            if not _missing(conf):
                 stated[item] = float(conf)
     confidence, sources = {}, set()
     for item, v in verdict.items():
@@ -82,21 +99,18 @@ def judge_items(store: Store, golden_set: str, rubric: str, judge: str, run: str
             sources.add("repeats")
         confidence[item] = stated.get(item, math.nan if from_repeats is None else from_repeats)
     source = " and ".join(s for s in ("stored", "repeats") if s in sources) or "none"
-    return JudgeItems(judge, verdict, confidence, cost, source)
+    grading = {i: cost[i] if i in stated or len(spent[i]) < 2 else
+               (None if any(c is None for c in spent[i]) else sum(spent[i])) for i in verdict}
+    return JudgeItems(judge, verdict, confidence, cost, source, grading,
+                      max((len(r) for r in by_item.values()), default=1))
 
 
 def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list[str], *, target: float | None,
                         risk: float | None, run: str | None = None) -> SelectiveResult:
-    """The threshold of one judge, or of each judge of a cascade (items the first abstains on go to the second,
-    ...), so that agreement on kept items is >= ``target`` with probability >= 1 - ``risk``.
-
-    A cascade of k judges tests each at risk / k on the items the judges before it left (a union bound: all k
-    guarantees hold together with probability >= 1 - risk, and then so does the cascade's, a mixture of them).
-    """
-    import numpy as np
-
-    from workbench.stats.selective import choose_threshold
-
+    """The threshold of one judge, or the thresholds of a cascade chosen jointly (``stats.selective.cascade``),
+    so that agreement on the kept items is >= ``target`` with probability >= 1 - ``risk``: a cascade's combined
+    verdicts (each item graded by the first judge confident enough, the rest abstained), the risk held over the
+    whole choice among its configurations and its judges alone."""
     target, risk = check_target_and_risk(target, risk)
     if not judges:
         raise InputError("no judge given", fix="name the judge with --judge J, or a cascade with --cascade J1,J2")
@@ -112,53 +126,131 @@ def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list
         raise NoConfidence(f"judge '{judges[0]}' has no confidence on any item: a threshold needs one",
                          fix="import its judgments with a 'confidence' field (0..1), or run it with --repeats 2 "
                              "or more so the share of agreeing repeats serves as its confidence")
-    stage_risk = risk / len(judges)
-    left = list(ids)
-    stages, choices, kept_agree, kept_n, spent, kept_by_judge = [], [], 0, 0, 0.0, []
-    costs_known = True
-    for ji in per_judge:
-        conf = np.array([ji.confidence.get(i, math.nan) for i in left], dtype=float)
-        agree = np.array([ji.verdict.get(i) == resolved[i] for i in left], dtype=bool)
-        choice = choose_threshold(conf, agree, target=target, risk=stage_risk)
-        choices.append(choice)
-        keep = [i for i, c in zip(left, conf) if choice.threshold is not None and c >= choice.threshold]
-        item_costs = [ji.cost.get(i) for i in left]
-        if any(c is None for c in item_costs):
-            costs_known = False
-        else:
-            spent += sum(item_costs)
-        stages.append(CascadeStage(ji.judge, choice.threshold, len(keep) / len(left) if left else 0.0,
-                                   len(keep) / len(ids)))
-        kept_agree += choice.n_agree
-        kept_n += len(keep)
-        kept_by_judge.append(tuple(keep))
-        kept_set = set(keep)
-        left = [i for i in left if i not in kept_set]
-        if not left:
-            break
-    n = len(ids)
-    guaranteed = kept_n > 0
-    agreement = kept_agree / kept_n if kept_n else None
-    bound = (sum(c.lower_bound * c.n_kept for c in choices if c.guaranteed) / kept_n) if kept_n else None
-    more = None if guaranteed else choices[0].more_labels()
-    last_costs = [per_judge[-1].cost.get(i) for i in ids]
-    alone = (sum(last_costs) / n) if len(judges) > 1 and all(c is not None for c in last_costs) else None
+    if len(judges) == 1:
+        return _single(first, ids, resolved, target, risk)
+    costs, cost_source = _costs(store, golden_set, rubric, per_judge, ids, run)
+    return _cascade(per_judge, ids, resolved, target, risk, costs, cost_source)
+
+
+def _single(ji: JudgeItems, ids: list[str], resolved: dict, target: float, risk: float) -> SelectiveResult:
+    """One judge: fixed-sequence testing of its thresholds from high to low on every labeled item."""
+    import numpy as np
+
+    from workbench.stats.selective import choose_threshold
+
+    conf = np.array([ji.confidence.get(i, math.nan) for i in ids], dtype=float)
+    choice = choose_threshold(conf, np.array([ji.verdict.get(i) == resolved[i] for i in ids], dtype=bool),
+                              target=target, risk=risk)
+    keep = tuple(i for i, c in zip(ids, conf) if choice.threshold is not None and c >= choice.threshold)
+    more = None if choice.guaranteed else choice.more_labels()
     result = SelectiveResult(
-        threshold=choices[0].threshold, coverage=kept_n / n, agreement=agreement, agreement_lower_bound=bound,
-        target=target, risk=risk, n_calibration=n, guaranteed=guaranteed, sentence="",
-        confidence_source=", ".join(f"{ji.judge}: {ji.source}" for ji in per_judge),
-        n_without_confidence=sum(1 for i in ids if math.isnan(first.confidence[i])),
-        more_labels=more[0] if more else None,
-        cascade=tuple(stages) if len(judges) > 1 else (),
-        cost_per_graded_item=(spent / kept_n) if len(judges) > 1 and costs_known and kept_n else None,
-        cost_last_judge_alone=alone,
+        threshold=choice.threshold, coverage=len(keep) / len(ids), agreement=choice.agreement,
+        agreement_lower_bound=choice.lower_bound, target=target, risk=risk, n_calibration=len(ids),
+        guaranteed=choice.guaranteed, sentence="", confidence_source=f"{ji.judge}: {ji.source}",
+        n_without_confidence=int(np.isnan(conf).sum()), more_labels=more[0] if more else None,
         steps=tuple({"judge": ji.judge, "threshold": s.threshold, "n_kept": s.n_kept, "n_agree": s.n_agree,
-                     "lower_bound": s.lower_bound, "passed": s.passed}
-                    for ji, c in zip(per_judge, choices) for s in c.steps),
-        kept_by_judge=tuple(kept_by_judge), more_labels_about=more[1] if more else None,
-        openings=tuple((c.steps[0].n_kept, c.steps[0].n_agree) if c.steps else (0, 0) for c in choices))
-    first = next((s for s in choices[0].steps if s.n_kept), None)
-    return replace(result, sentence=selective_sentence(result, judges, more, first))
+                     "lower_bound": s.lower_bound, "passed": s.passed} for s in choice.steps),
+        kept_by_judge=(keep,), more_labels_about=more[1] if more else None,
+        openings=((choice.steps[0].n_kept, choice.steps[0].n_agree) if choice.steps else (0, 0),))
+    opening = next((s for s in choice.steps if s.n_kept), None)
+    return replace(result, sentence=selective_sentence(result, [ji.judge], more, opening))
+
+
+def _costs(store: Store, golden_set: str, rubric: str, per_judge: list[JudgeItems], ids: list[str],
+           run: str | None) -> tuple[list[float | None], str | None]:
+    """Each judge's cost per item graded as calibrated (every repeat where its confidence comes from repeats): the
+    mean recorded cost where every item has one, else the price table's estimate for its model on these items,
+    else None (a cost is never guessed); and where they came from (None unless every judge has one)."""
+    out: list[float | None] = []
+    sources = []
+    for n, ji in enumerate(per_judge):
+        recorded = [ji.grading_cost.get(i) for i in ids if i in ji.verdict]
+        if recorded and all(c is not None for c in recorded):
+            out.append(sum(recorded) / len(recorded))
+            sources.append("recorded")
+            continue
+        out.append(_estimated_cost(store, golden_set, rubric, ji, ids, run if n == 0 else None))
+        sources.append("estimated")
+    if any(c is None for c in out):
+        return out, None
+    return out, (sources[0] if len(set(sources)) == 1 else
+                 ", ".join(f"{ji.judge}: {s}" for ji, s in zip(per_judge, sources)))
+
+
+def _estimated_cost(store: Store, golden_set: str, rubric: str, ji: JudgeItems, ids: list[str],
+                    run: str | None) -> float | None:
+    """The price table's estimate of one item's grading (``judge run --dry-run``'s, on these items, with the
+    repeats its confidence needs), or None where the model has no price."""
+    from workbench.calibration.golden_sets import load_items
+    from workbench.judges.runner import estimate_run
+
+    scope = resolve_ref(store, golden_set, rubric, ji.judge, run)
+    items = [it for it in load_items(store, golden_set) if it.id in set(ids)]
+    if not items:
+        return None
+    repeats = ji.repeats if "repeats" in ji.source else 1
+    e = estimate_run(items, scope.rubric.rubric, scope.rubric.rubric.judge(ji.judge), repeats=repeats)
+    return None if e.cost_usd is None else e.cost_usd / len(items)
+
+
+def _cascade(per_judge: list[JudgeItems], ids: list[str], resolved: dict, target: float, risk: float,
+             costs: list[float | None], cost_source: str | None) -> SelectiveResult:
+    """A cascade's thresholds chosen jointly (learn then test), its judges' shares, the guarantee and the cost."""
+    import numpy as np
+
+    from workbench.stats.selective import choose_cascade, choose_threshold, route
+
+    judges = [ji.judge for ji in per_judge]
+    conf = np.array([[ji.confidence.get(i, math.nan) for ji in per_judge] for i in ids], dtype=float)
+    agree = np.array([[ji.verdict.get(i) == resolved[i] for ji in per_judge] for i in ids], dtype=bool)
+    known = cost_source is not None  # every judge has a cost: the pick weighs them
+    choice = choose_cascade(conf, agree, target=target, risk=risk, cost=np.array(costs) if known else None,
+                            seed=CASCADE_SEED)
+    alone = [choose_threshold(conf[:, j], agree[:, j], target=target, risk=risk) for j in range(len(judges))]
+    n = len(ids)
+    stage = route(conf, choice.thresholds) if choice.guaranteed else np.full(n, -1)
+    kept_by_judge = tuple(tuple(i for i, s in zip(ids, stage) if s == j) for j in range(len(judges)))
+    stages = []
+    for j, ji in enumerate(per_judge):
+        graded, reached = len(kept_by_judge[j]), choice.reached_by[j] if choice.guaranteed else 0
+        agreeing = choice.agree_by[j] if choice.guaranteed else 0
+        stages.append(CascadeStage(ji.judge, choice.thresholds[j] if choice.guaranteed else None,
+                                   graded / reached if reached else 0.0, graded / n, graded,
+                                   agreeing / graded if graded else None, costs[j]))
+    more = None if choice.guaranteed else choice.more_labels()
+    interval = choice.interval()
+    spent = choice.cost_per_item if choice.guaranteed else None
+    single = choice.single_judge
+    result = SelectiveResult(
+        threshold=choice.thresholds[0] if choice.guaranteed else None, coverage=choice.coverage,
+        agreement=choice.agreement, agreement_lower_bound=choice.lower_bound, target=target, risk=risk,
+        n_calibration=n, guaranteed=choice.guaranteed, sentence="",
+        confidence_source=", ".join(f"{ji.judge}: {ji.source}" for ji in per_judge),
+        n_without_confidence=int(np.isnan(conf[:, 0]).sum()), more_labels=more[0] if more else None,
+        cascade=tuple(stages),
+        cost_per_graded_item=(spent / choice.coverage) if spent is not None and choice.coverage else None,
+        cost_last_judge_alone=costs[-1],
+        steps=tuple({"thresholds": list(s.thresholds), "n_kept": s.n_kept, "n_agree": s.n_agree,
+                     "lower_bound": s.lower_bound, "passed": s.passed} for s in choice.steps),
+        abstained_share=1 - choice.coverage,
+        agreement_interval=None if interval is None else {
+            "low": interval[0], "high": interval[1], "level": 1 - 2 * risk, "n_kept": choice.n_test_kept,
+            "n_agree": choice.n_test_agree, "on": "testing items"},
+        cost_per_1000_items=None if spent is None else 1000 * spent, cost_source=cost_source,
+        single_judges=tuple(SingleJudge(ji.judge, a.threshold, a.coverage, a.guaranteed)
+                            for ji, a in zip(per_judge, alone)),
+        recommended_judge=judges[single] if single is not None else None,
+        method=CascadeMethod(choice.n_order, choice.n_test, choice.n_candidates, choice.n_path, len(choice.steps),
+                             CASCADE_SEED),
+        kept_by_judge=kept_by_judge, more_labels_about=more[1] if more else None,
+        openings=tuple((a.steps[0].n_kept, a.steps[0].n_agree) if a.steps else (0, 0) for a in alone))
+    first = choice.steps[0] if choice.steps and choice.steps[0].n_kept else None
+    return replace(result, sentence=cascade_sentence(result, judges, more, first))
+
+
+#: The seed of the split of a cascade's labeled items into ordering and testing parts (fixed: the same labels
+#: always give the same thresholds).
+CASCADE_SEED = 0
 
 
 def _pct(x: float) -> str:
@@ -189,6 +281,52 @@ def selective_sentence(r: SelectiveResult, judges: list[str], more: tuple[int, i
                 f"give the guarantee.")
     return (f"{head}: at least {at_least} more labeled items would be needed, about {about} if its agreement on "
             f"the items it is surest of holds.")
+
+
+def _usd(x: float) -> str:
+    return f"${x:,.2f}" if x >= 0.1 else f"${x:.2g}"
+
+
+def cascade_sentence(r: SelectiveResult, judges: list[str], more: tuple[int, int | None] | None,
+                     first=None) -> str:
+    """The one sentence the text output and the card say of a cascade: what each judge grades, the abstained
+    share, the agreement and its bound, the cost of 1,000 items; or the judge alone no cascade beats; or the labels
+    still needed."""
+    who = "the cascade " + " -> ".join(f"'{j}'" for j in judges)
+    conf = _pct(1 - r.risk)
+    per_1000 = (f", at {_usd(r.cost_per_1000_items)} per 1,000 items ({r.cost_source})"
+                if r.cost_per_1000_items is not None else "")
+    on_test = f" on the {r.agreement_interval['n_kept']} testing items it keeps" if r.agreement_interval else ""
+    beaten = [s for s in r.single_judges if s.guaranteed and s.coverage > r.coverage + 1e-12]
+    aside = (f"; tested alone, '{beaten[0].judge}' keeps more ({beaten[0].coverage:.0%}), since the cascade's test "
+             f"holds the risk over its whole choice on {r.method.n_test} of the {r.n_calibration} items"
+             if beaten and r.method else "")
+    if r.guaranteed and r.recommended_judge is not None:
+        stage = next(s for s in r.cascade if s.judge == r.recommended_judge)
+        return (f"No cascade of {who[12:]} covers more than judge '{stage.judge}' alone at {_pct(r.target)} "
+                f"agreement with {conf} confidence: grade with '{stage.judge}' alone (confidence >= "
+                f"{stage.threshold:.3g}), which keeps {r.coverage:.0%} of the {r.n_calibration} labeled items and "
+                f"agrees with the human consensus on {r.agreement:.1%} of them (lower bound "
+                f"{r.agreement_lower_bound:.3f}{on_test}){per_1000}{aside}.")
+    if r.guaranteed:
+        shares = ", ".join(f"'{s.judge}' {s.share_of_items:.0%}" for s in r.cascade if s.threshold is not None)
+        alone = (f", against {_usd(1000 * r.cost_last_judge_alone)} for '{judges[-1]}' alone"
+                 if per_1000 and r.cost_last_judge_alone is not None else "")
+        return (f"{who[:1].upper() + who[1:]} (thresholds "
+                + ", ".join("skipped" if s.threshold is None else f"{s.threshold:.3g}" for s in r.cascade)
+                + f") grades {r.coverage:.0%} of the {r.n_calibration} labeled items ({shares}; "
+                f"{r.abstained_share:.0%} abstained) and agrees with the human consensus on {r.agreement:.1%} of "
+                f"them; with {conf} confidence its agreement there is at least {_pct(r.target)} (lower bound "
+                f"{r.agreement_lower_bound:.3f}{on_test}){per_1000}{alone}{aside}.")
+    at_least, about = more or (1, None)
+    head = (f"No thresholds of {who} reach {_pct(r.target)} agreement with the human consensus with {conf} "
+            f"confidence on these {r.n_calibration} labeled items")
+    if about is None and first is not None:
+        return (f"{head}: on the {first.n_kept} testing items of the first configuration tested it agrees on "
+                f"{first.n_agree} ({first.n_agree / first.n_kept:.0%}), not above the target, so more labels alone "
+                f"will not give the guarantee.")
+    return (f"{head}: at least {at_least} more labeled items would be needed, about {about} if its agreement on "
+            f"the first configuration tested holds.")
 
 
 def judges_of_cascade(judge: str | None, cascade: str | None, selective: bool, target: float | None = None,
