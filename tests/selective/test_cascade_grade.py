@@ -18,7 +18,7 @@ from tests.conftest import DEMO_DIR, write
 from tests.selective.test_policy_and_gate import BUNDLE, RUBRIC, _plant_confidence
 
 
-def _planted_bundle(cli, tmp_path) -> dict:
+def _planted_bundle(cli, tmp_path, first: float | None = 0.9) -> dict:
     from workbench.core.hashing import sha256_hex
     from workbench.features.export.records import Bundle
     from workbench.store import Store
@@ -27,6 +27,8 @@ def _planted_bundle(cli, tmp_path) -> dict:
     stages = data["selective"]["cascade"]
     assert stages[1]["threshold"] == 1.0  # the real choice (test_policy_and_gate.py)
     stages[1]["threshold"] = 0.6
+    if first is None:  # a cascade that skips its first judge
+        stages[0]["threshold"] = data["selective"]["threshold"] = None
     stages[1]["confusion"] = {"labels": [-1, 0, 1], "matrix": [[3, 1, 0], [0, 2, 1], [1, 0, 4]]}
     bundle = Bundle.from_json(data)
     bundle = bundle.but(sha256=sha256_hex(bundle.content()))
@@ -132,3 +134,31 @@ def test_run_here_each_judge_of_the_cascade_grades_only_what_reaches_it(cli, tmp
     assert asked["noisy-llama"] == [i for k, i in enumerate(ids) if k % 2 == 0]  # what careful abstained on
     assert out["abstained_ids"] == [i for k, i in enumerate(ids) if k % 2 == 0 and k % 4 != 0]
     assert [s["n_graded"] for s in out["selective"]["cascade"]] == [6, 3]
+
+
+def test_a_judge_the_cascade_skips_is_not_run(cli, tmp_path):
+    """A cascade whose first judge has no threshold (skipped: no cascade beat the second judge alone) sends every
+    item to the second judge; the first is never asked, and no judgments of it are needed."""
+    from workbench.core.models import Judgment
+    from workbench.features.grading.service import grade
+    from workbench.store import Store
+
+    cli("demo", "--no-ui")
+    _plant_confidence(cli, tmp_path)
+    assert cli("export", "-g", "demo", "-r", RUBRIC, "-j", "careful-sonnet", "--selective", "--target-agreement",
+               "0.93", "--risk", "0.1", "--cascade", "careful-sonnet,noisy-llama", "--resamples", "200").exit_code == 0
+    _planted_bundle(cli, tmp_path, first=None)
+    items = [json.loads(line) for line in (DEMO_DIR / "items.jsonl").read_text().splitlines()[:8]]
+    f_items = write(tmp_path / "new_items.jsonl", "".join(json.dumps(i) + "\n" for i in items))
+    asked: dict[str, list[str]] = {}
+
+    def scripted(batch, rubric, spec):
+        asked[spec.id] = [it.id for it in batch]
+        return [Judgment(item_id=it.id, score=1, confidence=0.7 if k % 2 else 0.1) for k, it in enumerate(batch)]
+
+    with Store(cli.db) as s:
+        out = grade(s, tmp_path / "cascade.yaml", f_items, judge_items=scripted, resamples=200, out=None)
+    ids = [i["id"] for i in items]
+    assert asked == {"noisy-llama": ids}  # careful-sonnet is skipped: not run
+    assert [st["n_graded"] for st in out["selective"]["cascade"]] == [0, 4]
+    assert out["abstained_ids"] == ids[0::2]

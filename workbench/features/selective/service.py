@@ -399,6 +399,9 @@ def bundle_section(store: Store, golden_set: str, rubric: str, judge: str, chose
                               for n, (s, kept) in enumerate(zip(chosen.cascade, chosen.kept_by_judge))]
         section["cost_per_graded_item"] = chosen.cost_per_graded_item
         section["cost_last_judge_alone"] = chosen.cost_last_judge_alone
+        section["cost_per_1000_items"] = chosen.cost_per_1000_items
+        section["abstained_share"] = chosen.abstained_share
+        section["recommended_judge"] = chosen.recommended_judge
     return section
 
 
