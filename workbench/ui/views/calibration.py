@@ -22,7 +22,7 @@ from workbench.ui import auth, glossary, probes_view
 from workbench.ui.components import code_span, metric, plain, prose
 from workbench.ui.lead import (DEFAULT_RISK, DEFAULT_TARGET, NUMBER, RIGHT, SIGNED, curve, disagreement_table,
     page_header, report, report_chart, show_spec, show_table, verdict_box)
-from workbench.ui.state import store
+from workbench.ui.state import db_path, store
 from workbench.ui.trajectory import display_step, render_item
 from workbench.ui.planning_view import render_plan
 
@@ -202,6 +202,43 @@ def _confidence(rep: CalibrationReport, picked: tuple[str, str, str]) -> None:
     st.caption(f"Confidence comes from {plain(c.source)} for {c.n_with_confidence} of the {c.n_items} labeled "
                "items; each point keeps the items at or above its confidence threshold (agreement as seen, without "
                "the bound the guarantee uses).")
+    if wanted is not None and wanted.cascade and wanted.cascade[0] == judge:
+        _cascade(golden_set, rubric, wanted.cascade, float(target), float(risk))
+
+
+@st.cache_data(show_spinner="Choosing the cascade's thresholds…", max_entries=16)
+def _cascade_result(db: str, version: tuple, golden_set: str, rubric: str, judges: tuple[str, ...], target: float,
+                    risk: float):
+    from workbench.features.selective.service import calibrate_selective
+
+    return calibrate_selective(store(), golden_set, rubric, list(judges), target=target, risk=risk)
+
+
+def _cascade(golden_set: str, rubric: str, judges: tuple[str, ...], target: float, risk: float) -> None:
+    """The cascade the rubric's policy names, as ``calibrate --selective --cascade`` chooses it: its sentence, what
+    each judge grades, the share abstained on, and each judge alone."""
+    st.subheader("The cascade of the policy")
+    try:
+        r = _cascade_result(db_path(), store().data_version(), golden_set, rubric, tuple(judges), target, risk)
+    except WorkbenchError as e:
+        st.info(prose(str(e)))
+        return
+    (st.success if r.guaranteed else st.warning)(plain(r.sentence))
+    if not r.guaranteed:
+        return
+    rows = [{"judge": s.judge, "threshold": "skipped" if s.threshold is None else f"{s.threshold:.3g}",
+             "share of items": s.share_of_items, "agreement on them": s.agreement,
+             "cost per item": s.cost_per_item,
+             "alone, tested on its own": next((a.coverage for a in r.single_judges if a.judge == s.judge), None)}
+            for s in r.cascade]
+    rows.append({"judge": "abstained (to people)", "share of items": r.abstained_share})
+    show_table(pd.DataFrame(rows), {"share of items": "%.3f", "agreement on them": NUMBER, "cost per item": "$%.4f",
+                                    "threshold": RIGHT, "alone, tested on its own": "%.3f"}, key="cal-cascade")
+    st.caption("Each item goes to the first judge whose confidence reaches its threshold; the thresholds are chosen "
+               f"together, on {r.method.n_test} of the {r.n_calibration} labeled items after the other "
+               f"{r.method.n_order} ordered them, so the guarantee holds for the cascade's verdicts as a whole. "
+               "The last column is the share each judge would keep alone, tested on its own at the same target "
+               "and risk.")
 
 
 def _curve_spec(c) -> dict:
