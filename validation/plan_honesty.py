@@ -1,61 +1,36 @@
-"""Are the plan's label counts honest? `workbench plan`'s prediction against campaigns over a real pool.
+"""Campaigns over real pools: a start of labeled items, `workbench plan` read through the product, then real labels.
 
+The machinery ``validation/plan_ranges.py`` measures the plan's predictive ranges with (benchmarks/plan_honesty.md).
 A *campaign* labels a random starting sample (every human label of each item), reads the plan through the product
-(a temporary SQLite store, ``calibrate`` then ``plan``) and records each undecided gate check's
-``more_labels_random`` (labels to a decision if they are drawn at random) and ``more_labels`` (in the order that
-fits: the active queue's, shown, not simulated here); then it keeps drawing items at random from the rest of the
-real pool, with their real human labels, re-reading the gate after every batch until the check is decided or the
-pool runs out. A *case* is a judge x starting size (60, 120, 240 items); it runs ``--seeds`` campaigns (40), each
-from its own random start with its own random order, the three judges sharing each start and order.
+(a temporary SQLite store, ``calibrate`` then ``plan``) and records each undecided gate check's random-order range
+of labels to a decision (median and 80% range over the plan's simulated futures); then it keeps drawing items at
+random from the rest of the real pool, with their real human labels, re-reading the gate after every batch (the
+plan's own batches: 5 items, or 5% of those labeled) until the check is decided or the pool runs out. A start can
+have several random continuations (``orders``): the plan is the same, the labels really needed differ.
 
-Why many starts: the prediction from one start rests on that start's estimate (TNR on 1 to 27 consensus fails
-here), and the labels a check needs grow as 1 / (distance to the bound)^2; an estimate one standard error off the
-truth moves them several-fold. One start per case measures that start's luck (on disjoint sets of 10 campaigns a
-case the count of passing cases was 7, 5, 7 and 6 of 9), so each case takes the median over 40 campaigns, and the
-share of single campaigns within 2x is reported beside it: 22% to 54%, which is what a lead should know
-(benchmarks/plan_honesty.md).
-
-The pool: SummEval (../shared/data/alttest/summeval), 6,400 items (100 news articles x 16 systems x 4 quality
-dimensions), each rated 1-5 by all 3 expert raters; consensus is the workbench's (strict majority, 89% of items
-reach one), items cluster by article, categories are the dimensions, pass = 3 or more, the golden set's overlap is
-3. It is *held out*: nothing in the plan's model (``gate._more_to_clear`` / ``_more_for_proportion``,
-``stats.planning``, the yields in ``services.planning``) was chosen or checked on it. Play Favorites chose the
-interval methods (validation/interval_coverage.py) and, with mtbench, fed the label-order simulations
-(validation/active_queue_simulation.py); SummEval had only reproduced the AltTest paper's figures. ``--pool
-play-favorites`` is the development pool (its self-preference checks). The judges are the first of each family
-whose judge is not degenerate (mistral-v03 passes 99.7% of all items): gpt-4o, llama-31, gemini_flash; they were
-fixed before any prediction was looked at.
+Pools: SummEval (../shared/data/alttest/summeval), 6,400 items (100 news articles x 16 systems x 4 quality
+dimensions), each rated 1-5 by all 3 expert raters; consensus is the workbench's (strict majority, 89% of items reach
+one), items cluster by article, categories are the dimensions, pass = 3 or more, the golden set's overlap is 3. It
+is *held out*: nothing in the plan's model was chosen or checked on it. Play Favorites (logical correctness), the
+development pool of the interval methods, whose judges are also producers (self-preference is measurable); and
+mtbench, a pool of 120 items that runs out. SummEval's judges are the first of each family whose judge is not
+degenerate (mistral-v03 passes 99.7% of all items): gpt-4o, llama-31, gemini_flash.
 
 Re-reading the gate: each batch recomputes only the report sections the open checks read, with the calls and
-arguments ``services.calibration.calibrate`` makes (``stats.agreement_with_intervals`` for agreement, TPR and TNR;
+arguments ``calibration.calibrate`` makes (``stats.agreement_with_intervals`` for agreement, TPR and TNR;
 ``human_ceiling`` and the alternative-annotator test for the comparison with the reviewers; ``self_preference``;
 the noise floor), and the gate's own ``evaluate`` reads them (tests/planning/test_plan_honesty.py checks that a
-full ``calibrate`` gives the same states). Batches: 5 items, or 5% of the items labeled so far when that is more.
-The plan and the simulation both use 200 bootstrap resamples instead of calibrate's 2,000, for speed (a campaign
-re-reads the gate up to 80 times).
-
-Comparing: a campaign's ratio is predicted / simulated labels, each at least one batch (5 items' labels: the
-simulation tells no finer). "This pool cannot decide it" (and "more labels will hardly decide it") reads as "at
-least the labels left in the pool", and a campaign that ran out of pool as having needed at least those: so both
-agree (ratio 1), and either against a number is that number's ratio to the labels left. A check of a case is
-*within 2x* when the median of its campaigns' ratios lies in [0.5, 2], over the campaigns where it was undecided
-at the start (a check undecided in fewer than a quarter of them is shown, not counted). A case *passes* when every
-counted check is within 2x (the strict reading: a case is as good as its worst check).
-
-    python validation/plan_honesty.py [--pool summeval] [--seeds 40] [--jobs 2]
+full ``calibrate`` gives the same states). The campaigns use 200 bootstrap resamples instead of calibrate's 2,000,
+for speed (a campaign re-reads the gate up to 100 times).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
-import os
 import shutil
 import sqlite3
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,15 +44,14 @@ SUMMEVAL = DATA / "alttest" / "summeval"
 PLAY_FAVORITES = DATA / "play_favorites" / "Logical_correctness.csv"
 MTBENCH = DATA / "alttest" / "mtbench"
 JUDGES = ("gpt-4o", "llama-31", "gemini_flash")
-SIZES = (60, 120, 240)
+SIZES = (50, 100, 200)
 RESAMPLES = 200
-SEEDS = 40  # campaigns a case
+SEEDS = 4  # starts a case (each with its own random continuations)
 GOLDEN_SET, RUBRIC = "pool", "pool-rubric"
 ALT_FAMILY = {"gemini_flash": "google", "gemini_pro": "google", "gpt-4o": "openai", "gpt-4o-mini": "openai",
               "llama-31": "meta", "mistral-v03": "mistral"}
 #: The gate checks labels can decide (stability, drift, completeness and probes are decided by judge runs).
 LABEL_CHECKS = ("evidence", "agreement", "pass_fail", "as_good_as_human", "self_preference")
-MIN_SHARE = 0.25  # a check undecided in fewer of a case's campaigns is shown, not counted
 
 
 @dataclass(frozen=True)
@@ -162,8 +136,9 @@ def play_favorites_pool(path: Path = PLAY_FAVORITES) -> RealPool:
     for r in df.itertuples():
         if r.item_id in keep:
             judges.setdefault(r.judge.replace(":", "_"), {})[r.item_id] = int(r.rating) - 1
-    return RealPool("Play Favorites", ids, {r.item_id: {"human-mean": int(round(r.gt)) - 1} for r in first.itertuples()},
-                    judges, dict(zip(first["item_id"], first["prompt_id"])), dict(zip(first["item_id"], first["dataset"])),
+    return RealPool("Play Favorites", ids,
+                    {r.item_id: {"human-mean": int(round(r.gt)) - 1} for r in first.itertuples()}, judges,
+                    dict(zip(first["item_id"], first["prompt_id"])), dict(zip(first["item_id"], first["dataset"])),
                     (-1, 0, 1), 0, {j.replace(":", "_"): judge_model(j) for j in df["judge"].unique()},
                     {j.replace(":", "_"): family_of(j) for j in df["judge"].unique()},
                     dict(zip(first["item_id"], first["model"])),
@@ -339,12 +314,11 @@ FIRST_BATCH = 5  # items; or 5% of the items labeled so far when that is more
 
 
 def looks(n_start: int, n_rest: int) -> list[int]:
-    """Items added by each look: batches of 5 items, or 5% of the items labeled so far when that is more."""
-    out, k = [], 0
-    while k < n_rest:
-        k = min(n_rest, k + max(FIRST_BATCH, math.ceil(0.05 * (n_start + k))))
-        out.append(k)
-    return out
+    """Items added by each look: the plan's own batches (``stats.plans.paths.looks``: 5 items, or 5% of the items
+    labeled so far when that is more), so the campaigns read the gate when the plan's futures do."""
+    from workbench.stats.plans.paths import looks as plan_looks
+
+    return plan_looks(n_start, n_rest).tolist()
 
 
 def simulate(pool: RealPool, judge: str, start, checks, seed: int) -> dict[str, int | None]:
@@ -369,48 +343,64 @@ def simulate(pool: RealPool, judge: str, start, checks, seed: int) -> dict[str, 
     return out
 
 
-# -- campaigns and cases --------------------------------------------------------------------------------------------
+# -- campaigns --------------------------------------------------------------------------------------------------------
 
 @dataclass
 class Campaign:
-    """One undecided check of one campaign: the plan's numbers and the labels the campaign then needed."""
+    """One undecided check of one campaign: the plan's random-order range, and the labels one real random order of
+    the rest of the pool then needed."""
 
+    pool: str
     judge: str
     size: int
-    seed: int
+    seed: int                      # the start's
+    order: int                     # which random continuation of that start
     check: str
-    reason: str
-    predicted_random: int | None
-    predicted_active: int | None
-    pool_cannot_decide: bool
-    pool_labels: int              # labels the rest of the pool holds
-    batch_labels: int = 1         # labels of the first batch: the simulation tells no finer
-    simulated: int | None = None  # None: the pool ran out first
+    low: float | None              # the plan's 80% range and median of labels, random order (None: beyond its
+    median: float | None           # simulated horizon)
+    high: float | None
+    pool_decides: float            # the plan's share of futures the pool decides
+    pool_labels: int               # labels the rest of the pool holds
+    needed: int | None = None      # labels the real order needed (None: the pool ran out first)
+    recommended_median: float | None = None
+
+    def _capped(self, x: float | None) -> float:
+        """A count read as the old comparison read 'this pool cannot decide it': at most the labels left (None, or
+        beyond the pool, is 'at least the labels left')."""
+        return float(self.pool_labels) if x is None else min(float(x), float(self.pool_labels))
 
     @property
-    def predicted(self) -> float:
-        """The random-order prediction; 'cannot decide' (or 'will hardly decide') as the labels left."""
-        if self.pool_cannot_decide or self.predicted_random is None:
-            return float(self.pool_labels)
-        return float(self.predicted_random)
+    def inside(self) -> bool:
+        """The labels really needed lie in the 80% range (a pool that ran out: the range reaches past the pool)."""
+        return self._capped(self.low) <= self._capped(self.needed) <= self._capped(self.high)
 
     @property
-    def needed(self) -> float:
-        return float(self.pool_labels if self.simulated is None else self.simulated)
+    def width(self) -> float:
+        """high / low (infinite when the range goes past the simulated horizon)."""
+        if self.high is None or not self.low:
+            return float("inf")
+        return float(self.high) / float(self.low)
 
     @property
     def ratio(self) -> float:
-        """predicted / needed, each at least one batch (a check decided at the first look needed up to a batch)."""
-        return max(self.predicted, self.batch_labels) / max(self.needed, self.batch_labels)
+        """median / needed, both capped at the labels left and at least one batch."""
+        batch = float(BATCH_LABELS.get(self.pool, 1))
+        return max(self._capped(self.median), batch) / max(self._capped(self.needed), batch)
+
+    @property
+    def within_2x(self) -> bool:
+        return 0.5 <= self.ratio <= 2.0
 
 
+BATCH_LABELS: dict[str, int] = {}  # labels of the first batch by pool: the simulation tells no finer
 _POOL: RealPool | None = None  # the pool of a worker process (inherited, not pickled a task)
 _WORK: Path | None = None
 KEEP_STORES = False  # keep each campaign's store (to read its plan again)
 
 
-def campaign(size: int, seed: int, judges) -> list[Campaign]:
-    """One start of ``size`` items: the plan of each judge through the product, then the random continuation."""
+def campaign(size: int, seed: int, judges, orders: int = 1) -> list[Campaign]:
+    """One start of ``size`` items: the plan of each judge through the product, then ``orders`` random
+    continuations of the rest of the pool, each labeled until the gate decides every check the plan left open."""
     pool, work = _POOL, _WORK
     start = start_sample(pool, size, seed)
     folder = work / f"start-{size}-{seed}"
@@ -420,14 +410,16 @@ def campaign(size: int, seed: int, judges) -> list[Campaign]:
     out = []
     for judge in judges:
         _, p = product_plan(store, pool, judge, folder)
-        rows = [Campaign(judge, size, seed, c.check, c.reason, c.more_labels_random, c.more_labels,
-                         c.pool_cannot_decide, rest, FIRST_BATCH * pool.overlap)
-                for c in p.undecided if c.check in pool.checks]
-        if rows:
-            got = simulate(pool, judge, start, [r.check for r in rows], seed)
-            for r in rows:
-                r.simulated = got[r.check]
-        out += rows
+        checks = [c for c in p.undecided if c.check in pool.checks and c.random is not None]
+        for k in range(orders):
+            rows = [Campaign(pool.name, judge, size, seed, k, c.check, c.random.labels.low, c.random.labels.median,
+                             c.random.labels.high, c.random.pool_decides, rest,
+                             recommended_median=c.recommended.labels.median) for c in checks]
+            if rows:
+                got = simulate(pool, judge, start, [r.check for r in rows], seed * 1000 + k)
+                for r in rows:
+                    r.needed = got[r.check]
+            out += rows
     store.close()
     if not KEEP_STORES:  # the copies add up: 3 sizes x seeds x 12 MB
         shutil.rmtree(folder)
@@ -438,16 +430,18 @@ def _campaign_task(args):
     return campaign(*args)
 
 
-def run(pool: RealPool, *, judges=JUDGES, sizes=SIZES, seeds: int = SEEDS, jobs: int = 2,
+def run(pool: RealPool, *, judges=JUDGES, sizes=SIZES, seeds: int = SEEDS, orders: int = 1, jobs: int = 2,
         work: Path | None = None) -> list[Campaign]:
-    """Every campaign of every case (a judge x starting size), ``seeds`` campaigns a starting size."""
+    """Every campaign of every case (a judge x starting size): ``seeds`` starts a size, ``orders`` continuations
+    a start."""
     global _POOL, _WORK
     _POOL, _WORK = pool, work or Path(tempfile.mkdtemp(prefix="plan-honesty-"))
+    BATCH_LABELS[pool.name] = FIRST_BATCH * pool.overlap
     if not (_WORK / "base" / "workbench.db").exists():
         build_store(pool, _WORK / "base", judges).close()
-    tasks = [(size, seed, tuple(judges)) for size in sizes for seed in range(seeds)]
-    from workbench.calibration import calibrate as calibration
-    from workbench.features.planning import plan as planning  # noqa: F401  imported once, before the workers fork
+    tasks = [(size, seed, tuple(judges), orders) for size in sizes for seed in range(seeds)]
+    from workbench.calibration import calibrate as calibration  # noqa: F401  imported once, before the workers fork
+    from workbench.features.planning import plan as planning  # noqa: F401
     from workbench.stats.planning import z_value
 
     z_value(0.95)  # scipy.stats: seconds to import
@@ -461,101 +455,6 @@ def run(pool: RealPool, *, judges=JUDGES, sizes=SIZES, seeds: int = SEEDS, jobs:
     return [c for batch in done for c in batch]
 
 
-@dataclass
-class CheckSummary:
-    judge: str
-    size: int
-    check: str
-    campaigns: list[Campaign]
-    seeds: int
-
-    @property
-    def counted(self) -> bool:
-        return len(self.campaigns) >= MIN_SHARE * self.seeds
-
-    @property
-    def ratio(self) -> float:
-        return float(np.median([c.ratio for c in self.campaigns]))
-
-    @property
-    def within_2x(self) -> bool:
-        return 0.5 <= self.ratio <= 2.0
-
-    @property
-    def share_within(self) -> float:
-        return float(np.mean([0.5 <= c.ratio <= 2.0 for c in self.campaigns]))
-
-
-def summarise(campaigns: list[Campaign], judges=JUDGES, sizes=SIZES, seeds: int = SEEDS):
-    """[(judge, size, [CheckSummary])] for every case, checks in the gate's order."""
-    cases = []
-    for judge in judges:
-        for size in sizes:
-            mine = [c for c in campaigns if c.judge == judge and c.size == size]
-            checks = [k for k in LABEL_CHECKS if any(c.check == k for c in mine)]
-            cases.append((judge, size, [CheckSummary(judge, size, k, [c for c in mine if c.check == k], seeds)
-                                        for k in checks]))
-    return cases
-
-
-def case_passes(checks: list[CheckSummary]) -> bool | None:
-    """Every counted check within 2x (None: no check undecided often enough to count)."""
-    counted = [s for s in checks if s.counted]
-    return None if not counted else all(s.within_2x for s in counted)
-
-
-def _n(x: float) -> str:
-    return f"{x:,.0f}"
-
-
-def _quartiles(values) -> str:
-    q1, q2, q3 = np.quantile(np.asarray(values, dtype=float), [0.25, 0.5, 0.75])
-    return f"{_n(q2)} [{_n(q1)}, {_n(q3)}]"
-
-
-def table(cases, seeds: int) -> str:
-    lines = ["| judge | starting items | undecided check (campaigns) | predicted labels, random order: median [IQR] "
-             "(cannot decide) | active order | simulated labels: median [IQR] (pool ran out) | median ratio "
-             "| campaigns within 2x | within 2x |", "|---|---|---|---|---|---|---|---|---|"]
-    for judge, size, checks in cases:
-        if not checks:
-            lines.append(f"| {judge} | {size} | none undecided | | | | | | (nothing to predict) |")
-        for s in checks:
-            cs = s.campaigns
-            active = [c.predicted_active for c in cs if c.predicted_active is not None and not c.pool_cannot_decide]
-            lines.append(
-                f"| {judge} | {size} | {s.check} ({len(cs)} of {seeds}) | {_quartiles([c.predicted for c in cs])} "
-                f"({sum(c.pool_cannot_decide for c in cs)}) | {_n(np.median(active)) if active else '-'} | "
-                f"{_quartiles([c.needed for c in cs])} ({sum(c.simulated is None for c in cs)}) | {s.ratio:.2f} | "
-                f"{s.share_within:.0%} | {('yes' if s.within_2x else 'NO') if s.counted else '(not counted)'} |")
-    verdicts = [case_passes(checks) for _, _, checks in cases]
-    lines += ["", f"Cases passing (every counted check within 2x): {sum(v is True for v in verdicts)} of "
-                  f"{sum(v is not None for v in verdicts)} with a counted check ({len(cases)} cases)."]
-    return "\n".join(lines)
-
-
 POOLS = {"summeval": (summeval_pool, SUMMEVAL, JUDGES),
          "play-favorites": (play_favorites_pool, PLAY_FAVORITES,
                             ("gpt-4o", "anthropic.claude-3-5-sonnet-20241022-v2_0", "meta.llama3-1-70b-instruct-v1_0"))}
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pool", choices=sorted(POOLS), default="summeval",
-                    help="summeval: the held-out pool; play-favorites: the development pool")
-    ap.add_argument("--seeds", type=int, default=SEEDS, help="campaigns a case (each its own start and order)")
-    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    args = ap.parse_args()
-    make, path, judges = POOLS[args.pool]
-    if not path.exists():
-        print(f"skipped: {path} is not present")
-        return 0
-    t0 = time.time()
-    campaigns = run(make(), judges=judges, seeds=args.seeds, jobs=args.jobs)
-    print(table(summarise(campaigns, judges=judges, seeds=args.seeds), args.seeds))
-    print(f"\n({time.time() - t0:.0f} s, {args.seeds} campaigns a case, {RESAMPLES} resamples)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

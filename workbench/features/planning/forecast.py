@@ -31,30 +31,22 @@ from typing import Any
 
 import numpy as np
 
-from workbench.calibration.gate import (
-    FAILED,
-    UNDECIDED,
-    Policy,
-    Verdict,
-    evidence_needs,
-)
+from workbench.calibration.gate import FAILED, UNDECIDED, Policy, Verdict, evidence_needs
 from workbench.calibration.report import CalibrationReport, Evidence, Metric
 from workbench.features.planning.records import Forecast
 from workbench.stats import planning as sp
 from workbench.stats.plans import measures
 from workbench.stats.plans.futures import Donors, draw_donors
-from workbench.stats.plans.paths import (
-    PATHS,
-    LookSums,
-    first_decided,
-    looks,
-    predictive_range,
-)
+from workbench.stats.plans.selection import selection_weights, undecided_band, undecided_below
+from workbench.stats.plans.paths import (PATHS, LookSums, first_decided, looks, predictive_range,
+    random_positions)
 
 #: The gate checks labels decide, and the measurements (parts) behind each.
 LABEL_CHECKS = {"evidence": ("evidence",), "agreement": ("agreement",), "pass_fail": ("tpr", "tnr"),
                 "as_good_as_human": ("as_good_as_human",), "self_preference": ("same_family", "same_model")}
 ORDERS = ("recommended", "random")
+#: The check each part belongs to.
+PART_CHECK = {part: check for check, parts in LABEL_CHECKS.items() for part in parts}
 #: A part's state where it is not measured at a look (the same-model effect before any item of the judge's model):
 #: the gate leaves it out of its check.
 ABSENT = -2
@@ -108,6 +100,8 @@ class GoldenSetArrays:
     pool: ItemArrays
     active: ActiveOrder | None
     n_items: int                 # items of the golden set
+    labeled_ids: tuple[str, ...] = ()  # the item of each labeled entry, and of each pool entry
+    pool_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -140,20 +134,29 @@ def simulate(arrays: GoldenSetArrays, report: CalibrationReport, verdict: Verdic
     out: dict[str, dict[str, Forecast]] = {}
     kept = {}
     blocking_other = [c for c, s in states.items() if s == UNDECIDED and c not in LABEL_CHECKS]
+    runs = {order: _run_order(order, arrays, report, policy, future, update, pool, donors, feats, marks,
+                              open_checks, seed) for order in ORDERS}
+    # the futures weighed for the selection (the plan reads a check because it is undecided), from each part's value
+    # over the whole future in random order (unweighted): one weight per future and check, the same in both orders
+    selected = _selection(report, policy, runs["random"].truths, _open_parts(verdict, open_checks))
+    weight_of = {c: np.prod([np.ones(paths)] + [selected[p] for p in LABEL_CHECKS[c] if p in selected], axis=0)
+                 for c in open_checks}
+    weight_of["verdict"] = np.prod([np.ones(paths)] + [weight_of[c] for c in open_checks], axis=0)
     for order in ORDERS:
-        run = _run_order(order, arrays, report, policy, future, update, pool, donors, feats, marks, open_checks,
-                         seed)
+        run = runs[order]
         kept[order] = run
         labels, decided = run.labels, {}
         for name, state in run.states.items():
             look, result = first_decided(np.where(state == ABSENT, sp.OPEN, state))
             decided[name] = (look, result)
-            out.setdefault(name, {})[order] = _forecast(look, marks, labels, pool, len(future))
+            w = weight_of.get(name, weight_of.get(PART_CHECK.get(name, ""), None))
+            out.setdefault(name, {})[order] = _forecast(look, marks, labels, pool, len(future), _normal(w, paths))
             if name == "same_model" and (state == ABSENT).all():  # never measured: not part of the check
                 del out[name]
         if FAILED not in states.values():  # a check failed: the verdict is decided already
             look = _verdict_look(decided, open_checks)
-            out.setdefault("verdict", {})[order] = _forecast(look, marks, labels, pool, len(future))
+            out.setdefault("verdict", {})[order] = _forecast(look, marks, labels, pool, len(future),
+                                                             _normal(weight_of["verdict"], paths))
     result = Simulation(out, paths, len(future), pool, not blocking_other)
     if keep:
         object.__setattr__(result, "looks", {"marks": marks, "future": future, "donors": donors,
@@ -232,21 +235,15 @@ class _Features:
     difference2: np.ndarray  # ... and of its square
 
 
-@dataclass(frozen=True)
-class _ItemStats:
-    labels: np.ndarray      # labels of the item
-    pair: np.ndarray        # two or more labels
-    difference: np.ndarray  # judge-human minus human-human agreement (0 below two labels)
-
-
-def _item_stats(counts: np.ndarray, judge: np.ndarray) -> _ItemStats:
-    """Of items with these label counts (``(..., K)``) and judge scores: as ``stats.human_ceiling`` reads them."""
-    m = counts.sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_human = (counts * (counts - 1)).sum(axis=-1) / (m * (m - 1))
-        per_judge = np.take_along_axis(counts, judge[..., None], axis=-1)[..., 0] / m
+def _item_stats(counts: np.ndarray, judge: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(labels, two or more of them, judge-human minus human-human agreement) of items with these label counts
+    (``(n, K)``) and judge scores, as ``stats.human_ceiling`` reads them (the difference 0 below two labels)."""
+    m = counts.sum(axis=1)
     pair = m >= 2
-    return _ItemStats(m, pair, np.where(pair, per_judge - per_human, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_human = (counts * (counts - 1)).sum(axis=1) / (m * (m - 1))
+        per_judge = counts[np.arange(len(counts)), judge] / m
+    return m, pair, np.where(pair, per_judge - per_human, 0.0)
 
 
 def _features(arrays: GoldenSetArrays, future: ItemArrays, update: np.ndarray, donors: Donors,
@@ -254,31 +251,37 @@ def _features(arrays: GoldenSetArrays, future: ItemArrays, update: np.ndarray, d
     lab = arrays.labeled
     values = np.asarray(arrays.scale, dtype=np.float64)
     k = len(values)
+    overlap = max(arrays.overlap, 1)
     prior = donors.index < 0
     index = np.maximum(donors.index, 0)
-    judge = np.broadcast_to(future.judge[None, :], index.shape)
-    # a prior draw: every one of the overlap's raters gives the drawn value
-    counts = np.where(prior[..., None], np.eye(k)[np.maximum(donors.prior_value, 0)] * max(arrays.overlap, 1),
-                      lab.counts[index])
+    judge = future.judge[None, :]
+    # a donor's labels, read per labeled item once; a prior draw: every one of the overlap's raters gives its value
+    m_l, pair_l, _ = _item_stats(lab.counts, lab.judge)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_human_l = np.where(pair_l, (lab.counts * (lab.counts - 1)).sum(axis=1) / (m_l * (m_l - 1)), 0.0)
+        # the donor's labels equal to this item's score (the donor shares its score, but for a coarser fallback)
+        per_judge = lab.counts.ravel()[index * k + judge] / m_l[index]
+    m = np.where(prior, overlap, m_l[index])
+    pair = np.where(prior, overlap >= 2, pair_l[index])
+    per_judge = np.where(prior, donors.prior_value == judge, per_judge)
+    d = np.where(pair, per_judge - np.where(prior, 1.0, per_human_l[index]), 0.0)
     consensus = np.where(prior, donors.prior_value, lab.consensus[index]).astype(np.int64)
-    got = _item_stats(counts, judge)
-    labels = np.maximum(got.labels, arrays.overlap)  # labeled to the overlap, or as the donor was
+    labels = np.maximum(m, arrays.overlap)  # labeled to the overlap, or as the donor was
     resolved = consensus >= 0
     multi = (resolved & (labels >= policy.min_raters_per_item)).astype(float)
     residual = np.where(resolved, values[judge] - values[np.maximum(consensus, 0)], 0.0)
     # a labeled item short of the overlap: its own labels leave the sums as the donor's come in
     now = update >= 0
     at = np.maximum(update, 0)
-    own = _item_stats(lab.counts[at], lab.judge[at])
+    own_m, own_pair, own_d = _item_stats(lab.counts[at], lab.judge[at])
     current = np.where(now, lab.consensus[at], -1)
     own_resolved = now & (current >= 0)
-    own_multi = own_resolved & (own.labels >= policy.min_raters_per_item)
+    own_multi = own_resolved & (own_m >= policy.min_raters_per_item)
     own_residual = np.where(own_resolved, values[lab.judge[at]] - values[np.maximum(current, 0)], 0.0)
-    own_pair = now & own.pair
-    own_d = np.where(own_pair, own.difference, 0.0)
-    return _Features(consensus, current, labels - np.where(now, own.labels, 0), multi - own_multi,
-                     residual - own_residual, got.pair.astype(float) - own_pair, got.difference - own_d,
-                     got.difference**2 - own_d**2)
+    own_pair = now & own_pair
+    own_d = np.where(own_pair, own_d, 0.0)
+    return _Features(consensus, current, labels - np.where(now, own_m, 0), multi - own_multi,
+                     residual - own_residual, pair.astype(float) - own_pair, d - own_d, d**2 - own_d**2)
 
 
 # -- one order ----------------------------------------------------------------------------------------------------
@@ -287,6 +290,8 @@ def _features(arrays: GoldenSetArrays, future: ItemArrays, update: np.ndarray, d
 class _Run:
     states: dict[str, np.ndarray]   # check or part -> (paths, looks) state
     labels: np.ndarray              # (paths, looks) labels given by each look
+    truths: dict[str, np.ndarray] = field(default_factory=dict)  # part -> (paths,) its value over the whole future
+    position: np.ndarray | None = None  # (paths, F) each future item's place in the order
 
 
 def _run_order(order: str, arrays: GoldenSetArrays, report: CalibrationReport, policy: Policy, future: ItemArrays,
@@ -305,8 +310,8 @@ def _run_order(order: str, arrays: GoldenSetArrays, report: CalibrationReport, p
         stratum_judge = active.stratum_judge
     else:  # a fresh random order of the second opinions and of the pool on each path
         rng = np.random.default_rng([seed, 29])
-        position = np.concatenate([rng.random((paths, partial)).argsort(axis=1).argsort(axis=1),
-                                   rng.random((paths, pool - partial)).argsort(axis=1).argsort(axis=1) + partial,
+        position = np.concatenate([random_positions(paths, partial, rng),
+                                   random_positions(paths, pool - partial, rng) + partial,
                                    np.broadcast_to(np.arange(pool, n_future), (paths, n_future - pool))], axis=1)
         stratum_f, stratum_l, stratum_judge = future.judge, lab.judge, np.arange(k)
     strata = len(stratum_judge)
@@ -341,6 +346,7 @@ def _run_order(order: str, arrays: GoldenSetArrays, report: CalibrationReport, p
     labels = np.broadcast_to(sums.add(f.labels).sum(axis=2), (paths, n_looks)) + float(lab.counts.sum())
 
     states: dict[str, np.ndarray] = {}
+    truths: dict[str, np.ndarray] = {}
     parts = {p for c in open_checks for p in LABEL_CHECKS[c]}
     if "evidence" in parts:
         multi = sums.add(f.multi).sum(axis=2) + float(((lab.consensus >= 0)
@@ -357,6 +363,7 @@ def _run_order(order: str, arrays: GoldenSetArrays, report: CalibrationReport, p
         else:
             low = high = np.full_like(value, np.nan)
         states["agreement"] = sp.threshold_states(value, low, high, policy.min_agreement_lower)
+        truths["agreement"] = value[:, -1]
     for part, passing, bound in (("tpr", True, policy.min_tpr_lower), ("tnr", False, policy.min_tnr_lower)):
         if part not in parts:
             continue
@@ -374,12 +381,13 @@ def _run_order(order: str, arrays: GoldenSetArrays, report: CalibrationReport, p
         low, high = _wilson(value, n, deff * weighting)
         state = sp.threshold_states(value, low, high, bound)
         states[part] = np.where(n < policy.min_class_items, sp.OPEN, state).astype(np.int8)
+        truths[part] = value[:, -1]
     if "as_good_as_human" in parts:
-        states["as_good_as_human"] = _as_good_states(total, weighted, f, arrays, policy)
+        states["as_good_as_human"], truths["as_good_as_human"] = _as_good_states(total, weighted, f, arrays, policy)
     for part in ("same_family", "same_model"):
         if part in parts:
-            states[part] = _effect_states(part, total, weighted, f, future, arrays, report, policy, size_now,
-                                          mean_size)
+            states[part], truths[part] = _effect_states(part, total, weighted, f, future, arrays, report, policy,
+                                                        size_now, mean_size)
     for check in open_checks:
         names = [p for p in LABEL_CHECKS[check] if p in states]
         if check == "self_preference":
@@ -387,7 +395,7 @@ def _run_order(order: str, arrays: GoldenSetArrays, report: CalibrationReport, p
                                                                else []))
         elif len(names) > 1 or names != [check]:
             states[check] = _worst([states[p] for p in names])
-    return _Run(states, labels)
+    return _Run(states, labels, truths, position)
 
 
 def _weights(active: ActiveOrder, served: np.ndarray) -> np.ndarray:
@@ -447,7 +455,8 @@ def _evidence_states(n: np.ndarray, multi: np.ndarray, policy: Policy) -> np.nda
     return state[inverse.ravel()].reshape(n.shape)
 
 
-def _as_good_states(total, weighted, f: _Features, arrays: GoldenSetArrays, policy: Policy) -> np.ndarray:
+def _as_good_states(total, weighted, f: _Features, arrays: GoldenSetArrays,
+                    policy: Policy) -> tuple[np.ndarray, np.ndarray]:
     """Judge-human minus human-human agreement plus the margin against 0, by the paired interval the gate reads
     (``gate._as_good_as_human``: the difference +/- 1.96 standard errors, decided by ``threshold_states``)."""
     lab = arrays.labeled
@@ -465,11 +474,12 @@ def _as_good_states(total, weighted, f: _Features, arrays: GoldenSetArrays, poli
     gap = mean + policy.human_margin
     z = sp.z_value(0.95)
     state = sp.threshold_states(gap, gap - z * se, gap + z * se, 0.0)
-    return np.where(np.isfinite(se) & (se > 0), state, sp.OPEN).astype(np.int8)
+    return np.where(np.isfinite(se) & (se > 0), state, sp.OPEN).astype(np.int8), gap[:, -1]
 
 
 def _effect_states(part: str, total, weighted, f: _Features, future: ItemArrays, arrays: GoldenSetArrays,
-                   report: CalibrationReport, policy: Policy, size_now: float, mean_size: np.ndarray) -> np.ndarray:
+                   report: CalibrationReport, policy: Policy, size_now: float,
+                   mean_size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A self-preference effect (mean residual of the judge's own model or family minus the other families'),
     decided by ``band_states``; the current interval's half-widths scaled by the two groups' effective counts."""
     lab = arrays.labeled
@@ -500,7 +510,7 @@ def _effect_states(part: str, total, weighted, f: _Features, future: ItemArrays,
     state = sp.band_states(value, low, high, policy.max_self_preference)
     defined = np.isfinite(value) & (n_a > 0) & (n_b > 0)
     # an effect not measurable yet: undecided (same family) or not part of the check (same model, as the gate)
-    return np.where(defined, state, sp.OPEN if part == "same_family" else ABSENT).astype(np.int8)
+    return np.where(defined, state, sp.OPEN if part == "same_family" else ABSENT).astype(np.int8), value[:, -1]
 
 
 def _worst(states: list[np.ndarray]) -> np.ndarray:
@@ -524,8 +534,67 @@ def _verdict_look(decided: dict[str, tuple[np.ndarray, np.ndarray]], open_checks
     return np.where(out == np.iinfo(np.int64).max, never, out)
 
 
-def _forecast(look: np.ndarray, marks: np.ndarray, labels: np.ndarray, pool: int, horizon: int) -> Forecast:
-    """The range of labels and items at the decided look over the paths; paths never decided count as beyond."""
+def _normal(w: Any, paths: int) -> np.ndarray:
+    """Weights of the futures (all ones where no check selects them), as given (each is 1 / probability)."""
+    return np.ones(paths) if w is None or np.ndim(w) == 0 else np.asarray(w, dtype=np.float64)
+
+
+def _open_parts(verdict: Verdict, open_checks: list[str]) -> set[str]:
+    """The parts of the open checks that are undecided now, by the gate's own states (a part decided now, such as a
+    TPR that passed beside an open TNR, was not selected by its interval)."""
+    out = set()
+    for check in verdict.checks:
+        if check.id not in open_checks:
+            continue
+        values = check.value if isinstance(check.value, dict) else {}
+        for part in LABEL_CHECKS[check.id]:
+            state = (values.get(part) or {}).get("state") if len(LABEL_CHECKS[check.id]) > 1 else check.status
+            if state in (None, UNDECIDED):
+                out.add(part)
+    return out
+
+
+def _selection(report: CalibrationReport, policy: Policy, truths: dict[str, np.ndarray],
+               open_parts: set[str]) -> dict[str, np.ndarray]:
+    """Per part undecided now by its interval, the weight of every future: ``1 / P(undecided | its truth)`` with the
+    current standard error (``stats.plans.selection``). A part undecided for a count (fewer consensus items of a
+    class than the policy's minimum) or without an interval yet was not selected by it: no weight."""
+    truths = {p: t for p, t in truths.items() if p in open_parts}
+    z_pass, z_fail = sp.z_value(0.95), sp.z_value(sp.INTERIM_LEVEL)
+    out: dict[str, np.ndarray] = {}
+
+    def facing(m: Metric, bound: float) -> float | None:
+        if m.value is None or not m.has_interval:
+            return None
+        half = (m.value - m.ci_low) if m.value >= bound else (m.ci_high - m.value)
+        return half / z_pass if half > 0 else None
+
+    bounds = {"agreement": (policy.agreement_metric, policy.min_agreement_lower), "tpr": ("tpr", policy.min_tpr_lower),
+              "tnr": ("tnr", policy.min_tnr_lower)}
+    for part, (name, bound) in bounds.items():
+        m = report.metric(name)
+        se = facing(m, bound)
+        counted = part == "agreement" or int(m.n or 0) >= policy.min_class_items
+        if part in truths and se and counted:
+            out[part] = selection_weights(undecided_below(np.nan_to_num(truths[part], nan=bound), bound, se,
+                                                          z_pass, z_fail))
+    hc = report.human_ceiling
+    if "as_good_as_human" in truths and hc.judge_minus_human_se:
+        out["as_good_as_human"] = selection_weights(undecided_below(
+            np.nan_to_num(truths["as_good_as_human"], nan=0.0), 0.0, float(hc.judge_minus_human_se), z_pass, z_fail))
+    for part in ("same_family", "same_model"):
+        e = getattr(report.self_preference, part)
+        if part in truths and e is not None and e.ci_low is not None and e.ci_high is not None and e.ci_high > e.ci_low:
+            se = (e.ci_high - e.ci_low) / (2 * z_pass)
+            out[part] = selection_weights(undecided_band(np.nan_to_num(truths[part], nan=0.0),
+                                                         policy.max_self_preference, se, z_pass, z_fail))
+    return out
+
+
+def _forecast(look: np.ndarray, marks: np.ndarray, labels: np.ndarray, pool: int, horizon: int,
+              weights: np.ndarray) -> Forecast:
+    """The range of labels and items at the decided look over the paths (weighted); paths never decided count as
+    beyond."""
     n_looks = len(marks) + 1
     beyond = look >= n_looks
     at = np.minimum(look, n_looks - 1)
@@ -534,10 +603,10 @@ def _forecast(look: np.ndarray, marks: np.ndarray, labels: np.ndarray, pool: int
     within = ~beyond & (items <= pool)
     extra = np.maximum(items - pool, 0)
     horizon_labels = float(np.median(labels[:, -1] - labels[:, 0])) if look.size else None
-    return Forecast(predictive_range(spent, beyond=beyond, horizon=horizon_labels),
-                    predictive_range(items, beyond=beyond, horizon=float(horizon)),
-                    float(within.mean()) if look.size else 0.0,
-                    predictive_range(extra, beyond=beyond, horizon=float(horizon - pool)))
+    return Forecast(predictive_range(spent, beyond=beyond, horizon=horizon_labels, weights=weights),
+                    predictive_range(items, beyond=beyond, horizon=float(horizon), weights=weights),
+                    float(np.average(within, weights=weights)) if look.size else 0.0,
+                    predictive_range(extra, beyond=beyond, horizon=float(horizon - pool), weights=weights))
 
 
 # -- the golden set as arrays -------------------------------------------------------------------------------------
@@ -593,4 +662,4 @@ def arrays_from(*, scale: list[int], pass_threshold: int, overlap: int, index: d
                              float(order.labeled_before))
     return GoldenSetArrays(tuple(values), values.index(pass_threshold) if pass_threshold in values else
                            int(np.searchsorted(values, pass_threshold)), overlap, labeled, items(pool_ids), active,
-                           len(index))
+                           len(index), tuple(labeled_ids), tuple(pool_ids))

@@ -17,17 +17,8 @@ from typing import Any
 from workbench import stats
 from workbench.calibration.calibrate import Options, calibrate, judge_data, policy_for
 from workbench.calibration.design_weights import active_design
-from workbench.calibration.gate import (
-    FAILED,
-    PASSED,
-    UNDECIDED,
-    Check,
-    Policy,
-    Verdict,
-    evaluate,
-    evidence_needs,
-    metric_se,
-)
+from workbench.calibration.gate import (FAILED, PASSED, UNDECIDED, Check, Policy, Verdict, evaluate, evidence_needs,
+    metric_se)
 from workbench.calibration.golden_sets import consensus, item_index
 from workbench.calibration.report import CalibrationReport, Metric
 from workbench.core.errors import InputError

@@ -93,41 +93,55 @@ def draw_donors(strata_labeled: Sequence[Any], strata_future: Sequence[Any], clu
     n_future = len(np.asarray(strata_future[0]))
     weight = rng.standard_gamma(1.0, size=(paths, int(cluster.max()) + 1 if cluster.size else 0))[:, cluster]
     levels = len(strata_labeled)
+    # one uniform a (path, item) picks its level: level l with probability (prod_{j < l} (1 - stay_j)) stay_l
+    u = rng.random((paths, n_future))
     level = np.full((paths, n_future), levels, dtype=np.int8)  # `levels`: the prior
-    open_ = np.ones((paths, n_future), dtype=bool)
-    coded = []
+    below = np.zeros((paths, n_future))                          # probability of the finer levels
+    left = np.ones((paths, n_future))                            # probability of not stopping at them
+    strata = []
     for depth, (lab, fut) in enumerate(zip(strata_labeled, strata_future)):
-        lab_codes, fut_codes, n_strata = _joint_codes(lab, fut)
-        coded.append((lab_codes, fut_codes))
-        members = np.zeros((len(lab_codes), max(n_strata, 1)))
-        members[np.arange(len(lab_codes)), lab_codes] = 1.0
-        mass = weight @ members                                      # (paths, strata)
+        stratum = _Strata(*_joint_codes(lab, fut), weight)
+        strata.append(stratum)
         alpha = prior_items if depth == levels - 1 else stratum_weight
+        mass = stratum.mass
         base = rng.standard_gamma(alpha, size=mass.shape) if alpha > 0 else np.zeros_like(mass)
         with np.errstate(invalid="ignore", divide="ignore"):
-            stay = np.where(mass > 0, mass / (mass + base), 0.0)
-        keep = open_ & (rng.random((paths, n_future)) < stay[:, fut_codes])
-        level[keep] = depth
-        open_ &= ~keep
+            stay = np.where(mass > 0, mass / (mass + base), 0.0)[:, stratum.future]
+        upto = below + left * stay
+        level = np.where((level == levels) & (u < upto), depth, level).astype(np.int8)
+        below, left = upto, left * (1 - stay)
     index = np.full((paths, n_future), -1, dtype=np.int32)
-    for depth, (lab_codes, fut_codes) in enumerate(coded):
+    for depth, stratum in enumerate(strata):
         rows, cols = np.nonzero(level == depth)
-        if not rows.size:
-            continue
-        stratum = fut_codes[cols]
-        for s in np.unique(stratum):
-            members = np.flatnonzero(lab_codes == s)
-            at = stratum == s
-            index[rows[at], cols[at]] = members[_weighted_pick(weight[:, members], rows[at], rng)]
+        if rows.size:
+            index[rows, cols] = stratum.pick(rows, cols, rng)
     prior = np.where(index < 0, rng.integers(0, n_values, size=index.shape), -1).astype(np.int8)
     return Donors(index, prior)
 
 
-def _weighted_pick(weight: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """For each entry of ``rows`` (a path), a column of ``weight`` drawn with probability proportional to that
-    path's row: one ``searchsorted`` over the rows' cumulative shares laid end to end (row ``p`` on ``[p, p + 1]``)."""
-    cumulative = np.cumsum(weight, axis=1)
-    shares = cumulative / cumulative[:, -1:]
-    line = (shares + np.arange(len(weight))[:, None]).ravel()
-    at = np.searchsorted(line, rows + rng.random(len(rows)), side="right")
-    return np.minimum(at - rows * weight.shape[1], weight.shape[1] - 1)
+class _Strata:
+    """The labeled items of one level laid out by stratum, with every path's cumulative weights: each stratum's
+    mass, and a weighted draw within a stratum by one ``searchsorted`` over all paths' rows laid end to end."""
+
+    def __init__(self, labeled: np.ndarray, future: np.ndarray, n_strata: int, weight: np.ndarray) -> None:
+        self.future = future
+        self.order = np.argsort(labeled, kind="stable")
+        sorted_codes = labeled[self.order]
+        self.start = np.searchsorted(sorted_codes, np.arange(n_strata), side="left")
+        self.end = np.searchsorted(sorted_codes, np.arange(n_strata), side="right")
+        cumulative = np.cumsum(weight[:, self.order], axis=1)
+        padded = np.concatenate([np.zeros((len(weight), 1)), cumulative], axis=1)
+        self.before = padded[:, self.start]                          # (paths, strata)
+        self.mass = padded[:, self.end] - self.before
+        self.offset = np.concatenate([[0.0], np.cumsum(cumulative[:, -1] + 1.0)[:-1]])  # rows laid end to end
+        self.line = (cumulative + self.offset[:, None]).ravel()
+        self.width = cumulative.shape[1]
+
+    def pick(self, rows: np.ndarray, cols: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        s = self.future[cols]
+        target = self.before[rows, s] + rng.random(len(rows)) * self.mass[rows, s] + self.offset[rows]
+        at = np.searchsorted(self.line, target, side="right") - rows * self.width
+        at = np.clip(at, self.start[s], self.end[s] - 1)
+        return self.order[at]
+
+

@@ -46,6 +46,14 @@ def looks(n_start: int, n_rest: int, *, batch: int = BATCH_ITEMS, share: float =
     return np.asarray(out, dtype=np.int64)
 
 
+def random_positions(paths: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``(paths, n)``: each item's place in an independent random order on every path."""
+    order = rng.permuted(np.broadcast_to(np.arange(n), (paths, n)), axis=1)
+    position = np.empty_like(order)
+    np.put_along_axis(position, order, np.broadcast_to(np.arange(n), (paths, n)), axis=1)
+    return position
+
+
 class LookSums:
     """Sums of per-item quantities over the items labeled by each look, on every path, per weight stratum.
 
@@ -66,8 +74,10 @@ class LookSums:
         self.n_future = position.shape[-1]
         self.looks = len(marks) + 1
         self.strata = strata
-        segment = np.searchsorted(np.asarray(marks), position, side="right") + 1  # the first look that holds it
-        segment = np.broadcast_to(segment, (self.paths, self.n_future))
+        # the first look that holds the item at each position, looked up (a table of F entries, not a search each)
+        places = int(position.max()) + 1 if position.size else 0
+        table = np.searchsorted(np.asarray(marks), np.arange(places), side="right") + 1
+        segment = np.broadcast_to(table[position], (self.paths, self.n_future))
         group = np.zeros(self.n_future, dtype=np.int64) if stratum is None else np.asarray(stratum, dtype=np.int64)
         self._key = ((np.arange(self.paths)[:, None] * self.looks + segment) * strata + group[None, :]).ravel()
 
@@ -115,10 +125,11 @@ class Range:
 
 
 def predictive_range(values: Any, *, beyond: Any = None, horizon: float | None = None,
-                     level: float = RANGE_LEVEL) -> Range:
-    """The median and the central ``level`` range of ``values`` over the paths; a path marked ``beyond`` (never
-    decided within the simulated horizon) counts as larger than any value, and a quantile that falls among such
-    paths is None (more than ``horizon``). Quantiles are sample values (the inverted empirical distribution).
+                     level: float = RANGE_LEVEL, weights: Any = None) -> Range:
+    """The median and the central ``level`` range of ``values`` over the paths, each path of weight ``weights``
+    (default equal); a path marked ``beyond`` (never decided within the simulated horizon) counts as larger than any
+    value, and a quantile that falls among such paths is None (more than ``horizon``). Quantiles are sample values:
+    the smallest value whose weighted share of paths at or below it reaches the quantile.
 
     >>> predictive_range([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).to_json()
     {'median': 5.0, 'low': 1.0, 'high': 9.0}
@@ -131,8 +142,11 @@ def predictive_range(values: Any, *, beyond: Any = None, horizon: float | None =
     if beyond is not None:
         x = np.where(np.asarray(beyond, dtype=bool), np.inf, x)
     tail = (1 - level) / 2
-    quantiles = np.quantile(x, [0.5, tail, 1 - tail], method="inverted_cdf")
-    median, low, high = (float(q) if np.isfinite(q) else None for q in quantiles)
+    w = np.ones(x.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    order = np.argsort(x, kind="stable")
+    share = np.cumsum(w[order]) / w.sum()
+    at = np.minimum(np.searchsorted(share, np.array([0.5, tail, 1 - tail]) - 1e-12, side="left"), x.size - 1)
+    median, low, high = (float(q) if np.isfinite(q) else None for q in x[order][at])
     return Range(median, low, high, horizon)
 
 
