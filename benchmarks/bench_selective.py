@@ -9,6 +9,11 @@ holds when at most D of the splits fail, up to binomial noise; the slow test of 
 test_real_data_guarantee.py asserts the same numbers (at most D x S + 2.33 sd failures, coverage >= 0.8 of the
 oracle's).
 
+The second table times a cascade's joint choice (``stats.selective.choose_cascade``, what ``calibrate --selective
+--cascade`` runs once its judgments are read): two and three Play Favorites judges, on the first 500, 1,000 and
+5,000 of a seeded permutation of their common answers, median of five runs. The validation of its guarantee and
+coverage is ``validation/cascade.py``.
+
 Usage: python benchmarks/bench_selective.py [--splits 400] [--seed 0]
 """
 
@@ -22,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.selective.test_real_data_guarantee import CASES, held_out  # noqa: E402
+from tests.selective.test_real_data_guarantee import CASES, held_out
 
 
 def main() -> int:
@@ -38,7 +43,33 @@ def main() -> int:
         allowed = math.floor(risk * args.splits + 2.33 * math.sqrt(args.splits * risk * (1 - risk)))
         print(f"| {judge} | {target} | {risk} | {n_cal:,} | {failures} of {args.splits} "
               f"({failures / args.splits:.2%}) | {allowed} | {ratio:.2f} | {time.perf_counter() - start:.1f} s |")
+    print()
+    cascade_times(args.seed)
     return 0
+
+
+def cascade_times(seed: int) -> None:
+    import numpy as np
+
+    from validation.cascade import LLAMA_8B, SONNET_35, pool
+    from workbench.stats.selective import choose_cascade
+
+    print("| cascade | configurations | 500 items | 1,000 items | 5,000 items |")
+    print("|---|---|---|---|---|")
+    for judges in ((LLAMA_8B, "gpt-4o"), (LLAMA_8B, "mistral.mistral-7b-instruct-v0:2", SONNET_35)):
+        p = pool("play_favorites", judges)
+        order = np.random.default_rng(seed).permutation(len(p.confidence))
+        cells, n_candidates = [], 0
+        for n in (500, 1000, 5000):
+            rows = order[:n]
+            times = []
+            for _ in range(5):
+                start = time.perf_counter()
+                r = choose_cascade(p.confidence[rows], p.agree[rows], target=0.9, risk=0.1)
+                times.append(time.perf_counter() - start)
+            n_candidates = r.n_candidates
+            cells.append(f"{1000 * float(np.median(times)):.0f} ms")
+        print(f"| {len(judges)} judges | {n_candidates:,} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -99,16 +99,14 @@ def test_nothing_passes_says_how_many_more_labels():
 def test_counts_equal_a_recount_for_every_configuration():
     """The tensor counts behind the path and the tests, against routing each item by hand, for all configurations
     of three judges."""
-    from workbench.stats.selective.cascade import _counts
+    from workbench.stats.selective.cascade import _counts, _ranks
 
     rng = np.random.default_rng(4)
     conf = rng.choice([0.2, 0.5, 0.7, 1.0, np.nan], size=(90, 3))
     agree = rng.random((90, 3)) < 0.7
     grids = [stage_grid(conf[:, j], steps=12) for j in range(3)]
-    keep = [np.column_stack([~np.isnan(conf[:, j]) & (conf[:, j] >= t) for t in g] + [np.zeros(90, bool)])
-            for j, g in enumerate(grids)]
     rows = np.arange(0, 90, 2)
-    kept, agreeing, graded, _, reached = _counts(keep, agree, rows)
+    kept, agreeing, graded, _, reached = _counts(_ranks(conf, grids), tuple(len(g) + 1 for g in grids), agree, rows)
     configs = all_configurations(grids)
     assert len(configs) == np.prod([len(g) + 1 for g in grids]) - 1
     for c in configs:

@@ -189,30 +189,62 @@ class CascadeChoice:
         return max(floor - self.n_calibration, 1), about
 
 
-def _through(left: list[np.ndarray], last: np.ndarray, k: int) -> np.ndarray:
-    """Sum over items of (not kept by judges 0..j-1) x ``last`` (judge j's column per grid index), for every grid
-    index of judges 0..j, with size-1 axes for the judges after j: the items that reach judge j and ``last`` counts.
-    """
-    j = len(left)
-    letters = "abcdefgh"
-    subs = ",".join("i" + letters[n] for n in range(j + 1)) + "->" + letters[:j + 1]
-    t = np.einsum(subs, *left, last, optimize=True)
-    return t.reshape(t.shape + (1,) * (k - j - 1))
+def _ranks(confidence: np.ndarray, grids: list[np.ndarray]) -> np.ndarray:
+    """(items, judges): the index of the first (highest) threshold of each judge's grid that the item's confidence
+    reaches; the grid's length where none does (no confidence, or below the lowest). A judge at grid index g keeps
+    the items whose rank is at most g; at index len(grid) it is skipped and keeps nothing."""
+    out = np.empty(confidence.shape, dtype=int)
+    for j, grid in enumerate(grids):
+        c = confidence[:, j]
+        out[:, j] = np.where(np.isnan(c), len(grid), np.searchsorted(-np.asarray(grid), -np.nan_to_num(c, nan=-1.0),
+                                                                     side="left"))
+    return out
 
 
-def _counts(keep: list[np.ndarray], agree: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-    """For every configuration (one grid index per judge; each judge's last index keeps nothing), on the items
-    ``rows``: items kept, items agreeing, and per judge the items it grades, agrees on, and is run on."""
-    k = len(keep)
-    shape = tuple(m.shape[1] for m in keep)
-    left = [(~m[rows]).astype(float) for m in keep]
+def _along(t: np.ndarray, axis: int, *, kept: bool | None) -> np.ndarray:
+    """``t`` indexed on ``axis`` by rank turned into one indexed by grid index: with ``kept`` the items that judge
+    keeps there (rank <= index; none when skipped), with ``kept`` False those it does not keep (rank > index; all
+    when skipped), with None all items when it is run and none when skipped."""
+    total = t.sum(axis=axis, keepdims=True)
+    if kept:
+        out = np.cumsum(t, axis=axis)
+    elif kept is None:
+        out = np.repeat(total, t.shape[axis], axis=axis)
+    else:
+        out = total - np.cumsum(t, axis=axis)
+    last = [slice(None)] * t.ndim
+    last[axis] = slice(-1, None)
+    out[tuple(last)] = total if kept is False else 0.0
+    return out
+
+
+def _graded(hist: np.ndarray, j: int, *, reached: bool = False) -> np.ndarray:
+    """For every configuration: the histogram's weight of the items judge j grades (left by the judges before it,
+    kept by it), or with ``reached`` of those it is run on (left by the judges before it, when it is not skipped)."""
+    t = hist
+    for axis in range(j + 1, hist.ndim):
+        t = t.sum(axis=axis, keepdims=True)  # the judges after j do not matter
+    t = _along(t, j, kept=None if reached else True)
+    for axis in range(j):
+        t = _along(t, axis, kept=False)
+    return np.broadcast_to(t, hist.shape)
+
+
+def _counts(ranks: np.ndarray, sizes: tuple[int, ...], agree: np.ndarray,
+            rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """For every configuration (one grid index per judge, each judge's last index skipped), on the items ``rows``:
+    items kept, the weight of ``agree`` on them (whether, or how likely, the judge grading each agrees), and per
+    judge the items it grades, its weight on them, and the items it is run on. Sums over a histogram of the items'
+    ranks, so the cost is one pass over the items and a few over the configurations."""
+    cells = np.ravel_multi_index(ranks[rows].T, sizes)
+    count = np.bincount(cells, minlength=int(np.prod(sizes))).reshape(sizes).astype(float)
     graded, agreeing, reached = [], [], []
-    for j in range(k):
-        here = keep[j][rows].astype(float)
-        active = (np.arange(shape[j]) < shape[j] - 1).astype(float)  # a skipped judge is not run
-        graded.append(np.broadcast_to(_through(left[:j], here, k), shape))
-        agreeing.append(np.broadcast_to(_through(left[:j], here * agree[rows, j][:, None], k), shape))
-        reached.append(np.broadcast_to(_through(left[:j], np.ones((len(rows), 1)) * active, k), shape))
+    for j in range(len(sizes)):
+        hits = np.bincount(cells, weights=np.asarray(agree, dtype=float)[rows, j],
+                           minlength=int(np.prod(sizes))).reshape(sizes)
+        graded.append(_graded(count, j))
+        agreeing.append(_graded(hits, j))
+        reached.append(_graded(count, j, reached=True))
     graded, agreeing = np.stack(graded), np.stack(agreeing)
     return graded.sum(0), agreeing.sum(0), graded, agreeing, np.stack(reached)
 
@@ -270,7 +302,8 @@ def _path(kept: np.ndarray, expected: np.ndarray) -> list[tuple[int, ...]]:
             step = list(at)
             step[j] = 0 if at[j] == s - 1 else at[j] + 1
             c = tuple(step)
-            moves.append((expected[c] / max(kept[c], 1e-12), kept[c], -j, c))
+            # rounded: sums of the same weights in another order must not break a tie differently
+            moves.append((round(float(expected[c] / max(kept[c], 1e-12)), 9), kept[c], -j, c))
         if not moves:
             return path
         at = list(max(moves)[3])
@@ -303,19 +336,18 @@ def choose_cascade(confidence: np.ndarray, agree: np.ndarray, *, target: float, 
         raise ValueError("one cost per judge")
     grid_steps = grid_steps or (20 if k <= 2 else 12)
     grids = [stage_grid(conf[:, j], steps=grid_steps) for j in range(k)]
-    keep = [np.column_stack([~np.isnan(conf[:, j]) & (conf[:, j] >= t) for t in g] + [np.zeros(n, bool)])
-            for j, g in enumerate(grids)]  # the last column: the judge skipped
+    ranks, sizes = _ranks(conf, grids), tuple(len(g) + 1 for g in grids)  # each judge's last index: skipped
     if order is None:
         order_rows, test_rows = split(n, order_share, seed)
     else:
         order_rows, test_rows = np.flatnonzero(order), np.flatnonzero(~np.asarray(order, dtype=bool))
     n_order, all_rows = len(order_rows), np.arange(n)
-    kept_all, agree_all, graded, agreeing, reached = _counts(keep, ok, all_rows)
-    kept_t, agree_t, *_ = _counts(keep, ok, test_rows)
+    kept_all, agree_all, graded, agreeing, reached = _counts(ranks, sizes, ok, all_rows)
+    kept_t, agree_t, *_ = _counts(ranks, sizes, ok, test_rows)
     # the ordering part's labels fit each judge's agreement curve; the path follows the agreement those curves
     # predict on every calibration item from its confidences (pooled over items, not counted per configuration,
     # so a fifth of the labels suffice to see which judge to trust where)
-    _, expected, *_ = _counts(keep, _expected_agreement(conf, ok, order_rows), all_rows)
+    _, expected, *_ = _counts(ranks, sizes, _expected_agreement(conf, ok, order_rows), all_rows)
     shape = kept_all.shape
     some = np.ones(shape, bool)
     some[(-1,) * k] = False  # every judge skipped keeps nothing: not a configuration
