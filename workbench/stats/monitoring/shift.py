@@ -162,6 +162,8 @@ def category_shifts(golden: Mapping[str, int], windows: Sequence[Mapping[str, in
     cats = sorted(set(golden).union(*windows))
     g = np.array([golden.get(c, 0) for c in cats], dtype=np.int64)
     w = np.array([[x.get(c, 0) for c in cats] for x in windows], dtype=np.int64).reshape(len(windows), len(cats))
+    if (g < 0).any() or (w < 0).any():
+        raise ValueError("category counts cannot be negative")
     seen = (w + g) > 0
     k, n_w, n_g = seen.sum(axis=1), w.sum(axis=1), int(g.sum())
     stat = pearson(w, g)
