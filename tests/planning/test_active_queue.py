@@ -187,6 +187,12 @@ def test_calibration_page_says_the_plan_and_offers_a_replan(tmp_path, monkeypatc
     text = rendered_text(at)
     assert "Labels to a decision." in text and "same-family" in text and "Not decided yet" in text
     assert "Re-plan it to serve them" in text
+    # the open check's labels are a range in the sentence and in the table, never a single number
+    assert "80% range" in text and "labels, random order" in text and "the pool decides it" in text
+    ranges = [df for df in at.dataframe if "labels, random order" in df.value.columns]
+    assert len(ranges) == 1
+    row = ranges[0].value.iloc[0]
+    assert row["check"] == "no material self-preference" and " to " in row["labels, random order"]
     at.button(key="replan:demo:careful-sonnet").click().run(timeout=60)
     with Store(path) as s:
         d = active_queue.q.design(s, s.golden_set("demo").id)

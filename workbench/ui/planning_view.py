@@ -1,5 +1,7 @@
-"""The label plan in words, beside the verdict on the Calibration page: with a budget slider, the interval widths
-that many more labels would give and the items the active queue would serve for them, each with why."""
+"""The label plan in words, beside the verdict on the Calibration page: for every undecided check the labels to a
+decision as a range (the median and the 80% range over simulated futures, in the recommended and in random order,
+and the odds that the unlabeled pool decides it); with a budget slider, the interval widths that many more labels
+would give and the items the active queue would serve for them, each with why."""
 
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ def _measure(name: str) -> str:
 
 
 def render_plan(store, golden_set: str, rubric: str, judge: str, report: CalibrationReport) -> None:
-    """'About 40 more labels on items the judge fails would decide TNR.' One sentence per undecided check."""
+    """'Passes and fails: about 420 more labels (80% range 150 to 1,300) ...' One sentence per undecided check, and
+    a table of the ranges."""
     try:
         p = plan(store, golden_set, rubric, judge, report=report)
     except Exception as e:  # a plan is advice: its failure must not hide the verdict
@@ -34,6 +37,7 @@ def render_plan(store, golden_set: str, rubric: str, judge: str, report: Calibra
         st.caption(f"Labels came from the active queue: estimates weighted by 1 / inclusion probability "
                    f"(effective {design.kish_effective_n:.0f} items).")
     st.markdown("**Labels to a decision.** " + plain(p.summary()))
+    _ranges(p)
     _queue_order(store, golden_set, rubric, judge)
     if p.queue_advice:
         st.info(plain(p.queue_advice), icon="🧭")
@@ -42,6 +46,45 @@ def render_plan(store, golden_set: str, rubric: str, judge: str, report: Calibra
     # computed only when asked for: the Calibration page's visits stay as quick as they are
     if st.toggle("Plan a labeling budget: which items, and why", key=f"plan-open:{golden_set}:{judge}"):
         _budget(store, golden_set, rubric, judge, report, p.n_items)
+
+
+def _count(r) -> str:
+    """A range's end in words: a number, or 'more than N' past the simulated horizon."""
+    return f"{r:,.0f}" if isinstance(r, (int, float)) else ""
+
+
+def _range_cell(r) -> str:
+    """'420 (150 to 1,300)': the median labels and the 80% range; past the simulated horizon 'more than N'."""
+    if r is None:
+        return "–"
+    beyond = f"more than {r.horizon:,.0f}" if r.horizon is not None else "beyond"
+    median, low, high = (_count(x) if x is not None else beyond for x in (r.median, r.low, r.high))
+    return f"{median} ({low} to {high})"
+
+
+def _ranges(p) -> None:
+    """The ranges of every undecided check (and of the verdict), never a single number: labels in the recommended
+    order, in random order, and the share of simulated futures that the unlabeled pool decides."""
+    rows = [(c.name, c.recommended, c.random) for c in p.undecided if c.random is not None]
+    if p.overall and p.overall.random is not None:
+        rows.append(("the verdict" if p.overall.labels_alone else "the checks labels decide", p.overall.recommended,
+                     p.overall.random))
+    if not rows:
+        return
+    show_table([{"check": name, "labels, recommended order": _range_cell(rec.labels),
+                 "labels, random order": _range_cell(ran.labels), "the pool decides it": f"{rec.pool_decides:.0%}"}
+                for name, rec, ran in rows], key=f"plan-ranges:{p.golden_set}:{p.judge}",
+               column_config={
+                   "labels, recommended order": st.column_config.TextColumn(
+                       help="More labels to a decision if reviewers follow the active queue: the median over "
+                            f"{p.paths} simulated futures, and in brackets the range that holds 80% of them."),
+                   "labels, random order": st.column_config.TextColumn(
+                       help="The same if items are labeled in random order."),
+                   "the pool decides it": st.column_config.TextColumn(
+                       help="Share of simulated futures in which the items not labeled yet are enough; below 50% "
+                            "the plan says to add items to the golden set.")})
+    st.caption(f"Each range is the median and the 80% range over {p.paths} simulated futures of the golden set "
+               "(the labels nobody has given yet, drawn from those so far); the gate is re-read after every batch.")
 
 
 def _budget(store, golden_set: str, rubric: str, judge: str, report: CalibrationReport, n_items: int) -> None:
