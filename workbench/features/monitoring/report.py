@@ -26,7 +26,6 @@ from workbench.stats.monitoring.weighted import weighted_ppi
 from workbench.store import Store
 
 ALPHA = 0.05  # validity: P(any false alarm since approval) <= ALPHA; shift: the same over all windows
-MEMORY = 50  # the validity test's bets look at this many recent labels
 
 
 def window_start(t: datetime, window: str) -> datetime:
@@ -49,7 +48,7 @@ def windows_report(traces: Sequence[StoredTrace], labels: dict[str, int | None],
                    if t.sampled and t.score is not None and labels.get(t.trace_id) is not None]
     x_all = scale.agreement([t.score for t, _ in labeled_all], [h for _, h in labeled_all]) if labeled_all \
         else np.zeros(0)
-    test = betting_test(x_all, scale.floor, alpha=ALPHA, memory=MEMORY)
+    test = betting_test(x_all, scale.floor, alpha=ALPHA, levels=scale.levels)
     use_categories = len(golden.categories) > 1 or len({t.category for t in traces}) > 1
     approved = scale.as_metric(float(np.mean(_approval_agreement(sb, scale)))) if sb.confusion else None
     out: list[WindowReport] = []
@@ -74,7 +73,8 @@ def windows_report(traces: Sequence[StoredTrace], labels: dict[str, int | None],
         wealth = float(test.wealth[seen_labels - 1]) if seen_labels else 1.0
         if test.crossed_at is not None and test.crossed_at < seen_labels:
             validity_since = validity_since or utc_text(start)
-            recent = x_all[max(0, seen_labels - MEMORY):seen_labels]
+            # the agreement over the memory whose bets carry the evidence: the labels since the drop, roughly
+            recent = x_all[max(0, seen_labels - test.leading_memory(seen_labels)):seen_labels]
             found.append(alarms.validity(sb, stream=stream, since=validity_since, n_labels=seen_labels,
                                          recent=scale.as_metric(float(recent.mean())), n_recent=len(recent),
                                          approved=approved, e_value=float(test.wealth[: seen_labels].max()),
