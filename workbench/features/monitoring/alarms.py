@@ -31,16 +31,16 @@ def shift(sb: StreamBundle, test: ShiftTest, *, stream: str, since: str, alpha: 
                  f"{test.golden_value:.0%} of approval golden set '{sb.golden_set}'")
         todo = (f"label more '{test.moved}' traces and check the judge's agreement on them; promote them (workbench "
                 f"monitor promote --stream {stream} --golden-set {sb.golden_set}) and re-calibrate")
-        how = (f"exact test of the category mix, p by Monte Carlo over {test.draws:,} tables"
-               if test.test == "monte-carlo" else "exact test of the category mix, p bounded without draws (mixture bound)")
+        how = "exact test of the category mix" + (f" by Monte Carlo over {test.draws:,} tables"
+                                                  if test.test == "monte-carlo" else ", bounded without draws")
     else:
         moved = (f"the median input length is {test.window_value:.0f} characters against {test.golden_value:.0f} "
                  f"in approval golden set '{sb.golden_set}' (KS distance {test.statistic:.2f})")
         todo = (f"label traces of the new kind and re-calibrate on them (workbench monitor promote --stream "
                 f"{stream} --golden-set {sb.golden_set})")
-        how = f"Kolmogorov-Smirnov test, {test.test.removeprefix('ks ')} p"
+        how = f"Kolmogorov-Smirnov test, {test.test.removeprefix('ks ')}"
     return Alarm("shift", (
-        f"Shift: the traffic moved since the window of {_day(since)}: {moved} ({how} = {test.p_value:.2g}, "
+        f"Shift: the traffic moved since the window of {_day(since)}: {moved} ({how}: p = {test.p_value:.2g}, "
         f"below this window's share {test.level:.2g} of alpha = {alpha:g} spent over windows). The approval may not "
         f"hold for it: {todo}."), since)
 
