@@ -156,6 +156,9 @@ def test_cascade_shares_add_up_and_costs(workspace):
     text = cli("calibrate", "-g", "pf", "-r", RUBRIC, "--selective", "--target-agreement", "0.9", "--risk", "0.1",
                "--cascade", "lenient-mini,careful-sonnet", "--resamples", "200").output
     assert text.rstrip().splitlines()[-1] == sel["sentence"]
+    from tests.conftest import ROOT
+    docs = (ROOT / "docs" / "selective.md").read_text()  # the page shows the real output
+    assert sel["sentence"] in docs and f"`careful-sonnet` alone keeps {sel['single_judges'][1]['coverage']:.2%}" in docs
 
 
 def test_the_issues_cascade_now_covers_at_least_the_better_judge(workspace):
@@ -180,6 +183,10 @@ def test_the_issues_cascade_now_covers_at_least_the_better_judge(workspace):
                          *flags).output)["selective"]
     assert sel["guaranteed"] and sel["coverage"] >= max(alone.values())
     assert sel["cascade"][1]["share_of_items"] > 0  # the second judge grades what the first abstains on
+    from tests.conftest import ROOT
+    docs = " ".join((ROOT / "docs" / "selective.md").read_text().split())  # the page's numbers are these
+    assert (f"kept {former:.2%}, fewer than gpt-4o alone ({alone['gpt4o-self']:.2%}); chosen jointly, the cascade "
+            f"keeps {sel['coverage']:.0%}, more than mistral-7b alone ({alone['careful-sonnet']:.2%})") in docs
 
 
 @pytest.mark.parametrize("args, said", [

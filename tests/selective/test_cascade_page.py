@@ -35,6 +35,8 @@ def test_the_confidence_tab_shows_the_policys_cascade(demo_db, tmp_path, monkeyp
     expected = calibrate_selective(demo_db, "demo", RUBRIC, ["careful-sonnet", "noisy-llama"], target=0.85,
                                    risk=0.1)
     assert expected.guaranteed and expected.recommended_judge == "careful-sonnet"  # no cascade beats it here
+    from tests.conftest import ROOT
+    assert expected.sentence in (ROOT / "docs" / "selective.md").read_text()  # the page's example is real
     assert plain(expected.sentence) in [m.value for m in at.success]
     assert "The cascade of the policy" in [h.value for h in at.subheader]
     [table] = [d.value for d in at.dataframe if "share of items" in d.value.columns]
