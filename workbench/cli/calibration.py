@@ -27,7 +27,7 @@ from workbench.cli.common import (
 @click.option("--selective", is_flag=True, help="Also choose a confidence threshold with a guarantee (docs/selective.md).")
 @click.option("--target-agreement", type=float, default=None, help="--selective: agreement wanted on kept items, e.g. 0.9.")
 @click.option("--risk", type=float, default=None, help="--selective: chance the guarantee may fail, in (0, 0.5], e.g. 0.05.")
-@click.option("--cascade", default=None, help="--selective: judges in order, J1,J2[,J3]: what one abstains on goes to the next.")
+@click.option("--cascade", default=None, help="--selective: judges in order, J1,J2[,J3]: what one abstains on goes to the next; the thresholds are chosen together.")
 @_calibration_options
 @pass_ctx
 @clean_errors
@@ -38,7 +38,9 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str | None, as_json
     --rubric NAME is the newest version the judge has judgments of; NAME@vN is version N. --selective adds the
     confidence threshold above which the judge agrees with the humans >= --target-agreement with probability
     >= 1 - --risk (fixed-sequence testing, exact bounds), and the gate's "selective guarantee" check (as a
-    policy's selective section does).
+    policy's selective section does). With --cascade the judges' thresholds are chosen together, so that the
+    cascade's combined verdicts hold the guarantee (learn then test, docs/selective.md), and the output gives each
+    judge's share, the share abstained on and the cost per 1,000 items.
 
     \b
     Example:
@@ -46,6 +48,7 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str | None, as_json
       workbench calibrate --golden-set demo --rubric demo-patch-quality@v1 --judge careful-sonnet
       workbench calibrate -g demo -r demo-patch-quality -j noisy-llama --json
       workbench calibrate -g demo -r demo-patch-quality -j careful-sonnet --selective --target-agreement 0.8 --risk 0.1
+      workbench calibrate -g demo -r demo-patch-quality --selective --target-agreement 0.85 --risk 0.1 --cascade noisy-llama,careful-sonnet
     """
     from workbench.calibration.calibrate import calibrate as run
     from workbench.calibration.versions import resolve_ref
