@@ -134,7 +134,7 @@ def calm_rates(per_day: int, replays: int, seed: int) -> CalmRates:
 def calm_rows(rates: CalmRates) -> list[PromiseRow]:
     return [PromiseRow(f"shift: false alarms over {h} days, {rates.per_day} traces a day, no shift",
                        f"<= {ALPHA:.0%} (95% upper bound)",
-                       f"{rates.alarmed[h] / rates.replays:.2%} ({rates.alarmed[h]} of {rates.replays}); "
+                       f"{rates.alarmed[h] / rates.replays:.2%} ({rates.alarmed[h]:,} of {rates.replays:,}); "
                        f"upper bound {rates.upper(h):.2%}", rates.replays, rates.upper(h) <= ALPHA)
             for h in HORIZONS]
 
@@ -152,7 +152,7 @@ def detection_rows(replays: int, seed: int) -> list[PromiseRow]:
             early = sum(any(a[:shift_day]) for a in raised)
             out.append(PromiseRow(f"shift: all traffic from {SHIFTED_CATEGORY} (9% before) from day {shift_day + 1} "
                                   f"of {days}, {per_day} a day", "raised in the first shifted window",
-                                  f"{on_time} of {replays} (and {early} false alarms before the shift)", replays,
+                                  f"{on_time} of {replays} ({early} of them alarmed falsely before the shift)", replays,
                                   on_time == replays))
     return out
 
@@ -168,17 +168,17 @@ def measure(replays: int, seed: int) -> list[PromiseRow]:
 # -- Pearson's chi-square against the exact conditional tail ---------------------------------------------------
 
 def _half(totals: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every count vector over these columns with sum <= n: (sum, sum x^2 / c, log prod C(c, x)), by sum."""
+    """Every count vector over these columns with sum <= n, as (sum, sum x^2 / c, log prod C(c, x)) sorted by sum
+    and then statistic; built column by column, each vector extended by every count that keeps the sum <= n."""
     from scipy.special import gammaln
 
-    xs = np.zeros((1, 0), dtype=np.int64)
-    for c in totals:
-        grid = np.arange(min(int(c), n) + 1)
-        xs = np.hstack([np.repeat(xs, len(grid), axis=0), np.tile(grid, len(xs))[:, None]])
-        xs = xs[xs.sum(axis=1) <= n]
-    c = np.asarray(totals, dtype=float)
-    log_w = (gammaln(c + 1) - gammaln(xs + 1) - gammaln(c - xs + 1)).sum(axis=1)
-    s, stat = xs.sum(axis=1), (xs.astype(float) ** 2 / c).sum(axis=1)
+    s, stat, log_w = np.zeros(1, np.int64), np.zeros(1), np.zeros(1)
+    for c in (int(c) for c in totals):
+        counts = np.minimum(c, n - s) + 1
+        parent = np.repeat(np.arange(len(s)), counts)
+        x = np.arange(len(parent)) - np.repeat(np.cumsum(counts) - counts, counts)
+        log_comb = gammaln(c + 1) - gammaln(np.arange(c + 1) + 1) - gammaln(c - np.arange(c + 1) + 1)
+        s, stat, log_w = s[parent] + x, stat[parent] + x * x / c, log_w[parent] + log_comb[x]
     order = np.lexsort((stat, s))
     return s[order], stat[order], log_w[order]
 
