@@ -7,7 +7,11 @@ import pytest
 
 from workbench.calibration.golden_sets import consensus
 from workbench.core.errors import InputError
-from workbench.features.selective.service import calibrate_selective, judge_items, judges_of_cascade
+from workbench.features.selective.service import (
+    calibrate_selective,
+    judge_items,
+    judges_of_cascade,
+)
 from workbench.stats.selective import choose_threshold
 
 RUBRIC = "demo-patch-quality"
