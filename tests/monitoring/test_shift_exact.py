@@ -303,10 +303,14 @@ def test_chi_square_is_too_liberal_in_the_tail_with_60_traces_a_window():
 def test_chi_square_tail_on_the_replays_tables():
     """The figures behind using chi-square only as a screen: over 60- and 300-trace windows at the levels of
     windows 1, 7, 30, 90 and 365, the exact tail is never below 0.7 of the nominal (0.71 measured: a window the
-    screen passes at 10x its level is far from an alarm); with 2,100-trace windows (expected counts >= 29, rows
-    of unequal size) it is still 1.08x at alpha_30."""
+    screen passes at 10x its level is far from an alarm); with 60 traces it is too liberal from alpha_7 on and
+    increasingly so, with 300 conservative throughout, and with 2,100-trace windows (expected counts >= 29, rows
+    of unequal size) still 1.08x at alpha_30."""
     ratios = ps.chi_square_ratios()
     assert len(ratios) == 10 and min(r.ratio for r in ratios) >= 0.7
+    small, large = [r.ratio for r in ratios if r.window == 60], [r.ratio for r in ratios if r.window == 300]
+    assert small == sorted(small) and min(small[1:]) > 1  # too liberal from alpha_7 on, more so further out
+    assert max(large) <= 1  # 21 expected and more, rows of similar size: conservative at every level
     (wide,) = ps.chi_square_ratios(windows=(2100,), at=(30,))
     assert wide.min_expected >= 28.9 and 1.07 <= wide.ratio <= 1.1
 
