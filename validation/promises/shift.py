@@ -12,8 +12,9 @@ replays measures both horizons. The promise: over all windows of an epoch, P(any
 held to with 95% confidence when the one-sided 95% Clopper-Pearson upper bound of the share of replays that
 alarmed is <= 5%.
 
-A *shifted replay* does the same, except that from ``shift_day`` on every trace comes from one source dataset
-(mtbench, 9% of the rows): the alarm should rise in the first shifted window and not before.
+A *shifted replay* does the same, except that from window ``shift_day + 1`` on every trace comes from one source
+dataset (mtbench, 9% of the rows): the first shifted window should alarm (an alarm before it is a false alarm,
+which the calm replays count).
 
 ``python -m validation.promises.shift [--replays N] [--seed S]`` prints the tables.
 """
