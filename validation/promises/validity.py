@@ -12,7 +12,7 @@ the other items are the stream.
   Krippendorff's ordinal alpha, bound 0.1 (the replays' policy; gpt-4o's alpha is about 0.34);
 - 5-point: SummEval (100 articles x 16 systems x 4 dimensions), the consensus of its 3 expert raters (strict
   majority: 5,680 of 6,400 items); the judge is *planted*, since no LLM judge there agrees well (ordinal alpha
-  0.06 to 0.24): the consensus with 15% of its verdicts moved one point (inward at the ends), which is the user's
+  0.06 to 0.24): the consensus with 9% of its verdicts moved one point (inward at the ends), which is the user's
   high-agreement judge (ordinal alpha about 0.92 at approval); ordinal alpha, the gate's default bound 0.667.
 
 A *drop replay* draws the labels of 15 days (300 traces a day, 10% labeled: Binomial(4,500, 0.1)) from the stream
@@ -142,7 +142,7 @@ def play_favorites(binary: bool = False) -> Pool:
 
 
 @cache
-def summeval(moved: float = 0.15, seed: int = 51) -> Pool:
+def summeval(moved: float = 0.09, seed: int = 51) -> Pool:
     """The 3 experts' consensus on 1-5 and a planted judge: the consensus with a ``moved`` share of its verdicts
     one point off (up or down at random; inward at 1 and 5)."""
     humans = json.loads((SUMMEVAL / "human_annotations.json").read_text())
@@ -337,8 +337,8 @@ class PromiseRow:
 
 
 #: The delay each scale's alarm promises after a drop of the named size: (pool, share, labels, share of replays).
-DELAY_TARGETS = (("5-point", 0.5, WITHIN, 0.95), ("5-point", 0.3, 80, 0.95), ("3-point", 0.3, WITHIN, 0.95),
-                 ("binary", 0.3, WITHIN, 0.95))
+DELAY_TARGETS = (("5-point", 0.5, WITHIN, 0.95), ("5-point", 0.5, 50, 0.95), ("5-point", 0.3, 100, 0.95),
+                 ("3-point", 0.3, WITHIN, 0.95), ("binary", 0.3, WITHIN, 0.95))
 
 
 def delay_rows(cells: list[Cell]) -> list[PromiseRow]:
@@ -416,9 +416,10 @@ def delay_table(cells: list[Cell]) -> str:
               "pct / missed | median gain (SE) | early alarms old / new |"), "|---|---|---|---|---|---|---|"]
     for c in cells:
         gain, se = c.median_gain()
+        shown = f"{gain:+.0f} ({se:.0f})" if np.isfinite(c.old.quantile(.5) + c.new.quantile(.5)) else "-"
         lines.append(f"| {c.pool} | {c.share:.0%} {c.drop_kind} | {c.approved:.2f} -> {c.after:.2f} | "
                      f"{_q(c.old, .5)} / {_q(c.old, .9)} / {c.old.missed} | {_q(c.new, .5)} / {_q(c.new, .9)} / "
-                     f"{c.new.missed} | {gain:+.0f} ({se:.0f}) | {c.old.early} / {c.new.early} |")
+                     f"{c.new.missed} | {shown} | {c.old.early} / {c.new.early} |")
     return "\n".join(lines)
 
 
