@@ -15,6 +15,11 @@ The per-category intervals of alpha and the mean signed error and the self-prefe
 rewritten since (issue 26, item 6: the Dirichlet-process posterior over task clusters, stats.posterior, in place of
 the cluster bootstrap, whose intervals covered the truth far less than 95% on real data); those ci_low / ci_high
 numbers in the four judges' files are the current code's, every other number is still 9af0fc0's.
+The proportions' intervals (exact agreement, TPR and TNR, overall and per category: ci_low, ci_high and
+design_effect) and the per-category worse-than-the-rest intervals built on those design effects were rewritten
+since (issue 51, item 1: Wilson's interval covered a TNR over a handful of fails 87-91% of the time; the interval
+now holds Wilson's and the modified Jeffreys', and the design effect comes from the posterior over clusters);
+those numbers are the current code's, every other number is unchanged.
 Sections added since that commit (new keys) are not compared; text is not compared, only numbers and flags.
 The verdict is not compared either: it is the gate's rule applied to these numbers, and the gate was redesigned
 since (issue 26, items 2-3: three states per check, the comparison with the reviewers by a paired interval), so

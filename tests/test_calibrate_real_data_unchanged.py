@@ -6,6 +6,10 @@ pairwise items, 2-3 raters, 3-point scale) and SummEval coherence (1,600 summari
 ../shared/data: data nobody on this project made. This is an identity check of refactors against that commit, not
 an oracle for the statistics (tests/stats/ checks those against published values). A deliberate change of a number
 rewrites the references from the commit that makes it, and says so here.
+Rewritten so: the proportions' intervals and design effects (exact agreement, TPR, TNR, overall and per category),
+the per-category worse-than-the-rest intervals built on them, and the pass/fail check's bounds and label estimates
+read from them (issue 51, item 1: a new interval for proportions, and design effects from the posterior over
+clusters); every other number, and every verdict and check state, is 1a7eec6's.
 
 Floats must agree to 1e-12 relative (the issue's bound; the same machine type and library builds give the same
 sums); integers, flags and nulls exactly, and the verdict's headline and every check's state as text.

@@ -58,8 +58,8 @@ def test_intervals_are_the_reports_in_the_uncertainty_fields(record):
         ci = u["confidence_interval"]
         assert (ci["lower"], ci["upper"], ci["confidence_level"]) == (m["ci_low"], m["ci_high"], 0.95)
         method = report["bootstrap"]["intervals"][name]
-        if method == "wilson":  # a closed-form interval on n items: no resamples to report
-            assert ci["method"] == "Wilson score" and "num_bootstrap_samples" not in u
+        if method == "wilson_jeffreys":  # a closed-form interval on n items: no resamples to report
+            assert ci["method"] == "Wilson and Jeffreys score" and "num_bootstrap_samples" not in u
             assert u["num_samples"] == m["n"]
         else:
             assert ci["method"].startswith("BCa bootstrap") and u["num_bootstrap_samples"] == RESAMPLES

@@ -34,7 +34,7 @@ def test_calibrate_json_is_the_design_object(cli):
     assert set(rep["judge"]) >= {"id", "model", "family", "config_hash"}
     intervals = rep["bootstrap"].pop("intervals")
     assert rep["bootstrap"] == {"resamples": 300, "seed": 7, "cluster": True, "level": 0.95}
-    assert intervals["tnr"] == "wilson" and intervals["krippendorff_alpha_ordinal"] == "bca"
+    assert intervals["tnr"] == "wilson_jeffreys" and intervals["krippendorff_alpha_ordinal"] == "bca"
     assert METRICS <= set(rep["metrics"])
     for name, m in rep["metrics"].items():
         assert {"value", "ci_low", "ci_high"} <= set(m) and m["ci_low"] <= m["value"] <= m["ci_high"]

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.stats.intervals.bootstrap import bca_interval, expanded_level
-from workbench.stats.intervals.proportion import newcombe_difference_interval, proportion_interval, wilson_interval
+from workbench.stats.intervals.proportion import (jeffreys_modified, newcombe_difference_interval, proportion_interval,
+                                                  wilson_interval)
 
 LEVELS = st.sampled_from([0.95, 0.9, 0.99, 1 - 0.05 / 2, 1 - 0.05 / 3, 1 - 0.05 / 4, 1 - 0.05 / 7, 0.8])
 
@@ -54,13 +55,56 @@ def test_wilson_gives_statsmodels_floats(nobs, share, level):
 
 @settings(max_examples=300, deadline=None)
 @given(n=st.integers(1, 4000), p=st.floats(0, 1), deff=st.floats(1, 20), level=LEVELS)
-def test_proportion_interval_gives_the_floats_it_gave_through_statsmodels(n, p, deff, level):
+def test_wilson_proportion_interval_gives_statsmodels_floats(n, p, deff, level):
     from statsmodels.stats.proportion import proportion_confint
 
     n_eff = n / deff
     low, high = proportion_confint(p * n_eff, n_eff, alpha=1 - level, method="wilson")
-    assert proportion_interval(p, n, level=level, deff=deff) == (float(np.clip(low, 0.0, p)),
-                                                                 float(np.clip(high, p, 1.0)))
+    assert proportion_interval(p, n, level=level, deff=deff, method="wilson") == (float(np.clip(low, 0.0, p)),
+                                                                                  float(np.clip(high, p, 1.0)))
+
+
+def _modified_jeffreys_through_scipy_stats(count, nobs, level):
+    """Brown, Cai and DasGupta (2001), section 4.1.2, written out with scipy.stats: the Jeffreys posterior's
+    quantiles, the exact bound (alpha/2)**(1/n) at x = 0 or n, and the open end at x = 1 or n - 1."""
+    from scipy.stats import beta
+
+    tail = (1 - level) / 2
+    low, high = beta.ppf(tail, count + 0.5, nobs - count + 0.5), beta.ppf(1 - tail, count + 0.5, nobs - count + 0.5)
+    if count >= nobs:
+        low = tail ** (1 / nobs)
+    elif count <= 1:
+        low = 0.0
+    if count <= 0:
+        high = 1 - tail ** (1 / nobs)
+    elif count >= nobs - 1:
+        high = 1.0
+    return low, high
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 4000), k=st.integers(0, 4000), deff=st.sampled_from([1.0, 1.5, 3.7]), level=LEVELS)
+def test_the_default_interval_is_the_smallest_holding_wilson_and_modified_jeffreys(n, k, deff, level):
+    from statsmodels.stats.proportion import proportion_confint
+
+    p = min(k, n) / n
+    n_eff = n / deff
+    w = proportion_confint(p * n_eff, n_eff, alpha=1 - level, method="wilson")
+    j = _modified_jeffreys_through_scipy_stats(p * n_eff, n_eff, level)
+    low, high = proportion_interval(p, n, level=level, deff=deff)
+    assert low == pytest.approx(min(max(min(w[0], j[0]), 0.0), p), abs=1e-12)
+    assert high == pytest.approx(max(min(max(w[1], j[1]), 1.0), p), abs=1e-12)
+
+
+def test_modified_jeffreys_reproduces_statsmodels_jeffreys_and_the_exact_end():
+    from statsmodels.stats.proportion import proportion_confint
+
+    for count in (2, 5, 7.5):  # away from the ends the modification changes nothing
+        low, high = jeffreys_modified(count, 10.0)
+        assert (float(low), float(high)) == pytest.approx(proportion_confint(count, 10, method="jeffreys"), abs=1e-12)
+    # at 0 of n the bound is Clopper-Pearson's; at 1 of 1 the lower bound is (alpha/2)**(1/1)
+    assert proportion_interval(0.0, 10) == pytest.approx((0.0, proportion_confint(0, 10, method="beta")[1]), abs=1e-12)
+    assert proportion_interval(1.0, 1) == pytest.approx((0.025, 1.0), abs=1e-12)
 
 
 @settings(max_examples=300, deadline=None)

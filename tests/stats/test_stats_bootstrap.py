@@ -249,7 +249,10 @@ def test_proportion_intervals_reproduce_newcombe_1998(x, n, low, high):
     from workbench.stats.intervals.proportion import proportion_interval
     # the table prints 4 decimals: within 0.23% of ours, so 0.5% relative admits it and fails a figure moved by 1%
     # (abs=6e-5 would let 0.0061 move by 1%); a printed 0 must be exactly 0
-    assert proportion_interval(x / n, n) == pytest.approx((low, high), rel=5e-3, abs=0.0)
+    assert proportion_interval(x / n, n, method="wilson") == pytest.approx((low, high), rel=5e-3, abs=0.0)
+    # the default holds Wilson's interval
+    default = proportion_interval(x / n, n)
+    assert default[0] <= low * (1 + 5e-3) and default[1] >= high * (1 - 5e-3)
 
 
 @settings(max_examples=40, deadline=None)
@@ -270,8 +273,10 @@ def test_all_one_label_has_reasons_but_no_crash():
     assert np.isnan(report["metrics"]["cohen_kappa"]["ci_low"])
     assert "kappa is undefined" in report["reasons"]["cohen_kappa"]
     ea = report["metrics"]["exact_agreement"]
-    # 40 of 40: never a zero-width interval; Wilson's lower bound is 40 / (40 + z^2)
-    assert ea["value"] == ea["ci_high"] == 1.0 and ea["ci_low"] == pytest.approx(40 / (40 + 1.959964**2), abs=1e-6)
+    # 40 of 40: never a zero-width interval; the lower bound is the exact one, 0.025 ** (1 / 40) (Clopper-Pearson's
+    # at 40 of 40), below Wilson's 40 / (40 + z^2)
+    assert ea["value"] == ea["ci_high"] == 1.0 and ea["ci_low"] == pytest.approx(0.025 ** (1 / 40), abs=1e-12)
+    assert ea["ci_low"] < 40 / (40 + 1.959964**2)
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -19,8 +19,10 @@ METRIC_ORDER = ("krippendorff_alpha_ordinal", "cohen_kappa_quadratic", "cohen_ka
                 "gwet_ac2_linear", "exact_agreement", "spearman", "mean_signed_error", "tpr", "tnr")
 #: Who counts in each proportion's denominator.
 DENOMINATOR_WORDS = {"exact_agreement": "items", "tpr": "consensus passes", "tnr": "consensus fails"}
-INTERVAL_WORDS = {"wilson": "Wilson score", "bca": "BCa bootstrap", "percentile": "percentile bootstrap",
-                  "studentized": "studentized bootstrap"}
+INTERVAL_WORDS = {"wilson": "Wilson score", "wilson_jeffreys": "Wilson and Jeffreys score",
+                  "bca": "BCa bootstrap", "percentile": "percentile bootstrap", "studentized": "studentized bootstrap"}
+#: Interval methods computed in closed form on a proportion's effective count: no resamples to report.
+CLOSED_FORM = frozenset({"wilson", "wilson_jeffreys"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +69,8 @@ def interval_sentence(report: CalibrationReport) -> str:
     other = next((methods[k] for k in methods if k not in DENOMINATOR_WORDS), "percentile")
     proportion = methods.get("tpr", "wilson")
     return (f"95% intervals: proportions (exact agreement, TPR, TNR) by the {INTERVAL_WORDS.get(proportion, proportion)} interval "
-            f"on their effective number of items (the count over the cluster design effect); the other metrics by "
+            f"on their effective number of items (the count over the cluster design effect, the level widened to "
+            f"Student's t over the task clusters where several items share one); the other metrics by "
             f"the {INTERVAL_WORDS.get(other, other)} interval from {b.resamples} resamples of task clusters, "
             f"seed {b.seed}. n is the denominator: items for exact agreement, consensus passes for TPR, "
             "consensus fails for TNR.")

@@ -62,9 +62,10 @@ TERMS: tuple[Term, ...] = (
     Term("bca", "corrected resampling interval (BCa)", ("BCa",),
          "The bias-corrected and accelerated bootstrap: a resampling interval that corrects for a skewed or biased "
          "estimate. It is the most accurate of the bootstrap intervals when there are enough items."),
-    Term("wilson", "interval for a share (Wilson)", ("Wilson",),
-         "The Wilson score interval is the interval used for a share such as TPR or TNR. It stays sensible near 0 "
-         "and 1 and with few items, where a simple plus-or-minus would not."),
+    Term("wilson", "interval for a share (Wilson and Jeffreys)", ("Wilson", "Jeffreys"),
+         "The interval used for a share such as TPR or TNR: the smallest one holding both the Wilson score interval "
+         "and the Jeffreys interval, so it stays sensible near 0 and 1 and with few items, where a simple "
+         "plus-or-minus would not. With a handful of items it is wider than 95% needs, never narrower."),
     Term("p_value", "p-value", ("p-value", "p"),
          "How surprising the data would be if nothing had changed: a small p (below 0.01) means a real change. A "
          "large p does not prove that nothing changed."),

@@ -25,7 +25,7 @@ from workbench import __version__
 from workbench.core.errors import WorkbenchError
 from workbench.judges.prompting import DEFAULT_MAX_TOKENS, system_prompt
 from workbench.core.names import safe_path
-from workbench.calibration.presentation import INTERVAL_WORDS
+from workbench.calibration.presentation import CLOSED_FORM, INTERVAL_WORDS
 from workbench.calibration.report import CalibrationReport, Effect, Metric
 from workbench.stats.bias import INTERVAL as SELF_PREFERENCE_INTERVAL
 from workbench.store import Store
@@ -140,7 +140,7 @@ def build_eee(report: CalibrationReport, rubric_text: str | None, spec, *, organ
                   }.get(method_key, method_key)
         if method_key == "posterior":
             method += f", {b.resamples} draws over task clusters, seed {b.seed}"
-        elif method_key != "wilson":
+        elif method_key not in CLOSED_FORM:
             method += f", {b.resamples} resamples of task clusters, seed {b.seed}"
         n = m.n if m.n is not None else report.n_items
         config: dict[str, Any] = {

@@ -36,8 +36,11 @@ from workbench.stats._common import (NO_ITEMS, ONE_ITEM, check_bootstrap_options
     check_same_length, check_scale, cluster_codes, score_codes, special_functions)
 from workbench.stats.agreement import METRIC_NAMES, _metrics_of_matrix, stacked_metrics
 from workbench.stats.intervals.methods import BOOTSTRAP_INTERVAL
+from workbench.stats.intervals.posterior import confusion_draws
 from workbench.stats.intervals.proportion import METHOD as PROPORTION_METHOD
-from workbench.stats.intervals.proportion import PROPORTION_DENOMINATORS, design_effect, proportion_interval
+from workbench.stats.intervals.proportion import (PROPORTION_DENOMINATORS, cluster_level, design_effect,
+                                                  proportion_interval)
+from workbench.stats.intervals.rows import unique_rows
 
 ONE_CLUSTER = "all items belong to one task cluster, so the cluster bootstrap cannot show any uncertainty"
 
@@ -69,39 +72,6 @@ def resample_sums(per_cluster: np.ndarray, *, resamples: int, seed: int) -> np.n
     rng = np.random.default_rng(seed)
     draws = rng.multinomial(n_clusters, counts / n_clusters, size=resamples)
     return draws.astype(np.float64) @ kinds.astype(np.float64)
-
-
-def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows in lexicographic order and how often each occurs: ``np.unique(rows, axis=0,
-    return_counts=True)``, ten times faster for rows of whole numbers (counts, sums of integer residuals).
-
-    Such a row, less the column minima, is read as one integer in a mixed radix (digit i below the range of
-    column i plus one), which orders rows as the lexicographic comparison does; other rows (fractions, NaN,
-    -0.0, keys beyond 2**62) take ``np.unique`` itself. The order matters: it fixes the multinomial draws of
-    :func:`resample_sums`.
-
-    >>> kinds, counts = unique_rows(np.array([[1, 0], [0, 2], [1, 0]]))
-    >>> kinds.tolist(), counts.tolist()
-    ([[0, 2], [1, 0]], [1, 2])
-    """
-    rows = np.asarray(rows)
-    if rows.ndim != 2 or rows.size == 0 or rows.dtype.kind not in "iuf":
-        return np.unique(rows, axis=0, return_counts=True)
-    if rows.dtype.kind == "f" and not (np.isfinite(rows).all() and (rows == np.round(rows)).all()
-                                       and np.abs(rows).max() < 2**52 and not np.signbit(rows[rows == 0]).any()):
-        return np.unique(rows, axis=0, return_counts=True)
-    low = rows.min(axis=0)
-    radix = [int(high) - int(lo) + 1 for high, lo in zip(rows.max(axis=0), low)]  # Python ints: no overflow
-    place, places = 1, []
-    for r in reversed(radix):  # the last column is the least significant digit
-        places.append(place)
-        place *= r
-    if place >= 2**62:
-        return np.unique(rows, axis=0, return_counts=True)
-    shifted = rows - low if rows.dtype.kind == "f" else rows.astype(np.int64) - low.astype(np.int64)
-    keys = shifted.astype(np.int64) @ np.array(places[::-1], dtype=np.int64)
-    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    return rows[first], counts
 
 
 def bca_interval(samples: np.ndarray, point: float, jackknife: np.ndarray, jackknife_weights: np.ndarray,
@@ -252,9 +222,10 @@ def agreement_with_intervals(
         (stack,) = _split(resample_sums(per_cluster, resamples=resamples, seed=seed), 1, k)
         samples = stacked_metrics(stack, values, pass_index)
         jackknife = _jackknife(per_cluster, matrix, values, pass_index) if interval == "bca" else None
-        cluster_rows = per_cluster.reshape(n_clusters, k, k).sum(axis=2)  # consensus counts per cluster
-        clusters_of = {"n_items": n_clusters, "n_pos": int((cluster_rows[:, passing].sum(axis=1) > 0).sum()),
-                       "n_neg": int((cluster_rows[:, ~passing].sum(axis=1) > 0).sum())}
+        # the proportions' design effects: their variance under the Dirichlet-process posterior over clusters
+        # (its prior atom, worth one item, keeps a sample without the rare outcome from looking certain)
+        rate_variance = proportion_variances(confusion_draws(per_cluster, draws=resamples, seed=seed), pass_index)
+        of = proportion_denominators(per_cluster.reshape(n_clusters, k, k), pass_index)
         for name in METRIC_NAMES:
             if np.isnan(point[name]):
                 continue
@@ -262,10 +233,9 @@ def agreement_with_intervals(
             standard_errors[name] = float(np.std(finite, ddof=1)) if finite.size > 1 else float("nan")
             bad = int(samples[name].size - finite.size)
             if name in PROPORTION_DENOMINATORS:
-                which = PROPORTION_DENOMINATORS[name]
-                n = denominators[which]
-                deff = design_effect(point[name], n, standard_errors[name] ** 2, clusters_of[which])
-                low, high = proportion_interval(point[name], n, level=level, deff=deff)
+                n = denominators[PROPORTION_DENOMINATORS[name]]
+                deff, read_at = _clustered_proportion(point[name], n, rate_variance[name], of[name], level)
+                low, high = proportion_interval(point[name], n, level=read_at, deff=deff)
                 metrics[name]["design_effect"] = deff
             elif jackknife is not None:
                 low, high, _ = bca_interval(samples[name], point[name], jackknife[0][name], jackknife[1], level)
@@ -307,6 +277,40 @@ def agreement_with_intervals(
         "undefined_resamples": undefined,
         "reasons": reasons,
     }
+
+
+def proportion_variances(tables: np.ndarray, pass_index: int) -> dict[str, float]:
+    """The variance of exact agreement, TPR and TNR over a stack of confusion tables (rows consensus)."""
+    k = tables.shape[1]
+    passing = np.arange(k) >= pass_index
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = {"exact_agreement": np.trace(tables, axis1=1, axis2=2) / tables.sum(axis=(1, 2)),
+                  "tpr": tables[:, passing][:, :, passing].sum(axis=(1, 2)) / tables[:, passing].sum(axis=(1, 2)),
+                  "tnr": tables[:, ~passing][:, :, ~passing].sum(axis=(1, 2)) / tables[:, ~passing].sum(axis=(1, 2))}
+    out = {}
+    for name, v in values.items():
+        finite = v[np.isfinite(v)]
+        out[name] = float(np.var(finite, ddof=1)) if finite.size > 1 else float("nan")
+    return out
+
+
+def proportion_denominators(cells: np.ndarray, pass_index: int) -> dict[str, np.ndarray]:
+    """Per cluster, the items behind each proportion: all, consensus passes (TPR), consensus fails (TNR)."""
+    passing = np.arange(cells.shape[1]) >= pass_index
+    rows = cells.sum(axis=2)
+    return {"exact_agreement": rows.sum(axis=1), "tpr": rows[:, passing].sum(axis=1),
+            "tnr": rows[:, ~passing].sum(axis=1)}
+
+
+def _clustered_proportion(p: float, n: int, variance: float, of: np.ndarray, level: float) -> tuple[float, float]:
+    """(design effect, level to read the interval at) of a proportion whose items (``of`` per cluster) sit in task
+    clusters: the design effect from ``variance``; where some cluster holds two or more of its items and the design
+    effect is estimated (not at its largest, each cluster one item), the level of Student's t over the clusters
+    (see :mod:`workbench.stats.intervals.proportion`)."""
+    n_clusters = int((of > 0).sum())
+    deff = design_effect(p, n, variance, n_clusters)
+    estimated = bool((of >= 2).any()) and deff < n / max(1, n_clusters)
+    return deff, (cluster_level(level, n_clusters) if estimated else level)
 
 
 def paired_bootstrap_delta(

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.stats.intervals.bootstrap import unique_rows
+from workbench.stats.intervals.rows import unique_rows
 
 #: Total concentration of the prior, in items: the posterior's prior weighs as much as one item of the sample.
 #: Chosen by coverage on real data (150 golden sets per cell, two pools, two designs): half an item left the mean
