@@ -169,6 +169,8 @@ def category_shifts(golden: Mapping[str, int], windows: Sequence[Mapping[str, in
     >>> [(x.shifted, x.moved, x.test) for x in t]
     [(True, 'a', 'mixture bound'), (False, 'a', 'chi-square')]
     """
+    if len(levels) != len(windows):
+        raise ValueError(f"{len(windows)} windows but {len(levels)} levels")
     cats = sorted(set(golden).union(*windows))
     g = np.array([golden.get(c, 0) for c in cats], dtype=np.int64)
     w = np.array([[x.get(c, 0) for c in cats] for x in windows], dtype=np.int64).reshape(len(windows), len(cats))
