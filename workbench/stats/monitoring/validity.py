@@ -19,16 +19,19 @@ is a nonnegative supermartingale under H0 for any bets fixed before x_i is seen,
 ``P(sup_t M_t >= 1/alpha) <= alpha``: the alarm may be checked after every label, every window, forever, and is
 false at most with probability alpha. ``lambda_i(n)`` is the constant bet that would have grown the wealth most
 over the previous n labels (GRAPA of Waudby-Smith and Ramdas 2024, the empirical Kelly bet), solved exactly
-because x takes few values on a scale; up to issue 51 the bet was its approximation ``mean(y) / mean(y**2)``
-(aGRAPA) on the last 50 labels, which bets far too little when x is skewed (on a 5-point scale nearly every
-label agrees and a mirrored verdict costs a whole point): 1.0 against the exact 8.3 on SummEval with half the
-verdicts mirrored. Bets on recent labels only let a judge good for months and then broken be caught by the
-labels after the break rather than diluted by the months before; the mixture over memories pays log(5) in the
-threshold to let the short memories catch a large drop within a few labels and the long ones a small drop (the
-idea of adapting to an unknown change is that of the e-detectors of Shin, Ramdas and Rinaldo 2024, whose
-restarts control the run length rather than the chance of any false alarm, so are not used). The cap c keeps a
-bet fitted on a few bad labels from losing more than half the wealth on one good label; the exact bet stays
-below it on the public data (at most 0.48 / (1 - floor), verdicts flipped on half the traces).
+because x takes few values on a scale, and fitted beside :data:`PRIOR` pseudo-labels of the least favourable null
+(x = 1 and x = 0 in the proportions that put their mean at the floor), which shrink a bet fitted on few labels
+without changing its sign. Up to issue 51 the bet was the approximation ``mean(y) / mean(y**2)`` (aGRAPA) on the
+last 50 labels, which bets far too little when x is skewed, as it is on lopsided data and on a 5-point scale,
+where nearly every label agrees and a mirrored verdict costs a whole point: on the public data after half the
+verdicts are dropped, 0.05 / (1 - floor) against the log-optimal 0.41 (5-point) and 0.53 (3-point)
+(validation/promises/validity.py). Bets on recent labels only let a judge good for months and then broken be
+caught by the labels after the break rather than diluted by the months before; the mixture over memories pays a
+factor 5 in the threshold to let the short memories catch a large drop within a few labels and the long ones a
+small drop. (The e-detectors of Shin, Ramdas and Rinaldo 2024 adapt to an unknown change by restarting, which
+bounds the mean time to a false alarm rather than the chance of any; so no restarts here.) The cap c keeps a bet
+fitted on a few bad labels from losing more than half the wealth on one good label; on the public data the
+log-optimal bet reaches it only with half the 3-point verdicts flipped.
 
 References
 ----------
