@@ -119,13 +119,42 @@ def measure(pools: list[str], *, seeds: int, orders: int, jobs: int, sizes=ph.SI
     return campaigns
 
 
+DEMO_JUDGES = ("careful-sonnet", "lenient-mini", "gpt4o-self", "noisy-llama", "test-results")
+
+
+def demo_timing() -> list[tuple[str, float, int]]:
+    """(judge, seconds, undecided checks) of `workbench plan` on the demo, each a whole process, as a lead runs it
+    (the demo seeded in a temporary folder first; the report cache warm, as after `workbench calibrate`)."""
+    import subprocess
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="plan-demo-"))
+    subprocess.run(["workbench", "demo", "--no-ui"], cwd=folder, check=True, capture_output=True)
+    subprocess.run(["workbench", "judge", "run", "-g", "demo", "-r", "demo-patch-quality", "-j", "test-results"],
+                   cwd=folder, check=True, capture_output=True)
+    out = []
+    for judge in DEMO_JUDGES:
+        scope = ["-g", "demo", "-r", "demo-patch-quality", "-j", judge]
+        subprocess.run(["workbench", "calibrate", *scope], cwd=folder, capture_output=True)
+        t0 = time.perf_counter()
+        done = subprocess.run(["workbench", "plan", *scope], cwd=folder, check=True, capture_output=True, text=True)
+        out.append((judge, time.perf_counter() - t0, done.stdout.count("[UNDECIDED]")))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pools", default="summeval,play-favorites", help="comma-separated: " + ", ".join(ph.POOLS))
     ap.add_argument("--seeds", type=int, default=4, help="random starts a judge x starting size")
     ap.add_argument("--orders", type=int, default=3, help="random continuations a start")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--demo-timing", action="store_true", help="time `workbench plan` on the demo only")
     args = ap.parse_args()
+    if args.demo_timing:
+        print("| demo judge | `workbench plan`, whole process (s) | undecided checks |\n|---|---|---|")
+        for judge, seconds, undecided in demo_timing():
+            print(f"| {judge} | {seconds:.2f} | {undecided} |")
+        return 0
     t0 = time.time()
     campaigns = measure(args.pools.split(","), seeds=args.seeds, orders=args.orders, jobs=args.jobs)
     if not campaigns:

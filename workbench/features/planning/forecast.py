@@ -31,15 +31,31 @@ from typing import Any
 
 import numpy as np
 
-from workbench.calibration.gate import FAILED, UNDECIDED, Policy, Verdict, evidence_needs
+from workbench.calibration.gate import (
+    FAILED,
+    UNDECIDED,
+    Policy,
+    Verdict,
+    evidence_needs,
+)
 from workbench.calibration.report import CalibrationReport, Evidence, Metric
 from workbench.features.planning.records import Forecast
 from workbench.stats import planning as sp
 from workbench.stats.plans import measures
 from workbench.stats.plans.futures import Donors, draw_donors
-from workbench.stats.plans.selection import selection_weights, undecided_band, undecided_below
-from workbench.stats.plans.paths import (PATHS, LookSums, first_decided, looks, predictive_range,
-    random_positions)
+from workbench.stats.plans.paths import (
+    PATHS,
+    LookSums,
+    first_decided,
+    looks,
+    predictive_range,
+    random_positions,
+)
+from workbench.stats.plans.selection import (
+    selection_weights,
+    undecided_band,
+    undecided_below,
+)
 
 #: The gate checks labels decide, and the measurements (parts) behind each.
 LABEL_CHECKS = {"evidence": ("evidence",), "agreement": ("agreement",), "pass_fail": ("tpr", "tnr"),
@@ -340,9 +356,6 @@ def _run_order(order: str, arrays: GoldenSetArrays, report: CalibrationReport, p
     resolved_by_stratum = human.sum(axis=3)
     sum_w, sum_w2 = weighted(resolved_by_stratum), weighted(resolved_by_stratum, 2)
     n_eff = measures.kish(sum_w, sum_w2)
-    clusters = _clusters_by_look(position, marks, future.cluster, lab.cluster[lab.consensus >= 0], paths)
-    mean_size = np.where(clusters > 0, n_resolved / np.maximum(clusters, 1), 1.0)
-    size_now = float(mean_size[0, 0])
     labels = np.broadcast_to(sums.add(f.labels).sum(axis=2), (paths, n_looks)) + float(lab.counts.sum())
 
     states: dict[str, np.ndarray] = {}
@@ -356,8 +369,7 @@ def _run_order(order: str, arrays: GoldenSetArrays, report: CalibrationReport, p
         name = policy.agreement_metric
         value = measures.confusion_metric(confusion, arrays.scale, arrays.pass_index, name)
         m = report.metric(name)
-        deff = _deff_ratio(report.metric("exact_agreement"), size_now, mean_size)
-        scale = measures.standard_error_ratio(n_eff, deff, n_eff[0, 0], 1.0)
+        scale = measures.standard_error_ratio(n_eff, n_eff[0, 0])
         if m.has_interval and m.value is not None:
             low, high = measures.scaled_interval(value, (m.value, m.ci_low, m.ci_high), scale)
         else:
@@ -376,9 +388,8 @@ def _run_order(order: str, arrays: GoldenSetArrays, report: CalibrationReport, p
         with np.errstate(divide="ignore", invalid="ignore"):
             value = hits / all_w
             weighting = np.where(all_w2 > 0, n / measures.kish(all_w, all_w2), 1.0)
-        deff = float(report.metric(part).design_effect or 1.0) * _deff_ratio(report.metric(part), size_now,
-                                                                              mean_size)
-        low, high = _wilson(value, n, deff * weighting)
+        deff = float(report.metric(part).design_effect or 1.0)
+        low, high = _proportion_bounds(value, n, deff * weighting)
         state = sp.threshold_states(value, low, high, bound)
         states[part] = np.where(n < policy.min_class_items, sp.OPEN, state).astype(np.int8)
         truths[part] = value[:, -1]
@@ -386,8 +397,7 @@ def _run_order(order: str, arrays: GoldenSetArrays, report: CalibrationReport, p
         states["as_good_as_human"], truths["as_good_as_human"] = _as_good_states(total, weighted, f, arrays, policy)
     for part in ("same_family", "same_model"):
         if part in parts:
-            states[part], truths[part] = _effect_states(part, total, weighted, f, future, arrays, report, policy,
-                                                        size_now, mean_size)
+            states[part], truths[part] = _effect_states(part, total, weighted, f, future, arrays, report, policy)
     for check in open_checks:
         names = [p for p in LABEL_CHECKS[check] if p in states]
         if check == "self_preference":
@@ -412,38 +422,11 @@ def _weights(active: ActiveOrder, served: np.ndarray) -> np.ndarray:
     return 1.0 / pi
 
 
-def _clusters_by_look(position: np.ndarray, marks: np.ndarray, cluster_f: np.ndarray, cluster_l: np.ndarray,
-                      paths: int) -> np.ndarray:
-    """(paths, looks): task clusters among the labeled items by each look (the labeled ones now, plus the clusters
-    the future items bring, each counted at its first item)."""
-    known = set(np.asarray(cluster_l).astype(str).tolist())
-    names, codes = np.unique(np.asarray(cluster_f).astype(str), return_inverse=True)
-    fresh = np.array([n not in known for n in names])
-    position = np.broadcast_to(position, (paths, len(codes)))
-    by = np.argsort(codes, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(codes[by]) != 0])
-    first = np.minimum.reduceat(position[:, by], starts, axis=1)[:, fresh]  # (paths, new clusters)
-    counter = LookSums(first, marks)
-    arrivals = counter.add(np.ones_like(first, dtype=float))[:, :, 0]
-    return arrivals + len(known)
+def _proportion_bounds(value: np.ndarray, n: np.ndarray, deff: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The report's interval of a proportion (the very function it calls) on every path and look at once."""
+    from workbench.stats.intervals.proportion import proportion_intervals
 
-
-def _deff_ratio(metric: Metric, size_now: float, mean_size: np.ndarray) -> np.ndarray:
-    """Kish's ``1 + (m - 1) rho`` at each look's mean cluster size over its value now (``rho`` from the metric's
-    design effect now): how much more (or less) the clustering inflates the variance than it does now."""
-    from workbench.stats.plans.paths import cluster_design_effect
-
-    deff_now = float(metric.design_effect or 1.0)
-    later = cluster_design_effect(deff_now, size_now, mean_size)
-    now = cluster_design_effect(deff_now, size_now, np.array(size_now))
-    return later / now
-
-
-def _wilson(value: np.ndarray, n: np.ndarray, deff: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    from workbench.stats.plans.paths import wilson_bounds
-
-    return wilson_bounds(value, n, np.maximum(deff, 1.0))
-
+    return proportion_intervals(value, n, deff=np.maximum(deff, 1.0))
 
 def _evidence_states(n: np.ndarray, multi: np.ndarray, policy: Policy) -> np.ndarray:
     """The evidence check on each path and look, by the gate's own ``evidence_needs`` (once per distinct count)."""
@@ -478,8 +461,7 @@ def _as_good_states(total, weighted, f: _Features, arrays: GoldenSetArrays,
 
 
 def _effect_states(part: str, total, weighted, f: _Features, future: ItemArrays, arrays: GoldenSetArrays,
-                   report: CalibrationReport, policy: Policy, size_now: float,
-                   mean_size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                   report: CalibrationReport, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
     """A self-preference effect (mean residual of the judge's own model or family minus the other families'),
     decided by ``band_states``; the current interval's half-widths scaled by the two groups' effective counts."""
     lab = arrays.labeled
@@ -499,9 +481,9 @@ def _effect_states(part: str, total, weighted, f: _Features, future: ItemArrays,
         value = s_a / w_a - s_b / w_b
         variance = 1 / n_a + 1 / n_b
     effect = getattr(report.self_preference, part)
-    deff = _deff_ratio(report.metric("exact_agreement"), size_now, mean_size)
+    deff = float(report.metric("exact_agreement").design_effect or 1.0)  # the clustering, as it is now
     if effect is not None and effect.value is not None and effect.ci_low is not None and effect.ci_high is not None:
-        scale = np.sqrt(variance / variance[0, 0] * deff)
+        scale = np.sqrt(variance / variance[0, 0])
         low, high = measures.scaled_interval(value, (effect.value, effect.ci_low, effect.ci_high), scale)
     else:  # no interval yet: the normal interval of a difference of means, the residuals' spread as now
         spread = float(np.std(r_l[resolved_l], ddof=1)) if resolved_l.sum() > 1 else 1.0

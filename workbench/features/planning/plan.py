@@ -398,10 +398,11 @@ def _assumptions(sim: Simulation, overlap: int, n_unlabeled: int, has_pool: bool
         "future has its own judge-human agreement; a range is the median and the 10th to 90th percentile over them.",
         "The gate is read after every batch (5 items, or 5% of those labeled), with its own rules; a check counts as "
         "decided at the first batch that decides it, and a check decided now stays decided.",
-        "Intervals on a simulated future: TPR and TNR by Wilson on their effective counts and the comparison with the "
-        "reviewers by its paired interval, as the report computes them; agreement and self-preference carry their "
-        "current interval, scaled by the standard error's ratio (effective items, and Kish's design effect at the "
-        "future's cluster sizes).",
+        "Intervals on a simulated future: TPR and TNR by the report's interval of a share (Wilson and Jeffreys) on "
+        "their effective counts and the comparison with the reviewers by its paired interval, as the report computes "
+        "them; agreement and self-preference carry their "
+        "current interval, scaled by the standard error's ratio (effective items); the clustering's design effect "
+        "stays as it is now.",
         ("The recommended order is the active queue for the undecided checks (estimates weighted by 1 / inclusion "
          "probability, as calibrate weighs them); random order is a fresh permutation on each future. New items "
          "come after the pool in either order." if has_pool else

@@ -6,12 +6,14 @@ effects as differences of mean residuals, the comparison with the reviewers as t
 report's standard error (:func:`workbench.stats.humans.human_ceiling`). Weighted sums give the active queue's
 Hajek estimates.
 
-The intervals follow the report's methods where those are closed forms (Wilson on the effective count for TPR
-and TNR, the paired normal interval for the comparison with the reviewers); where the report resamples (the
+The intervals follow the report's methods where those are closed forms (the smallest interval holding Wilson's
+and Jeffreys' on the effective count for TPR and TNR, the paired normal interval for the comparison with the
+reviewers); where the report resamples (the
 agreement metric's BCa interval, the self-preference effects' posterior), the current interval's two half-widths
-are carried along and scaled by the ratio of standard errors, ``sqrt(deff / n_eff)`` against now's: ``n_eff`` the
-Kish effective count of the weights, ``deff`` the clustering's design effect at the path's mean cluster size
-(:func:`~workbench.stats.plans.paths.cluster_design_effect`).
+are carried along and scaled by the ratio of standard errors, ``sqrt(n_eff_now / n_eff)``: ``n_eff`` the Kish
+effective count of the weights. The clustering's design effect stays as the report measures it now: extrapolated
+by Kish's ``1 + (m - 1) rho`` from the bootstrap's design effect at one or two items a task, it grew to 3 or more
+where SummEval's own reaches 1.4 to 2.4 over the whole pool (benchmarks/plan_honesty.md).
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ def scaled_interval(value: np.ndarray, now: tuple[float, float, float], scale: n
     return value - (v0 - low0) * scale, value + (high0 - v0) * scale
 
 
-def standard_error_ratio(n_eff: np.ndarray, deff: np.ndarray, n_eff_now: float, deff_now: float) -> np.ndarray:
-    """``sqrt((deff / n_eff) / (deff_now / n_eff_now))``: how a standard error scales from now to a look."""
+def standard_error_ratio(n_eff: np.ndarray, n_eff_now: float) -> np.ndarray:
+    """``sqrt(n_eff_now / n_eff)``: how a standard error scales from now to a look, the design effect of the
+    clustering staying as it is now."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.sqrt((deff / n_eff) / (deff_now / n_eff_now))
+        return np.sqrt(n_eff_now / n_eff)
 
 
 def kish(sum_w: np.ndarray, sum_w2: np.ndarray) -> np.ndarray:

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from workbench.stats._common import special_functions
 from workbench.stats.planning import OPEN
 
 #: Paths a plan simulates: its 80% range holds 80% +/- 2% of the predictive distribution (one standard deviation).
@@ -148,37 +147,3 @@ def predictive_range(values: Any, *, beyond: Any = None, horizon: float | None =
     at = np.minimum(np.searchsorted(share, np.array([0.5, tail, 1 - tail]) - 1e-12, side="left"), x.size - 1)
     median, low, high = (float(q) if np.isfinite(q) else None for q in x[order][at])
     return Range(median, low, high, horizon)
-
-
-def wilson_bounds(p: Any, n: Any, deff: Any, *, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Arrays of ``stats.intervals.proportion.proportion_interval(p, n, deff=deff)`` (Wilson on the effective
-    count ``n / deff``, clipped to [0, 1] and to contain ``p``): the same arithmetic, on many paths at once; NaN
-    where ``n`` is not positive."""
-    p, n, deff = (np.asarray(x, dtype=np.float64) for x in (p, n, deff))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        n_eff = n / deff
-        crit = -special_functions().ndtri((1 - level) / 2.0)
-        crit2 = crit**2
-        q = p * n_eff / n_eff
-        denom = 1 + crit2 / n_eff
-        center = (q + crit2 / (2 * n_eff)) / denom
-        dist = crit * np.sqrt(q * (1.0 - q) / n_eff + crit2 / (4.0 * n_eff**2)) / denom
-        low = np.clip(np.clip(center - dist, 0, 1), 0.0, p)
-        high = np.clip(np.clip(center + dist, 0, 1), p, 1.0)
-    bad = ~(n > 0) | ~np.isfinite(p)
-    return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
-
-
-def cluster_design_effect(deff_now: float, size_now: float, size: Any, *, cap: Any = None) -> np.ndarray:
-    """Kish's design effect ``1 + (m - 1) rho`` at a mean cluster size ``m``, with the intra-cluster correlation
-    ``rho`` that the design effect ``deff_now`` implies at the current mean size ``size_now`` (clipped to [0, 1]);
-    at most ``cap`` (the number of items over the number of clusters, as the bootstrap's design effect is).
-
-    >>> cluster_design_effect(1.5, 2.0, np.array([2.0, 4.0])).tolist()
-    [1.5, 2.5]
-    """
-    rho = (float(deff_now) - 1) / (float(size_now) - 1) if size_now > 1 and np.isfinite(deff_now) else 0.0
-    rho = min(max(rho, 0.0), 1.0)
-    out = 1 + (np.asarray(size, dtype=np.float64) - 1) * rho
-    out = np.maximum(out, 1.0)
-    return out if cap is None else np.maximum(np.minimum(out, np.asarray(cap, dtype=np.float64)), 1.0)
