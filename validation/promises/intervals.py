@@ -134,8 +134,8 @@ def summary(rows: list[Coverage]) -> str:
     for r in rows:
         if r.defined:
             groups.setdefault((r.rate, r.design, r.size), []).append(r)
-    lines = ["| rate | design | n | coverage, lowest to highest over the pools | pools | intervals | mean "
-             "denominator | every pool within 2 SE below 0.95 |", "|---|---|---|---|---|---|---|---|"]
+    lines = [("| rate | design | n | coverage, lowest to highest over the pools | pools | intervals | mean "
+              "denominator | every pool within 2 SE below 0.95 |"), "|---|---|---|---|---|---|---|---|"]
     order = {name: i for i, name in enumerate((*RATES, CATEGORY))}
     for (rate, design, size), rs in sorted(groups.items(), key=lambda kv: (order[kv[0][0]], kv[0][1], kv[0][2])):
         low, high = min(r.share for r in rs), max(r.share for r in rs)
