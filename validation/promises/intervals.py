@@ -24,6 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from validation.promises import pools
+from validation.promises.rows import PromiseRow
 from workbench import stats
 
 NOMINAL = 0.95
@@ -143,6 +144,23 @@ def summary(rows: list[Coverage]) -> str:
         lines.append(f"| {rate} | {design} | {size} | {low:.3f} to {high:.3f} | {len(rs)} | "
                      f"{sum(r.defined for r in rs):,} | {mean_n:.1f} | {'yes' if all(r.holds for r in rs) else 'NO'} |")
     return "\n".join(lines)
+
+
+def promise_rows(rows: list[Coverage]) -> list[PromiseRow]:
+    """Per rate and n >= 100: the lowest coverage over the pools and designs, against the 95% promise."""
+    out = []
+    for rate in (*RATES, CATEGORY):
+        for size in sorted({r.size for r in rows if r.size >= 100}):
+            rs = [r for r in rows if r.rate == rate and r.size == size and r.defined]
+            if not rs:
+                continue
+            worst = min(rs, key=lambda r: r.share - (NOMINAL - 2 * r.standard_error))
+            out.append(PromiseRow(f"interval of {rate.replace('_', ' ')}: 95% coverage at {size} items, "
+                                  f"{len(rs)} pools x designs", "at least 0.95 - 2 SE in every pool and design",
+                                  f"{min(r.share for r in rs):.3f} to {max(r.share for r in rs):.3f} (closest to its "
+                                  f"limit: {worst.share:.3f} in {worst.pool}, {worst.design})",
+                                  sum(r.defined for r in rs), all(r.holds for r in rs)))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,7 @@ if str(ROOT) not in sys.path:
 
 from validation.promises import pools
 from validation.promises.intervals import NOMINAL
+from validation.promises.rows import PromiseRow
 from workbench import stats
 
 NEW_ITEMS = 500
@@ -76,6 +77,18 @@ def table(rows: list[PassRateCoverage]) -> str:
     lines += [f"| {r.pool} | {r.size} | {r.share:.3f} | {r.given} | {r.refused} | {'yes' if r.holds else 'NO'} |"
               for r in rows]
     return "\n".join(lines)
+
+
+def promise_rows(rows: list[PassRateCoverage]) -> list[PromiseRow]:
+    out = []
+    for size in sorted({r.size for r in rows}):
+        rs = [r for r in rows if r.size == size and r.given]
+        out.append(PromiseRow(f"grade's corrected pass rate: 95% coverage with a golden set of {size} items, "
+                              f"{len(rs)} pools", "at least 0.95 - 2 SE in every pool",
+                              f"{min(r.share for r in rs):.3f} to {max(r.share for r in rs):.3f} "
+                              f"({sum(r.refused for r in rs):,} draws refused with their reason)",
+                              sum(r.given for r in rs), all(r.holds for r in rs)))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

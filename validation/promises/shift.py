@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from validation.promises.rows import PromiseRow, markdown
 from workbench.features.monitoring.report import ALPHA
 from workbench.stats.monitoring.shift import category_shifts, spent_alpha
 from workbench.stats.selective.fixed_sequence import clopper_pearson_upper
@@ -44,16 +45,6 @@ SHIFTED_CATEGORY = "mtbench"
 def available() -> bool:
     return DATA.exists()
 
-
-@dataclass(frozen=True)
-class PromiseRow:
-    """One promise next to its measured figure."""
-
-    promise: str
-    target: str
-    measured: str
-    n: int  # replays (or cases) behind the figure
-    holds: bool
 
 
 @dataclass(frozen=True)
@@ -282,10 +273,6 @@ def ks_ratios(sizes=((400, 60), (400, 300), (400, 2100), (400, 9000), (2000, 300
     return out
 
 
-def markdown(rows: list[PromiseRow]) -> str:
-    lines = ["| promise | target | measured | n | holds |", "|---|---|---|---|---|"]
-    lines += [f"| {r.promise} | {r.target} | {r.measured} | {r.n:,} | {'yes' if r.holds else 'NO'} |" for r in rows]
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

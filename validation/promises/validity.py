@@ -49,6 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
+from validation.promises.rows import PromiseRow, markdown
 from workbench import stats
 from workbench.core.consensus import consensus_label
 from workbench.features.monitoring.report import ALPHA
@@ -337,16 +338,6 @@ def edge(pool: Pool, *, labels: int, runs: int, seed: int, method: Method = NEW)
 
 # -- the promise table --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class PromiseRow:
-    """One promise next to its measured figure."""
-
-    promise: str
-    target: str
-    measured: str
-    n: int  # replays (or runs) behind the figure
-    holds: bool
-
 
 #: The delay each scale's alarm promises after a drop of the named size: (pool, share, labels, share of replays).
 DELAY_TARGETS = (("5-point", 0.5, WITHIN, 0.95), ("5-point", 0.5, 50, 0.95), ("5-point", 0.3, 100, 0.95),
@@ -463,10 +454,6 @@ def calm_table(rates: list[Calm]) -> str:
     return "\n".join(lines)
 
 
-def markdown(rows: list[PromiseRow]) -> str:
-    lines = ["| promise | target | measured | n | holds |", "|---|---|---|---|---|"]
-    lines += [f"| {r.promise} | {r.target} | {r.measured} | {r.n:,} | {'yes' if r.holds else 'NO'} |" for r in rows]
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
