@@ -17,9 +17,11 @@ bootstrap; only the bookkeeping is smaller. A side effect worth having: the
 draws depend on the clusters' contents, not on item order, so shuffling the
 items leaves every interval unchanged.
 
-Intervals: proportions (exact agreement, TPR, TNR) get a Wilson interval on
-their effective number of items (:mod:`workbench.stats.intervals.proportion`), because a
-percentile bootstrap of 1 of 1 is ``[1, 1]``. The other metrics get
+Intervals: proportions (exact agreement, TPR, TNR) get a closed-form binomial
+interval on their effective number of items, the design effect read off the
+Dirichlet-process posterior over the clusters
+(:mod:`workbench.stats.intervals.proportion`), because a percentile bootstrap
+of 1 of 1 is ``[1, 1]``. The other metrics get
 percentile intervals (Efron and Tibshirani 1993, ch. 13) from
 ``numpy.quantile`` with linear interpolation, or BCa intervals (ch. 14) with
 the acceleration from a leave-one-cluster-out jackknife; which one is the
@@ -32,14 +34,27 @@ from typing import Any
 
 import numpy as np
 
-from workbench.stats._common import (NO_ITEMS, ONE_ITEM, check_bootstrap_options, check_pass_threshold,
-    check_same_length, check_scale, cluster_codes, score_codes, special_functions)
+from workbench.stats._common import (
+    NO_ITEMS,
+    ONE_ITEM,
+    check_bootstrap_options,
+    check_pass_threshold,
+    check_same_length,
+    check_scale,
+    cluster_codes,
+    score_codes,
+    special_functions,
+)
 from workbench.stats.agreement import METRIC_NAMES, _metrics_of_matrix, stacked_metrics
 from workbench.stats.intervals.methods import BOOTSTRAP_INTERVAL
 from workbench.stats.intervals.posterior import confusion_draws
 from workbench.stats.intervals.proportion import METHOD as PROPORTION_METHOD
-from workbench.stats.intervals.proportion import (PROPORTION_DENOMINATORS, cluster_level, design_effect,
-                                                  proportion_interval)
+from workbench.stats.intervals.proportion import (
+    PROPORTION_DENOMINATORS,
+    cluster_level,
+    design_effect,
+    proportion_interval,
+)
 from workbench.stats.intervals.rows import unique_rows
 
 ONE_CLUSTER = "all items belong to one task cluster, so the cluster bootstrap cannot show any uncertainty"
@@ -151,7 +166,7 @@ def agreement_with_intervals(
     level: float = 0.95,
     interval: str = INTERVAL,
 ) -> dict[str, Any]:
-    """Every agreement metric with an interval: Wilson for proportions, else from the cluster bootstrap.
+    """Every agreement metric with an interval: closed-form for proportions, else from the cluster bootstrap.
 
     Parameters
     ----------

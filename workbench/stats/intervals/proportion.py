@@ -22,9 +22,11 @@ Jeffreys alone 0.91 and 0.90), 0.954 on average; Clopper-Pearson never dips
 below 0.95 but covers 0.96-0.98 on average, wider than a 95% interval needs.
 
 **Clusters.** The design effect is the proportion's cluster variance over the
-binomial one: the larger of the cluster bootstrap's and the linearised
-(ratio-estimator) variance with its ``G / (G - 1)`` correction, since the
-bootstrap runs narrow over a handful of clusters. When it is estimated (some
+binomial one, the variance read off the Dirichlet-process posterior over task
+clusters (``stats.intervals.posterior``; its prior atom, worth one item, keeps a
+sample without the rare outcome from looking certain: the cluster bootstrap's
+variance, low exactly where the estimate was high, covered exact agreement and
+TPR 0.90-0.92 on golden sets of about 20 prompts). When it is estimated (some
 cluster holds two or more of the denominator's items, and it is not already at
 its largest, each cluster counting as one item), the interval is read at the
 level whose normal quantile is Student's t with ``G - 1`` degrees of freedom
@@ -62,8 +64,7 @@ METHOD = PROPORTION_METHOD
 MAX_LEVEL = 0.999
 
 
-def design_effect(p: float, n: float, bootstrap_variance: float, n_clusters: int,
-                  linear_variance: float = float("nan")) -> float:
+def design_effect(p: float, n: float, bootstrap_variance: float, n_clusters: int) -> float:
     """Variance inflation of a proportion by clustering, in [1, n / n_clusters].
 
     Parameters
@@ -73,13 +74,10 @@ def design_effect(p: float, n: float, bootstrap_variance: float, n_clusters: int
     n : float
         Its denominator (items).
     bootstrap_variance : float
-        The variance of the proportion over cluster-bootstrap resamples (NaN
-        when unknown).
+        The variance of the proportion over cluster resamples or posterior
+        draws (NaN when unknown).
     n_clusters : int
         Task clusters among the denominator's items.
-    linear_variance : float, optional
-        The linearised cluster variance (:func:`linearised_variance`); the
-        larger of the two is used.
 
     Examples
     --------
@@ -90,26 +88,9 @@ def design_effect(p: float, n: float, bootstrap_variance: float, n_clusters: int
     """
     upper = max(1.0, n / max(1, n_clusters))
     binomial = p * (1 - p) / n if n > 0 else float("nan")
-    variance = max((v for v in (bootstrap_variance, linear_variance) if np.isfinite(v)), default=float("nan"))
-    if not (binomial > 0) or not np.isfinite(variance):
+    if not (binomial > 0) or not np.isfinite(bootstrap_variance):
         return float(upper)
-    return float(np.clip(variance / binomial, 1.0, upper))
-
-
-def linearised_variance(hits: np.ndarray, denominators: np.ndarray) -> float:
-    """The ratio estimator's cluster variance of ``sum(hits) / sum(denominators)`` (Cochran 1977, 6.13), with the
-    ``G / (G - 1)`` correction over the G clusters that hold any of the denominator's items; NaN below 2 of them.
-
-    >>> round(linearised_variance(np.array([1, 0, 1, 1]), np.array([1, 1, 1, 1])), 6)  # p (1 - p) / (n - 1)
-    0.0625
-    """
-    hits, denominators = np.asarray(hits, dtype=np.float64), np.asarray(denominators, dtype=np.float64)
-    present = denominators > 0
-    g, m = int(present.sum()), float(denominators.sum())
-    if g < 2 or m <= 0:
-        return float("nan")
-    p = hits.sum() / m
-    return float(((hits[present] - p * denominators[present]) ** 2).sum() / m**2 * g / (g - 1))
+    return float(np.clip(bootstrap_variance / binomial, 1.0, upper))
 
 
 def cluster_level(level: float, n_clusters: int) -> float:

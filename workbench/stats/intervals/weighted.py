@@ -27,18 +27,27 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.stats._common import (NO_ITEMS, check_bootstrap_options, check_pass_threshold, check_same_length,
-    check_scale, cluster_codes, score_codes)
+from workbench.stats._common import (
+    NO_ITEMS,
+    check_bootstrap_options,
+    check_pass_threshold,
+    check_same_length,
+    check_scale,
+    cluster_codes,
+    score_codes,
+)
 from workbench.stats.agreement import METRIC_NAMES, stacked_metrics
 from workbench.stats.intervals.bootstrap import expanded_level, resample_sums
-from workbench.stats.intervals.proportion import PROPORTION_DENOMINATORS, proportion_interval
+from workbench.stats.intervals.proportion import (
+    MAX_LEVEL,
+    PROPORTION_DENOMINATORS,
+    proportion_interval,
+)
 
 #: How the weighted intervals are made (part of a report's cache key).
 INTERVAL = "weighted-cluster-bootstrap-percentile; proportions wilson on effective n at the expanded level"
 
 
-#: The expanded level of a proportion over two or three items is 1 to machine precision: cap it.
-MAX_LEVEL = 0.999
 
 
 def check_weights(weights: Any, n_items: int) -> np.ndarray:
