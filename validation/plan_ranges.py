@@ -108,14 +108,36 @@ def pool_table(campaigns: list[ph.Campaign]) -> str:
     return "\n".join(lines)
 
 
-def measure(pools: list[str], *, seeds: int, orders: int, jobs: int, sizes=ph.SIZES) -> list[ph.Campaign]:
+def spread_table(campaigns: list[ph.Campaign]) -> str:
+    """How far apart the real needs of one start lie: for every start and check, the highest over the lowest of
+    the labels its random continuations really needed (a pool that ran out counts as the labels left). Three
+    draws of a distribution span its middle half on average, so where their high / low already passes 8 no
+    honest 80% range can be 8 wide: the spread is the labels', not the plan's."""
+    groups: dict[tuple, list[float]] = {}
+    for c in campaigns:
+        groups.setdefault((c.pool, c.check, c.size, c.judge, c.seed), []).append(c._capped(c.needed))
+    lines = ["| pool | check | starts | real high / low over a start's continuations: median | share above 8 |",
+             "|---|---|---|---|---|"]
+    for pool, check in sorted({(k[0], k[1]) for k in groups}):
+        ratios = np.array([max(v) / max(min(v), 1.0) for k, v in groups.items()
+                           if (k[0], k[1]) == (pool, check) and len(v) > 1])
+        if ratios.size:
+            lines.append(f"| {pool} | {check} | {ratios.size} | {np.median(ratios):.1f} | "
+                         f"{np.mean(ratios > TARGET_WIDTH):.0%} |")
+    return "\n".join(lines)
+
+
+def measure(pools: list[str], *, seeds: int, orders: int, jobs: int, sizes=ph.SIZES,
+            work: Path | None = None) -> list[ph.Campaign]:
+    """Every campaign of every pool (``work``: a folder for the pools' stores, else temporary ones)."""
     campaigns: list[ph.Campaign] = []
     for name in pools:
         make, path, judges = ph.POOLS[name]
         if not path.exists():
             print(f"skipped {name}: {path} is not present")
             continue
-        campaigns += ph.run(make(), judges=judges, sizes=sizes, seeds=seeds, orders=orders, jobs=jobs)
+        campaigns += ph.run(make(), judges=judges, sizes=sizes, seeds=seeds, orders=orders, jobs=jobs,
+                            work=None if work is None else work / name)
     return campaigns
 
 
@@ -148,6 +170,7 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=4, help="random starts a judge x starting size")
     ap.add_argument("--orders", type=int, default=3, help="random continuations a start")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--save", type=Path, help="pickle the campaigns here (to re-read the tables)")
     ap.add_argument("--demo-timing", action="store_true", help="time `workbench plan` on the demo only")
     args = ap.parse_args()
     if args.demo_timing:
@@ -162,6 +185,12 @@ def main() -> int:
     print(pool_table(campaigns))
     print()
     print(case_table(campaigns))
+    print()
+    print(spread_table(campaigns))
+    if args.save:
+        import pickle
+
+        args.save.write_bytes(pickle.dumps(campaigns))
     print(f"\n({time.time() - t0:.0f} s; {args.seeds} starts x {args.orders} orders a judge x starting size)")
     return 0
 

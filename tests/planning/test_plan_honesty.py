@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from validation import plan_honesty as ph
+from validation import plan_ranges as pr
 
 needs_data = pytest.mark.skipif(not (ph.SUMMEVAL.is_dir() and ph.MTBENCH.is_dir()),
                                 reason="needs ../shared/data/alttest")
@@ -63,14 +64,20 @@ def test_the_simulation_reads_the_gate_as_calibrate_does(tmp_path):
 
 @needs_data
 @pytest.mark.slow
-def test_the_plans_label_counts_are_within_2x_on_held_out_data(tmp_path):
-    # the first half of each case's 40 campaigns, to keep the suite's time: 8 of 9 cases pass there too; the whole
-    # measurement is `python validation/plan_honesty.py` (benchmarks/plan_honesty.md)
-    seeds = ph.SEEDS // 2
-    campaigns = ph.run(ph.summeval_pool(), seeds=seeds, work=tmp_path)
-    cases = ph.summarise(campaigns, seeds=seeds)
-    print("\n" + ph.table(cases, seeds))
-    verdicts = {(judge, size): ph.case_passes(checks) for judge, size, checks in cases}
-    assert None not in verdicts.values(), verdicts  # every case has an undecided check to predict
-    # measured (benchmarks/plan_honesty.md): 8 of 9, the model before the fix 4 of 9
-    assert sum(verdicts.values()) >= 8, verdicts
+def test_the_plans_80_percent_ranges_hold_the_labels_really_needed_on_held_out_data(tmp_path):
+    """SummEval, which nothing in the plan's model was chosen on: 3 judges x 3 starting sizes x 2 starts x 2 random
+    continuations (the measurement, `python validation/plan_ranges.py`, runs 4 x 3 on two pools). The labels the
+    real random order needed lie in the plan's 80% range in at least 75% of the campaigns (the promise; measured
+    89% on SummEval and 77% on Play Favorites), and the range's median is within 2x of them in at least half
+    (measured 57% and 56%, below the issue's 60%: docs/validation.md says so)."""
+    campaigns = pr.measure(["summeval"], seeds=2, orders=2, jobs=2, work=tmp_path)
+    print("\n" + pr.pool_table(campaigns) + "\n\n" + pr.case_table(campaigns))
+    assert {c.judge for c in campaigns} == set(ph.JUDGES) and {c.size for c in campaigns} == set(ph.SIZES)
+    assert len(campaigns) >= 36  # every case has undecided checks to predict
+    summary = pr.Summary.of(campaigns)
+    assert summary.coverage >= pr.TARGET_COVERAGE, summary
+    assert summary.within_2x >= 0.5, summary
+    # a range is a range: the real needs fall on both sides of its median, and outside it on either side
+    below = sum(c._capped(c.needed) < c._capped(c.median) for c in campaigns)
+    above = sum(c._capped(c.needed) > c._capped(c.median) for c in campaigns)
+    assert below >= len(campaigns) // 5 and above >= len(campaigns) // 5, (below, above)
