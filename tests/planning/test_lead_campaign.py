@@ -91,7 +91,9 @@ def _campaign(store: Store, truth: dict[str, int], order: str) -> tuple[int, boo
         if len(consensus(store, "pool", RUBRIC).resolved) < look:
             continue
         report = calibrate(store, "pool", RUBRIC, "sim", OPTIONS)
-        p = plan(store, "pool", RUBRIC, "sim", report=report)
+        # the lead's stopping rule reads the gate's states and the queue advice; the ranges are not simulated
+        # at every look (400 futures each, minutes over a campaign; the ranges are validated in test_plan_honesty)
+        p = plan(store, "pool", RUBRIC, "sim", report=report, forecast=False)
         if not p.undecided or p.decided_failures:  # every check decided, or one decided against the judge
             return given, _verdict(store, report)
         if p.queue_advice:  # the lead re-plans as the plan advises
