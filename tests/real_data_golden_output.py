@@ -50,7 +50,7 @@ def build(cli, work: Path) -> list[tuple[str, list[str]]]:
         judges = [{"id": j, "model": f"openai-api/alttest/{j}", "family": v.ALT_FAMILY[j]} for j in judgments]
         cli("rubric", "add", v.rubric(work / f"{name}.yaml", name, scale, 0 if mt else 3, judges))
         cli("import", "items", v.jsonl(work / f"{dataset}-items.jsonl", items), "-g", dataset)
-        cli("import", "labels", v.jsonl(work / f"{dataset}-labels.jsonl", labels), "-g", dataset, "-r", name)
+        cli("import", "labels", "--new-raters", v.jsonl(work / f"{dataset}-labels.jsonl", labels), "-g", dataset, "-r", name)
         for judge, rows in judgments.items():
             cli("import", "judgments", v.jsonl(work / f"{dataset}-{judge}.jsonl", rows), "-g", dataset, "-r", name,
                 "-j", judge)

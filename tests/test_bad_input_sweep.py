@@ -328,7 +328,7 @@ LABEL = {"item_id": "demo-0000", "rater": "sweep-rater", "score": 0}
 
 def labels(id: str, *records, needle: str | None = None, name: str = "labels.jsonl", raw: str | bytes | None = None,
            **kw) -> None:
-    case(f"labels-{id}", ["import", "labels", "{in}/" + name, "-g", G, "-r", R],
+    case(f"labels-{id}", ["import", "labels", "--new-raters", "{in}/" + name, "-g", G, "-r", R],
          {"in/" + name: raw if raw is not None else jl(LABEL, *records)}, needle=needle, **kw)
 
 
@@ -368,11 +368,11 @@ labels("csv-score-high", raw="item_id,rater,score\ndemo-0001,ana2,high\n", name=
 labels("csv-score-nan", raw="item_id,rater,score\ndemo-0001,ana2,nan\n", name="labels.csv", needle="score")
 labels("csv-wrong-columns", raw="item,who,value\ndemo-0001,ana2,0\n", name="labels.csv", needle="unknown field")
 labels("empty-file", raw="", needle="empty")
-case("labels-rubric-unknown", ["import", "labels", "{in}/l.jsonl", "-g", G, "-r", "no-such-rubric"],
+case("labels-rubric-unknown", ["import", "labels", "--new-raters", "{in}/l.jsonl", "-g", G, "-r", "no-such-rubric"],
      {"in/l.jsonl": jl(LABEL)})
-case("labels-golden-set-unknown", ["import", "labels", "{in}/l.jsonl", "-g", "no-such-set", "-r", R],
+case("labels-golden-set-unknown", ["import", "labels", "--new-raters", "{in}/l.jsonl", "-g", "no-such-set", "-r", R],
      {"in/l.jsonl": jl(LABEL)})
-case("labels-rubric-traversal", ["import", "labels", "{in}/l.jsonl", "-g", G, "-r", "../../x"],
+case("labels-rubric-traversal", ["import", "labels", "--new-raters", "{in}/l.jsonl", "-g", G, "-r", "../../x"],
      {"in/l.jsonl": jl(LABEL)})
 
 
@@ -629,7 +629,7 @@ for args, files in (
         (["import", "items", "{in}/i.jsonl", "-g", "g"], {"in/i.jsonl": "{broken\n"}),
         (["import", "items", "{in}/i.jsonl", "-g", "../x"], {"in/i.jsonl": jl(ITEM)}),
         (["import", "items", "{in}/nope.jsonl", "-g", "g"], {}),
-        (["import", "labels", "{in}/l.jsonl", "-g", "g", "-r", "r"], {"in/l.jsonl": jl(LABEL)}),
+        (["import", "labels", "--new-raters", "{in}/l.jsonl", "-g", "g", "-r", "r"], {"in/l.jsonl": jl(LABEL)}),
         (["import", "judgments", "{in}/j.jsonl", "-g", "g", "-r", "r", "-j", "j"], {"in/j.jsonl": jl(JUDGMENT)}),
         (["import", "adjudications", "{in}/a.jsonl", "-g", "g", "-r", "r"], {"in/a.jsonl": jl(JUDGMENT)}),
         (["rater", "set", "../x", "--role", "lead"], {}),
@@ -684,7 +684,7 @@ board("bundle-missing", jl(RUN), bundle="{in}/nope.yaml")
 # --------------------------------------------------------------------------- files that never end
 
 for id, args in (("rubric-add", ["rubric", "add", "/dev/zero"]), ("import-items", ["import", "items", "/dev/zero", "-g", "s"]),
-                 ("import-labels", ["import", "labels", "/dev/urandom", "-g", G, "-r", R]),
+                 ("import-labels", ["import", "labels", "--new-raters", "/dev/urandom", "-g", G, "-r", R]),
                  ("grade-bundle", ["grade", "--bundle", "/dev/zero", "--items", "/dev/zero"]),
                  ("import-map", ["import", "--from", "promptfoo", "{in}/x.json", "-g", "s", "-r", R, "--map", "/dev/zero"]),
                  ("check", ["check", "/dev/zero"])):

@@ -59,7 +59,7 @@ def test_import_commands_and_round_trip(cli, tmp_path):
     r = cli("import", "items", DEMO_DIR / "items.jsonl", "--golden-set", "g")
     assert r.exit_code == 0 and "150 items read, 150 added" in r.output
     sub = DEMO_DIR / "demo-patch-quality"
-    assert cli("import", "labels", sub / "labels.jsonl", "-g", "g", "-r", "demo-patch-quality").exit_code == 0
+    assert cli("import", "labels", "--new-raters", sub / "labels.jsonl", "-g", "g", "-r", "demo-patch-quality").exit_code == 0
     assert cli("import", "adjudications", sub / "adjudications.jsonl", "-g", "g", "-r",
                "demo-patch-quality").exit_code == 0
     r = cli("import", "judgments", sub / "judgments/lenient-mini.jsonl", "-g", "g", "-r", "demo-patch-quality",

@@ -20,7 +20,7 @@ from workbench.core.formats import write_jsonl
 from workbench.core.models import Label, Rubric
 from workbench.core.names import check_name, name_problem, safe_path
 from workbench.features.export.bundle import BundleRefused, bundle_path, load_bundle, write_atomic
-from workbench.features.labeling.raters import rater_for_email
+from workbench.features.people.raters import rater_for_email
 from workbench.store import Store
 
 RULE = "use at most 100 letters, digits and . _ - : @ +"
@@ -120,7 +120,7 @@ def test_blank_or_traversal_golden_set_refused(cli, tmp_path, name, needle):
 def test_label_rater_names_refused_at_their_line(seeded, tmp_path, rater, needle):
     f = write(tmp_path / "labels.jsonl", json.dumps({"item_id": "demo-0000", "rater": "ana", "score": 0}) + "\n"
               + json.dumps({"item_id": "demo-0001", "rater": rater, "score": 0}) + "\n")
-    refused(seeded("import", "labels", f, "-g", "g", "-r", "demo-patch-quality"), "labels.jsonl line 2: field 'rater'",
+    refused(seeded("import", "labels", "--new-raters", f, "-g", "g", "-r", "demo-patch-quality"), "labels.jsonl line 2: field 'rater'",
             needle)
 
 
@@ -128,7 +128,7 @@ def test_rater_names_like_emails_are_accepted(seeded, tmp_path):
     f = write(tmp_path / "labels.jsonl", "".join(
         json.dumps({"item_id": "demo-0000", "rater": r, "score": 0}) + "\n"
         for r in ("alice", "alice.smith", "alice@example.com")))
-    assert seeded("import", "labels", f, "-g", "g", "-r", "demo-patch-quality").exit_code == 0
+    assert seeded("import", "labels", "--new-raters", f, "-g", "g", "-r", "demo-patch-quality").exit_code == 0
     refused(seeded("rater", "set", "x/../y", "--role", "lead"), "the rater name 'x/../y' contains '..'")
 
 
@@ -555,12 +555,12 @@ def test_label_created_at_must_be_iso_8601(seeded, tmp_path):
     f = write(tmp_path / "labels.jsonl",
               '{"item_id": "demo-0000", "rater": "ana", "score": 0, "created_at": "2026-11-20T09:00:00Z"}\n'
               '{"item_id": "demo-0001", "rater": "ana", "score": 0, "created_at": "last tuesday"}\n')
-    refused(seeded("import", "labels", f, "-g", "g", "-r", "demo-patch-quality"),
+    refused(seeded("import", "labels", "--new-raters", f, "-g", "g", "-r", "demo-patch-quality"),
             "labels.jsonl line 2: field 'created_at': must be an ISO 8601 time, got \"last tuesday\"")
     f = write(tmp_path / "ok.jsonl",
               '{"item_id": "demo-0000", "rater": "ana", "score": 0, "created_at": "2026-11-20T09:00:00+00:00"}\n'
               '{"item_id": "demo-0001", "rater": "ana", "score": 0, "created_at": "2026-11-20"}\n')
-    assert seeded("import", "labels", f, "-g", "g", "-r", "demo-patch-quality").exit_code == 0
+    assert seeded("import", "labels", "--new-raters", f, "-g", "g", "-r", "demo-patch-quality").exit_code == 0
 
 
 def test_the_demo_files_still_import(cli):
@@ -574,7 +574,7 @@ def test_the_demo_files_still_import(cli):
 def test_labels_naming_a_lead_by_email_do_not_demote_the_lead(seeded, tmp_path):
     assert seeded("rater", "set", "zoe", "--role", "lead", "--email", "boss@example.com").exit_code == 0
     f = write(tmp_path / "labels.jsonl", '{"item_id": "demo-0000", "rater": "boss@example.com", "score": 0}\n')
-    assert seeded("import", "labels", f, "-g", "g", "-r", "demo-patch-quality").exit_code == 0
+    assert seeded("import", "labels", "--new-raters", f, "-g", "g", "-r", "demo-patch-quality").exit_code == 0
     with Store(seeded.db) as s:
         who = rater_for_email(s, "Boss@Example.com")
         assert (who["name"], who["role"]) == ("zoe", "lead")

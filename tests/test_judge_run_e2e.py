@@ -40,7 +40,7 @@ def golden(tmp_path: Path) -> Path:
                      for n in range(N) for r in ("ana", "ben"))
     for args in (["rubric", "add", write(tmp_path / "r.yaml", RUBRIC)],
                  ["import", "items", write(tmp_path / "items.jsonl", items), "-g", "g"],
-                 ["import", "labels", write(tmp_path / "labels.jsonl", labels), "-g", "g", "-r", "loop-rubric"]):
+                 ["import", "labels", "--new-raters", write(tmp_path / "labels.jsonl", labels), "-g", "g", "-r", "loop-rubric"]):
         subprocess.run([sys.executable, "-m", "workbench.cli", "--db", str(db), *map(str, args)], check=True,
                        capture_output=True)
     return db

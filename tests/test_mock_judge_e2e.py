@@ -49,7 +49,7 @@ def golden_template(tmp_path_factory) -> Path:
                      for n in range(N) for r in ("ana", "ben"))
     _cli(db, "rubric", "add", write(tmp_path / "r.yaml", RUBRIC))
     _cli(db, "import", "items", write(tmp_path / "items.jsonl", items), "-g", "g")
-    _cli(db, "import", "labels", write(tmp_path / "labels.jsonl", labels), "-g", "g", "-r", "mock-rubric")
+    _cli(db, "import", "labels", "--new-raters", write(tmp_path / "labels.jsonl", labels), "-g", "g", "-r", "mock-rubric")
     with Store(db) as s:
         s.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return db

@@ -80,7 +80,7 @@ def test_an_item_without_a_producer(seeded, tmp_path):
     assert seeded("import", "items", write(tmp_path / "i.jsonl", json.dumps(item) + "\n"), "-g", G).exit_code == 0
     labels = [{"item_id": "no-producer-1", "rater": r, "score": 0} for r in ("ana", "ben")]
     path = write(tmp_path / "l.jsonl", "\n".join(map(json.dumps, labels)) + "\n")
-    assert seeded("import", "labels", path, "-g", G, "-r", R).exit_code == 0
+    assert seeded("import", "labels", "--new-raters", path, "-g", G, "-r", R).exit_code == 0
     jpath = write(tmp_path / "j.jsonl", json.dumps({"item_id": "no-producer-1", "score": 0, "run": "run-np"}) + "\n")
     assert seeded("import", "judgments", jpath, "-g", G, "-r", R, "-j", "careful-sonnet").exit_code == 0
     for judge in ("careful-sonnet", "gpt4o-self"):

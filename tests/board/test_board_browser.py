@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from tests.board.conftest import run_item, write_runs
 from tests.board.synthetic import FAMILIES, synthetic_board
 from tests.e2e.conftest import browser, chromium_path, start_ui, stop_ui  # noqa: F401 - fixtures
-from workbench.features.labeling import raters
+from workbench.features.people import raters
 from workbench.store import Store
 
 pytestmark = pytest.mark.browser

@@ -7,7 +7,7 @@ from tests.board.conftest import write_runs
 from tests.board.test_board_service import small_runs
 from tests.ui.conftest import open_app
 from workbench.features.board import service as svc
-from workbench.features.labeling import raters
+from workbench.features.people import raters
 from workbench.store import Store
 
 

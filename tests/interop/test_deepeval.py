@@ -69,7 +69,7 @@ def test_a_deepeval_test_run_is_imported_with_errors_unscored_and_calibrates(run
 
     labels = write(tmp_path / "labels.jsonl", "".join(
         f'{{"item_id": "{i}", "rater": "{rater}", "score": {s}}}\n' for i, s in LABELS for rater in ("ana", "ben")))
-    assert cli("import", "labels", labels, "-g", "qa", "-r", "qa").exit_code == 0
+    assert cli("import", "labels", "--new-raters", labels, "-g", "qa", "-r", "qa").exit_code == 0
     report = calibrated(store, "qa", judge, tmp_path)
     assert report["n_unscored"] == 1  # case-3: DeepEval recorded the judge's error
     assert report["n_items"] == 5

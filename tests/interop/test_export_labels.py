@@ -48,7 +48,7 @@ def _golden_set(cli, store, tmp_path: Path) -> None:
 def _label(cli, tmp_path: Path, rubric: str, labels: list[tuple], golden_set: str = "g") -> None:
     f = write(tmp_path / f"labels-{rubric}.jsonl", "".join(
         json.dumps({"item_id": i, "rater": r, "score": s, "rationale": why}) + "\n" for i, r, s, why in labels))
-    r = cli("import", "labels", f, "-g", golden_set, "-r", rubric)
+    r = cli("import", "labels", "--new-raters", f, "-g", golden_set, "-r", rubric)
     assert r.exit_code == 0, r.output
 
 

@@ -48,7 +48,7 @@ def test_import_from_a_store_that_does_not_exist_leaves_an_empty_folder_empty(em
     (["rubric", "add", "bad.yaml"], {"bad.yaml": "name: r\ntitel: x\n"}),
     (["import", "items", "items.jsonl", "-g", "g"], {"items.jsonl": '{"id": "a", "input": "t"}\n'}),
     (["import", "items", "items.jsonl", "-g", "../g"], {"items.jsonl": '{"id": "a", "input": "t", "output": "o"}\n'}),
-    (["import", "labels", "labels.jsonl", "-g", "g", "-r", "r"], {"labels.jsonl": '{"item_id": "a"}\n'}),
+    (["import", "labels", "--new-raters", "labels.jsonl", "-g", "g", "-r", "r"], {"labels.jsonl": '{"item_id": "a"}\n'}),
     (["rater", "set", "a/b", "--role", "lead"], {}),
 ])
 def test_refused_commands_that_may_create_the_database_leave_none(empty, args, files):

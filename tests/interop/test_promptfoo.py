@@ -69,7 +69,7 @@ def test_a_promptfoo_results_file_is_imported_with_grader_errors_unscored_and_ca
 
     labels = write(tmp_path / "labels.jsonl", "".join(
         json.dumps({"item_id": i, "rater": rater, "score": s}) + "\n" for i, s in LABELS for rater in ("ana", "ben")))
-    assert cli("import", "labels", labels, "-g", "qa", "-r", "qa").exit_code == 0
+    assert cli("import", "labels", "--new-raters", labels, "-g", "qa", "-r", "qa").exit_code == 0
     report = calibrated(store, "qa", judge, tmp_path)
     assert report["n_unscored"] == 1  # 5+5: the grader's reply was not JSON
     assert report["n_items"] == 3

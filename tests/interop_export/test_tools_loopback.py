@@ -125,7 +125,7 @@ def workspace(tmp_path_factory) -> Workspace:
                                                + "\n" for n in range(N_ITEMS) for r in ("ana", "ben", "cy")))
     ws = Workspace(root, root / "w.db", root / "rubrics" / "approved" / "loop-rubric@v1--loop.yaml", {})
     for args in (["rubric", "add", "r.yaml"], ["import", "items", "items.jsonl", "-g", "g"],
-                 ["import", "labels", "labels.jsonl", "-g", "g", "-r", "loop-rubric"]):
+                 ["import", "labels", "--new-raters", "labels.jsonl", "-g", "g", "-r", "loop-rubric"]):
         assert ws.cli(*args).returncode == 0
     with LoopbackServer() as server:
         out = ws.cli("judge", "run", "-g", "g", "-r", "loop-rubric", "-j", "loop", env={**os.environ, **server.env()})

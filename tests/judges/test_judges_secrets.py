@@ -234,7 +234,7 @@ def test_a_key_echoed_in_a_200_reply_is_stored_and_shown_nowhere(judge_id, echo,
     outputs = []
     for args in (["rubric", "add", write(tmp_path / "in" / "r.yaml", LEAK_RUBRIC)],
                  ["import", "items", write(tmp_path / "in" / "items.jsonl", items), "-g", "g"],
-                 ["import", "labels", write(tmp_path / "in" / "labels.jsonl", labels), "-g", "g", "-r", "leak-rubric"],
+                 ["import", "labels", "--new-raters", write(tmp_path / "in" / "labels.jsonl", labels), "-g", "g", "-r", "leak-rubric"],
                  ["judge", "run", "-g", "g", "-r", "leak-rubric", "-j", judge_id],
                  ["golden-set", "show", "g"],
                  ["golden-set", "export", "g", "--out", tmp_path / "export"],

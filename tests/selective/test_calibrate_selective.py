@@ -45,7 +45,7 @@ def workspace(request, tmp_path_factory):
     pos = {k: i for i, k in enumerate(cheap.keys)}
     labels = write(tmp_path / "labels.jsonl", jsonl({"item_id": k, "rater": "h1", "score": int(cheap.human[pos[k]])}
                                                      for k in keys))
-    assert cli("import", "labels", labels, "-g", "pf", "-r", RUBRIC).exit_code == 0
+    assert cli("import", "labels", "--new-raters", labels, "-g", "pf", "-r", RUBRIC).exit_code == 0
     for judge, data, usd in (("lenient-mini", cheap, 0.001), ("careful-sonnet", strong, 0.01),
                              ("gpt4o-self", judge_on_real_data("gpt-4o"), 0.002)):
         at = {k: i for i, k in enumerate(data.keys)}

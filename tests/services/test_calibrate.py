@@ -126,7 +126,7 @@ def test_compare_says_unknown_for_a_judge_without_costs(cli, tmp_path):
     sub = DEMO_DIR / "demo-patch-quality"
     cli("rubric", "add", DEMO_RUBRIC)
     cli("import", "items", DEMO_DIR / "items.jsonl", "-g", "g")
-    cli("import", "labels", sub / "labels.jsonl", "-g", "g", "-r", "demo-patch-quality")
+    cli("import", "labels", "--new-raters", sub / "labels.jsonl", "-g", "g", "-r", "demo-patch-quality")
     rows = [json.loads(line) for line in (sub / "judgments/lenient-mini.jsonl").read_text().splitlines()]
     for row in rows:
         row.pop("cost_usd", None)

@@ -12,8 +12,8 @@ from tests.team.conftest import DEMO_RUBRIC, GOLDEN_SET, RUBRIC
 from workbench.calibration.golden_sets import adjudicate
 from workbench.calibration.rubric_versions import add_rubric
 from workbench.features.importing.service import import_labels
-from workbench.features.labeling import raters
-from workbench.features.labeling.audit import audit_entries
+from workbench.features.people import raters
+from workbench.features.people.audit import audit_entries
 from workbench.features.labeling.service import submit_label
 from workbench.store import audit
 

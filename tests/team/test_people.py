@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import write
 from tests.team.conftest import GOLDEN_SET, RUBRIC, seed
 from workbench.core.errors import InputError
-from workbench.features.labeling import raters
+from workbench.features.people import raters
 from workbench.features.labeling.service import next_item, submit_label
 from workbench.store import Store
 
@@ -150,7 +150,7 @@ def test_audit_lists_who_what_when_and_filters_since(seeded, tmp_path, monkeypat
     cli = seeded
     monkeypatch.setenv("WORKBENCH_USER", "lee")
     f = write(tmp_path / "labels.jsonl", '{"item_id": "it-0009", "rater": "ben", "score": 1, "rationale": "ok"}\n')
-    assert cli("import", "labels", f, "-g", GOLDEN_SET, "-r", RUBRIC).exit_code == 0
+    assert cli("import", "labels", "--new-raters", f, "-g", GOLDEN_SET, "-r", RUBRIC).exit_code == 0
     entries = json.loads(cli("audit", "--json").output)
     assert all(list(e) == ["at", "actor", "action", "target", "detail"] for e in entries)
     assert [(e["actor"], e["action"]) for e in entries] == [

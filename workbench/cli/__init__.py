@@ -22,7 +22,7 @@ from workbench.cli import (
     rubrics,
     workspace,
 )
-from workbench.cli.common import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_GATE_FAILED, Ctx, WorkbenchGroup
+from workbench.cli.common import AS_HELP, EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_GATE_FAILED, Ctx, WorkbenchGroup
 from workbench.cli.team import data, people
 
 __all__ = ["main", "Ctx", "EXIT_ERROR", "EXIT_GATE_FAILED", "EXIT_BROKEN_PIPE"]
@@ -34,21 +34,22 @@ __all__ = ["main", "Ctx", "EXIT_ERROR", "EXIT_GATE_FAILED", "EXIT_BROKEN_PIPE"]
 @click.option("--project", metavar="DIR", default=None,
               help="Workspace folder with golden_sets/, rubrics/ and reports/ (or set WORKBENCH_PROJECT; "
                    "default: the working directory).")
+@click.option("--as", "acting_as", metavar="EMAIL", default=None, help=AS_HELP)
 @click.version_option(package_name="judge-workbench")
 @click.pass_context
-def main(ctx: click.Context, db: str | None, project: str | None) -> None:
+def main(ctx: click.Context, db: str | None, project: str | None, acting_as: str | None) -> None:
     """Judge Workbench: decide which LLM judges you may trust.
 
     \b
     Label a golden set, run or import judges, score each judge against the
-    humans, and export only calibrated rubrics. --db and --project may also
-    follow the subcommand.
+    humans, and export only calibrated rubrics. --db, --project and --as may
+    also follow the subcommand.
 
     \b
     Start here:  workbench demo        (the synthetic demo, in this folder)
                  workbench init        (an empty workspace of your own)
     """
-    ctx.obj = Ctx(db, project)
+    ctx.obj = Ctx(db, project, acting_as)
 
 
 for command in (workspace.init, workspace.demo, workspace.ui, rubrics.rubric, importing.import_, golden_sets.golden_set,

@@ -32,15 +32,18 @@ if TYPE_CHECKING:  # the store pulls in sqlite-utils and pandas: `workbench --he
 EXIT_ERROR = 1
 EXIT_GATE_FAILED = 3
 EXIT_BROKEN_PIPE = 128 + 13  # as a command killed by SIGPIPE (`yes | head -1`): the reader stopped reading
-UI_STOP_GRACE_S = 10.0  # how long the UI server may take to stop before it is killed
+UI_STOP_GRACE_S = 10.0
+AS_HELP = ("Record this command's changes in the audit log under this rater's email (or set WORKBENCH_USER; "
+           "default: the account running the command).")  # how long the UI server may take to stop before it is killed
 
 
 class Ctx:
     """The global options of one invocation, and the workspace and store they resolve to (once, lazily)."""
 
-    def __init__(self, db: str | None = None, project: str | None = None):
+    def __init__(self, db: str | None = None, project: str | None = None, acting_as: str | None = None):
         self.db = db
         self.project = project
+        self.acting_as = acting_as  # --as EMAIL: whom this invocation's changes are recorded under
         self.creates_db = False  # set by the command: may it create a missing database?
         self._workspace: Workspace | None = None
         self._store: Store | None = None
@@ -67,6 +70,7 @@ class Ctx:
             target = parse_target(str(self.workspace.db))  # a URL the workbench cannot use is refused here
             if target.is_postgres:
                 self._store = open_store(target.location)  # a server: nothing to create on this machine
+                self._opened(self._store)
                 return self._store
             db = Path(target.location)
             if not self.creates_db and str(db) != ":memory:" and not db.exists():
@@ -83,7 +87,16 @@ class Ctx:
             self._store = open_store(db)
             if self._created:
                 self._fresh = self._store.data_version()  # what a new, empty database holds
+            self._opened(self._store)
         return self._store
+
+    def _opened(self, store: "Store") -> None:
+        """Say what opening the store merged (once, when the identity migration ran), and act as ``--as``."""
+        from workbench.features.people.raters import acting_as, merge_notes
+
+        for note in merge_notes(store):
+            click.echo(note, err=True)
+        acting_as(store, self.acting_as)
 
     def discard_created(self) -> None:
         """A refused or failed command leaves no database behind: remove the one it created, and its folders.
@@ -134,6 +147,8 @@ def _global_options() -> list[click.Option]:
         click.Option(["--project"], metavar="DIR", default=None, expose_value=False, callback=_set_global_option,
                      help="Workspace folder with golden_sets/, rubrics/ and reports/ (or set WORKBENCH_PROJECT; "
                           "default: the working directory)."),
+        click.Option(["--as", "acting_as"], metavar="EMAIL", default=None, expose_value=False,
+                     callback=_set_global_option, help=AS_HELP),
     ]
 
 

@@ -113,20 +113,23 @@ def import_items(ctx: Ctx, file: str, golden_set: str) -> None:
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--golden-set", "-g", required=True, help="Golden set the items belong to.")
 @click.option("--rubric", "-r", required=True, help="Rubric whose scale the scores are on.")
+@click.option("--new-raters", is_flag=True, help="Add the raters the file names who are not raters yet as "
+              "reviewers (without it such a file is refused, naming the value).")
 @pass_ctx
 @clean_errors
-def import_labels(ctx: Ctx, file: str, golden_set: str, rubric: str) -> None:
-    """Import human labels; one label per item, rater and rubric.
+def import_labels(ctx: Ctx, file: str, golden_set: str, rubric: str, new_raters: bool) -> None:
+    """Import human labels; one label per item, rater and rubric. Each rater is a known rater's email or name.
 
     \b
     Example:
       workbench import labels golden_sets/demo/demo-patch-quality/labels.jsonl \\
-          --golden-set demo --rubric demo-patch-quality
+          --golden-set demo --rubric demo-patch-quality --new-raters
     """
     from workbench.features.importing import service as svc
 
     res = _with_progress(file, "Importing labels",
-                         lambda tick: svc.import_labels(ctx.store, file, golden_set, rubric, progress=tick))
+                         lambda tick: svc.import_labels(ctx.store, file, golden_set, rubric, progress=tick,
+                                                        new_raters=new_raters))
     click.echo(res.summary("labels"))
 
 

@@ -20,6 +20,18 @@ from typing import Iterator
 
 from workbench.core.errors import InputError
 
+EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")  # how a person's address is written: what identifies a rater
+
+
+def is_email(text: object) -> bool:
+    """True when the text is written like an email address.
+
+    >>> [is_email(t) for t in ("maria@example.com", "maria", "maria@example", " a@b.co ")]
+    [True, False, False, True]
+    """
+    return isinstance(text, str) and bool(EMAIL.fullmatch(text.strip()))
+
+
 NAME_MAX = 100
 # Letters, digits and . _ - : @ + (so emails and model ids such as
 # 'anthropic.claude-3-5-sonnet-20241022-v2:0' are names); no separator, space or control character.

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import getpass
 import os
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, Iterable
 
 from workbench.store.db import Connection, now
 from workbench.store.mapping import from_json, to_json
@@ -18,13 +19,21 @@ from workbench.store.mapping import from_json, to_json
 ACTOR_ENV = "WORKBENCH_USER"
 RATER_COLUMNS = ("name", "role", "email", "created_at", "removed_at", "n_labels")
 ENTRY_COLUMNS = ("id", "at", "actor", "action", "target", "detail")
+_ACTING_AS: ContextVar[str | None] = ContextVar("workbench_acting_as", default=None)
+
+
+def act_as(actor: str | None) -> None:
+    """The person this command line invocation acts as (``workbench --as EMAIL``); None: ask the environment."""
+    _ACTING_AS.set(actor.strip() if actor and actor.strip() else None)
 
 
 def who(actor: str | None = None) -> str:
     """The person a change is recorded under: ``actor`` when the caller knows it (the signed-in rater or lead),
-    else ``WORKBENCH_USER``, else the account running the command."""
+    else the command line's ``--as``, else ``WORKBENCH_USER``, else the account running the command."""
     if actor and actor.strip():
         return actor.strip()
+    if (acting := _ACTING_AS.get()) is not None:
+        return acting
     env = (os.environ.get(ACTOR_ENV) or "").strip()
     if env:
         return env
@@ -36,25 +45,31 @@ def who(actor: str | None = None) -> str:
 
 def record(store: Connection, *, actor: str | None, action: str, target: str,
            detail: dict[str, Any] | None = None) -> int:
-    """Write one audit entry in the caller's transaction (one of its own when there is none); returns its id."""
+    """Write one audit entry in the caller's transaction (one of its own when there is none); returns its id.
+
+    An actor who is a rater (by email, name or a merged name) is recorded under the rater's name, so one person is
+    one actor whichever way they were named; anyone else (an OS account) as given."""
     with store.transaction():
+        person = who(actor)
+        rater_row = resolve(store, person)
         row = store.conn.execute(
             "INSERT INTO audit_log (at, actor, action, target, detail) VALUES (?, ?, ?, ?, ?) RETURNING id",
-            (now(), who(actor), action, target, to_json(detail or {}))).fetchone()
+            (now(), rater_row["name"] if rater_row else person, action, target, to_json(detail or {}))).fetchone()
         return row[0]
 
 
-def entries(store: Connection, *, since: str | None = None, actor: str | None = None,
+def entries(store: Connection, *, since: str | None = None, actors: Iterable[str] | None = None,
             action: str | None = None) -> list[dict[str, Any]]:
-    """Audit entries, oldest first, at or after ``since`` (ISO 8601 UTC text), of one actor and/or one action
-    (``label`` matches every ``label.*`` action)."""
+    """Audit entries, oldest first, at or after ``since`` (ISO 8601 UTC text), of one person (any of the names
+    ``actors`` they were recorded under) and/or one action (``label`` matches every ``label.*`` action)."""
     where, params = [], []
     if since is not None:
         where.append("at >= ?")
         params.append(since)
-    if actor is not None:
-        where.append("actor = ?")
-        params.append(actor)
+    if actors is not None:
+        names = sorted(set(actors))
+        where.append("actor IN (" + ", ".join("?" * len(names)) + ")" if names else "1 = 0")
+        params += names
     if action is not None:
         where.append("(action = ? OR action LIKE ?)")
         params += [action, action.rstrip(".") + ".%"]
@@ -87,6 +102,25 @@ def rater(store: Connection, name: str) -> dict[str, Any] | None:
         "(SELECT count(*) FROM labels l WHERE l.rater = r.name) AS n_labels FROM raters r WHERE r.name = ?",
         (name,)).fetchone()
     return None if row is None else dict(zip(RATER_COLUMNS, tuple(row)))
+
+
+def resolve(store: Connection, who: str) -> dict[str, Any] | None:
+    """The rater, removed or not, that this text names: their email (any case), else their name, else a name that
+    was merged into them (``rater_aliases``); None when it names nobody."""
+    text = (who or "").strip()
+    if not text:
+        return None
+    cols = "r.name, r.role, r.email, r.created_at, r.removed_at, 0"
+    row = (store.conn.execute(f"SELECT {cols} FROM raters r WHERE r.email = ?", (text.lower(),)).fetchone()
+           or store.conn.execute(f"SELECT {cols} FROM raters r WHERE r.name = ?", (text,)).fetchone()
+           or store.conn.execute(f"SELECT {cols} FROM raters r JOIN rater_aliases a ON a.rater = r.name "
+                                 "WHERE a.alias = ? OR a.alias = ? ORDER BY a.alias", (text, text.lower())).fetchone())
+    return None if row is None else dict(zip(RATER_COLUMNS, tuple(row)))
+
+
+def aliases(store: Connection, name: str) -> list[str]:
+    """The names merged into this rater (what older audit entries may call them)."""
+    return [r[0] for r in store.conn.execute("SELECT alias FROM rater_aliases WHERE rater = ? ORDER BY alias", (name,))]
 
 
 def standing(store: Connection, name: str) -> tuple[str, str | None] | None:

@@ -16,7 +16,7 @@ from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from workbench.core.errors import InputError, NotFound
 from workbench.core.models import GoldenSetRecord, Item, Judgment, Label, Rubric
-from workbench.core.names import name_problem
+from workbench.core.names import is_email, name_problem
 from workbench.store import active_queue
 from workbench.store.labeling import LabelingQueries
 from workbench.store.abandoned import discard_abandoned_imports
@@ -54,8 +54,9 @@ class Store(Connection):
             raise InputError(f"{target.location} is {kind} of another application (tables: {shown}), not a "
                              "workbench database", fix="point --db (or WORKBENCH_DB) at the workbench's database, or "
                              + ("at an empty one" if target.is_postgres else "give the name of a new file"))
+        self.migrated: list[str] = []  # the migrations this opening applied (what the command line reports)
         if migrate_schema:
-            migrate(self.conn)
+            self.migrated = migrate(self.conn)
             if self._one("SELECT 1 AS x FROM golden_sets WHERE importing IS NOT NULL LIMIT 1"):
                 discard_abandoned_imports(self)  # a killed import left a hidden set behind
 
@@ -317,16 +318,18 @@ class Store(Connection):
 
     # -- raters -----------------------------------------------------------
     def ensure_raters(self, names: Iterable[str], role: str = "reviewer") -> None:
+        """Add the names not yet raters (a name written as an email gets it as their email, so sign-in finds them);
+        callers resolve emails and names to known raters first (``features.people.raters``)."""
         at = now()
-        self.conn.executemany("INSERT INTO raters (name, role, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
-                              [(n, role, at) for n in set(names)])
+        self.conn.executemany("INSERT INTO raters (name, role, email, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                              [(n, role, n.strip().lower() if is_email(n) else None, at) for n in set(names)])
 
     def set_rater_role(self, name: str, role: str, email: str | None = None) -> None:
         with self.transaction():
             self.conn.execute(
                 """INSERT INTO raters (name, role, email, created_at) VALUES (?, ?, ?, ?)
                    ON CONFLICT (name) DO UPDATE SET role = excluded.role, email = coalesce(excluded.email, raters.email)""",
-                (name, role, email, now()))
+                (name, role, email.strip().lower() if email else None, now()))
 
     def raters(self) -> list[dict]:
         return self._all("SELECT * FROM raters ORDER BY name")
@@ -367,6 +370,12 @@ class Store(Connection):
                  "inclusion_probability": lab.inclusion_probability}
                 for lab in labels if lab.inclusion_probability is not None])
             return self.count_label_events() - before
+
+    def label_events_by_rater(self, *, since: int) -> dict[str, int]:
+        """Rater -> how many labels of theirs were inserted or changed after event ``since`` (a
+        ``count_label_events`` read in the same transaction): whose labels a write wrote."""
+        return {r[0]: r[1] for r in self.conn.execute(
+            "SELECT rater, count(*) FROM label_events WHERE id > ? GROUP BY rater ORDER BY rater", (since,))}
 
     def count_label_events(self) -> int:
         """Events are written only for inserts and real changes: the count of what a write did."""

@@ -24,7 +24,7 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from workbench.core.models import Role
-from workbench.features.labeling.raters import local_role, rater_for_email, rater_names
+from workbench.features.people.raters import local_role, rater_for_email, rater_names
 from workbench.ui.components import plain
 from workbench.ui.state import store
 

@@ -40,7 +40,7 @@ def rater_add(ctx: Ctx, email: str, role: str, name: str | None) -> None:
     Example:
       workbench rater add maria@example.com --role lead
     """
-    from workbench.features.labeling.raters import add_rater
+    from workbench.features.people.raters import add_rater
 
     r = add_rater(ctx.store, email, role, name=name)
     click.echo(f"Rater {_shown(r)} is {_a(r.role)}.")
@@ -57,7 +57,7 @@ def rater_remove(ctx: Ctx, email: str) -> None:
     Example:
       workbench rater remove maria@example.com
     """
-    from workbench.features.labeling.raters import remove_rater
+    from workbench.features.people.raters import remove_rater
 
     r, removed = remove_rater(ctx.store, email)
     kept = f"; their {r.n_labels} label{'s' if r.n_labels != 1 else ''} stay, attributed to them"
@@ -78,7 +78,7 @@ def rater_set(ctx: Ctx, name: str, role: str, email: str | None) -> None:
     Example:
       workbench rater set maria --role lead --email maria@example.com
     """
-    from workbench.features.labeling.raters import set_role
+    from workbench.features.people.raters import set_role
 
     r = set_role(ctx.store, name, role, email)
     click.echo(f"Rater '{r.name}' is {_a(r.role)}" + (f" ({r.email})." if r.email else "."))
@@ -96,7 +96,7 @@ def rater_list(ctx: Ctx, everyone: bool, as_json: bool) -> None:
     Example:
       workbench rater list --all
     """
-    from workbench.features.labeling.raters import list_raters
+    from workbench.features.people.raters import list_raters
 
     raters = list_raters(ctx.store, include_removed=everyone)
     if as_json:
@@ -124,7 +124,7 @@ def audit(ctx: Ctx, since: str | None, actor: str | None, action: str | None, as
     Example:
       workbench audit --since 2026-12-01 --action rater
     """
-    from workbench.features.labeling.audit import audit_entries
+    from workbench.features.people.audit import audit_entries
 
     entries = audit_entries(ctx.store, since=since, actor=actor, action=action)
     if as_json:

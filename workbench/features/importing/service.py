@@ -26,6 +26,7 @@ from workbench.store.mapping import item_row
 from workbench.calibration.golden_sets import ItemIndexRow
 from workbench.calibration.rubric_versions import get_rubric, get_rubric_ref, judge_row
 from workbench.features.importing.records import ItemColumns, ParsedAdjudication
+from workbench.features.people.raters import add_new_raters, raters_of_import
 
 Progress = Callable[[int], None]
 BATCH = 1000
@@ -129,35 +130,59 @@ def _changed_item(item_id: str, golden_set: str, path: Path, line: int) -> Input
 # -- labels --------------------------------------------------------------------
 
 def import_labels(store: Store, path: str | Path, golden_set: str, rubric: str, *,
-                  progress: Progress | None = None, actor: str | None = None) -> ImportResult:
+                  progress: Progress | None = None, actor: str | None = None,
+                  new_raters: bool = True) -> ImportResult:
     """Import labels: the file is validated first, then written in one short transaction, with one audit entry
-    (under ``actor``: the UI's user, else the command line's) naming the file and what it changed."""
+    (under ``actor``: the UI's user, else the command line's) naming the file, what it changed and whose labels.
+
+    Each ``rater`` value that is a known rater's email (any case) or name is that rater. Any other value is a new
+    reviewer with ``new_raters``; without it (the command line's and the Import page's default) the file is refused
+    by a sentence naming the line, the value and the known raters, and nothing is written.
+    """
     path = Path(path)
     result = ImportResult(path.name)
     rv = get_rubric(store, rubric)
     gs = store.golden_set(golden_set)
     pks = store.item_pks(gs.id)  # items are never changed or removed: safe to read before the lock
-    labels: list[Label] = []
-    seen: dict[tuple[str, str], int] = {}
+    parsed: list[tuple[Label, int]] = []
+    first_line: dict[str, int] = {}
     for rec in read_records(path):
         label = parse_label(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
         _item_pk(pks, label.item_id, rec, golden_set)
-        key = (label.item_id, label.rater)
-        if key in seen:
-            raise rec.error(f"rater '{label.rater}' labels item '{label.item_id}' twice (also line {seen[key]})",
-                            field="rater", fix="keep one label per item and rater")
-        seen[key] = rec.line
-        labels.append(label)
+        first_line.setdefault(label.rater, rec.line)
+        parsed.append((label, rec.line))
         result.records += 1
         _tick(progress, result.records)
-    with store.transaction():  # one short transaction: the labels and their audit entry
+    with store.transaction():  # one short transaction: new raters, the labels and their audit entry
+        named = raters_of_import(store, first_line, file=path.name, new_raters=new_raters)
+        new = add_new_raters(store, [v for v, n in named.items() if n is None])
+        named.update(new)
+        labels = _one_label_per_person(parsed, named, path.name)
+        before = store.count_label_events()
         result.added = store.upsert_labels(rv.name, rv.id, labels, pks)
         if result.added:
             audit.record(store, actor=actor, action="labels.imported", target=f"{golden_set}/{path.name}",
                          detail={"file": path.name, "rubric": f"{rv.name}@v{rv.version}", "labels": result.records,
-                                 "changed": result.added})
+                                 "changed": result.added, "raters": store.label_events_by_rater(since=before),
+                                 **({"new_raters": sorted(set(new.values()))} if new else {})})
     result.unchanged = result.records - result.added
     return result
+
+
+def _one_label_per_person(parsed: list[tuple[Label, int]], named: dict[str, str], file: str) -> list[Label]:
+    """The labels under their raters' names, refusing a person who labels an item twice (under one value or two:
+    'alice' and 'alice@example.com' are one person)."""
+    seen: dict[tuple[str, str], int] = {}
+    out = []
+    for label, line in parsed:
+        label = replace(label, rater=named[label.rater])
+        key = (label.item_id, label.rater)
+        if key in seen:
+            raise InputError(f"rater '{label.rater}' labels item '{label.item_id}' twice (also line {seen[key]})",
+                             file=file, line=line, field="rater", fix="keep one label per item and rater")
+        seen[key] = line
+        out.append(label)
+    return out
 
 
 def _item_pk(pks: dict[str, int], item_id: str, rec, golden_set: str) -> int:

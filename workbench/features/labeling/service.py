@@ -34,7 +34,7 @@ from workbench.store import audit
 from workbench.features.labeling import masking as masking_service
 from workbench.calibration.golden_sets import consensus, item_pk, label_rows
 from workbench.features.labeling.masking import Masking
-from workbench.features.labeling.raters import check_rater, refuse_removed
+from workbench.features.people.raters import local_rater, refuse_removed
 from workbench.calibration.rubric_versions import get_rubric, rubric_summaries
 from workbench.features.labeling.records import HeldItem, ItemFlag, StoredBlindItem
 
@@ -67,7 +67,7 @@ def submit_label(store: Store, golden_set: str, rubric: str, item_id: str, rater
     """
     rv = get_rubric(store, rubric)
     rv.require_on_scale(score)
-    rater = check_rater(rater)
+    rater = local_rater(store, rater)  # an email or a merged name is the rater it names
     rationale = (rationale or "").strip() or None
     if rationale is None and rationale_required(rv.rubric.scale, score):
         raise InputError(f"a rationale is required for '{rv.rubric.scale.label_of(score)}' ({score:+d})",
@@ -94,7 +94,7 @@ def set_aside(store: Store, golden_set: str, rubric: str, item_id: str, rater: s
     if kind not in ("skip", *FLAG_KINDS):
         raise InputError(f"unknown flag '{kind}'", fix=f"use one of: skip, {', '.join(FLAG_KINDS)}")
     rv = get_rubric(store, rubric)
-    rater = check_rater(rater)
+    rater = local_rater(store, rater)
     with store.transaction():
         gs = store.golden_set(golden_set)
         pk = item_pk(store, gs, item_id)
@@ -147,7 +147,7 @@ def next_item(store: Store, golden_set: str, rubric: str, rater: str, *, at: dat
     is extended.
     """
     rv = get_rubric(store, rubric)
-    rater = check_rater(rater)
+    rater = local_rater(store, rater)
     now = at or datetime.now(timezone.utc)
     at_s, until = _iso(now), _iso(now + ttl)
     queries = store.labeling

@@ -37,6 +37,9 @@ def render() -> None:
         st.selectbox("Golden set", sets, key="import_golden_set", index=None, placeholder="Pick a golden set")
         st.selectbox("Rubric", rubric_names(s), key="import_rubric", index=None, placeholder="Pick a rubric",
                      help="Add rubrics with `workbench rubric add rubrics/NAME.yaml`.")
+        st.checkbox("Add new raters", key="import_new_raters",
+                    help="Add the raters the file names who are not raters yet as reviewers; without it a file naming "
+                         "someone who is neither a rater's email nor their name is refused.")
     st.file_uploader(f"{kind.capitalize()} file (.jsonl or .csv)", type=["jsonl", "ndjson", "json", "csv"],
                      key=f"import_file_{kind}")
     st.button("Import", type="primary", on_click=_import, args=(kind,))
@@ -64,7 +67,7 @@ def _import(kind: str) -> None:
         else:
             user = auth.current_user()  # the lead importing: the audit log's actor
             run_action(import_labels, store(), path, golden_set, rubric, actor=user.name if user else None,
-                       ok=lambda r: plain(r.summary("labels") + f" under rubric '{rubric}'."))
+                       new_raters=bool(st.session_state.get("import_new_raters")), ok=lambda r: plain(r.summary("labels") + f" under rubric '{rubric}'."))
 
 
 if __name__ == "__main__":  # run by Streamlit as the page script

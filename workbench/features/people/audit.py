@@ -49,9 +49,20 @@ def parse_since(text: str) -> str:
     return at.astimezone(timezone.utc).isoformat(timespec="milliseconds")
 
 
+def actor_names(store: Store, actor: str) -> list[str]:
+    """Every name one person's entries may be recorded under: a rater's name, email and merged names (entries
+    written before issue 45 may carry any of them), or the text itself for someone who is no rater (an OS
+    account)."""
+    person = audit.resolve(store, actor)
+    if person is None:
+        return [actor.strip()]
+    return [person["name"], *([person["email"]] if person["email"] else []), *audit.aliases(store, person["name"])]
+
+
 def audit_entries(store: Store, *, since: str | None = None, actor: str | None = None,
                   action: str | None = None) -> list[AuditEntry]:
-    """Entries oldest first, from ``since`` on (a date or time), of one actor and/or one action (``label``: all
-    ``label.*``)."""
+    """Entries oldest first, from ``since`` on (a date or time), of one person (``actor``: their email or name)
+    and/or one action (``label``: all ``label.*``)."""
     at = parse_since(since) if since is not None else None
-    return [AuditEntry(**e) for e in audit.entries(store, since=at, actor=actor or None, action=action or None)]
+    actors = actor_names(store, actor) if actor and actor.strip() else None
+    return [AuditEntry(**e) for e in audit.entries(store, since=at, actors=actors, action=action or None)]
