@@ -96,7 +96,7 @@ def rater_list(ctx: Ctx, everyone: bool, as_json: bool) -> None:
     Example:
       workbench rater list --all
     """
-    from workbench.features.people.raters import list_raters
+    from workbench.features.people.raters import count_removed, list_raters
 
     raters = list_raters(ctx.store, include_removed=everyone)
     if as_json:
@@ -105,7 +105,12 @@ def rater_list(ctx: Ctx, everyone: bool, as_json: bool) -> None:
     for r in raters:
         removed = f"\tremoved {r.removed_at[:10]}" if r.removed_at else ""
         click.echo(f"{r.name}\t{r.role}\t{r.email or ''}\t{r.n_labels} labels{removed}")
-    if not raters:
+    hidden = 0 if everyone else count_removed(ctx.store)
+    if hidden:
+        some = "1 removed rater is" if hidden == 1 else f"{hidden} removed raters are"
+        click.echo(("No active raters; " if not raters else "") + f"{some} not shown ('workbench rater list --all' "
+                   "lists them).")
+    elif not raters:
         click.echo("No raters yet; add one with 'workbench rater add EMAIL --role reviewer'.")
 
 

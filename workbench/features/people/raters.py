@@ -245,8 +245,8 @@ def raters_of_import(store: Store, first_lines: dict[str, int], *, file: str, ne
     for value, line in first_lines.items():
         r = resolve_rater(store, value)
         if r is not None and r.removed_at is not None:
-            raise InputError(f"rater '{value}' is {r.name}, removed on {r.removed_at[:10]}: a removed rater's labels "
-                             "are not imported", file=file, line=line, field="rater",
+            raise InputError(f"'{value}' is rater '{r.name}', removed on {r.removed_at[:10]}: a removed rater's "
+                             "labels are not imported", file=file, line=line, field="rater",
                              fix=f"add them again first ('workbench rater add {r.email or 'EMAIL'} --role reviewer') "
                                  "or leave their labels out")
         if r is None and not new_raters:
