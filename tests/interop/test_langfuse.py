@@ -78,13 +78,17 @@ def test_a_score_without_its_subject_says_which_fields_to_request(store, tmp_pat
     assert store.golden_sets() == []
 
 
-def _langfuse_api(requests: list):
-    """Langfuse's public API over a mock transport: the fixtures' pages and traces, as the server sends them."""
+def _langfuse_api(requests: list, *, grown: bool = False):
+    """Langfuse's public API over a mock transport: the fixtures' pages and traces, as the server sends them
+    (``grown``: the project later, every score in one page, grown/scores-3.json, and the two new traces)."""
     import httpx
 
-    pages = {None: json.loads((FIXTURES / "scores-1.json").read_text()),
-             "eyJsYXN0VGltZXN0YW1wIjoiMjAyNi0wNi0xNlQwOTowNjowMFoiLCJsYXN0SWQiOiJzY29yZS02In0":
-                 json.loads((FIXTURES / "scores-2.json").read_text())}
+    pages = ({None: json.loads((FIXTURES / "grown" / "scores-3.json").read_text())} if grown else
+             {None: json.loads((FIXTURES / "scores-1.json").read_text()),
+              "eyJsYXN0VGltZXN0YW1wIjoiMjAyNi0wNi0xNlQwOTowNjowMFoiLCJsYXN0SWQiOiJzY29yZS02In0":
+                  json.loads((FIXTURES / "scores-2.json").read_text())})
+    traces = json.loads((FIXTURES / "traces.json").read_text())["data"]
+    traces += json.loads((FIXTURES / "grown" / "traces-2.json").read_text())["data"] if grown else []
     # Observations API v2 with fields=core,basic,io,model: each trace's root observation (its input and output as
     # the raw strings v2 returns), and the generation of trace-1 that a score is attached to
     observations = {t["id"]: [{
@@ -94,7 +98,7 @@ def _langfuse_api(requests: list):
         "bookmarked": False, "public": False, "userId": t["userId"], "sessionId": t["sessionId"],
         "isRootObservation": True, "input": t["input"] if isinstance(t["input"], str) else json.dumps(t["input"]),
         "output": t["output"], "model": None, "internalModelId": None, "modelParameters": None}]
-        for t in json.loads((FIXTURES / "traces.json").read_text())["data"]}
+        for t in traces}
     generation = json.loads((FIXTURES / "observations.json").read_text())["data"][0]
     observations["trace-1"].append({**generation, "parentObservationId": "root-trace-1"})
 
@@ -210,6 +214,69 @@ def test_a_folder_that_grew_by_a_pull_imports_only_what_the_pull_brought(store, 
     assert third.nothing_new and runs() == after
     notes = {(row["item_id"], row["rater"]): row["rationale"] for row in store.labels(store.golden_set("qa").id, "qa")}
     assert notes[("trace-1", "user-ben")] == "Paris, checked again"
+
+
+def _verdicts(store, judge: str) -> list[tuple[str, str, int, int]]:
+    from workbench.calibration.rubric_versions import get_rubric, judge_row
+
+    row = judge_row(store, get_rubric(store, "qa").id, judge)
+    return sorted((j["run_name"], j["item_id"], j["repeat"], j["score"])
+                  for j in store.judgments(store.golden_set("qa").id, row.pk))
+
+
+def test_a_fresh_export_of_the_grown_project_lands_only_the_new_verdicts(store, tmp_path):
+    """Issue 49 item 4: the first pull saved in one folder, later a fresh export of the same project in another
+    (every score again, in one page: grown/scores-3.json). Each of the project's verdicts is stored once, by its
+    score id: the evaluator's 6 of the first pull and its 3 new ones (trace-7, trace-8 and a second verdict on
+    trace-4, repeat 0 of the new run as a pull of only them would number it), 9 where landing every score of the
+    export again gave 15; the other judges' verdicts are all held already and add nothing; labels and items are
+    as before (the reviewers' new annotations land, one changed note is updated). A third import adds nothing."""
+    add_qa_rubric(store, tmp_path, MAPS)
+    first_pull = tmp_path / "first"
+    shutil.copytree(FIXTURES, first_pull, ignore=shutil.ignore_patterns("grown"))
+    import_from(store, "langfuse", str(first_pull), "qa", "qa")
+    judge = "langfuse.correctness"
+    before = _verdicts(store, judge)
+    assert len(before) == 6
+    later = tmp_path / "later"
+    later.mkdir()
+    shutil.copy(FIXTURES / "traces.json", later / "traces.json")
+    shutil.copy(FIXTURES / "observations.json", later / "observations.json")
+    for f in (FIXTURES / "grown").iterdir():
+        shutil.copy(f, later / f.name)
+    res = import_from(store, "langfuse", str(later), "qa", "qa")
+    by_judge = {j.judge_id: j for j in res.judges}
+    assert (by_judge[judge].read, by_judge[judge].added, by_judge[judge].held) == (9, 3, 6)
+    assert all((j.added, j.held) == (0, j.read) for j in res.judges if j.judge_id != judge)
+    assert "3 added, 6 held already (by langfuse's own ids)" in "\n".join(res.summary_lines())
+    after = _verdicts(store, judge)
+    assert len(after) == 9 and set(before) <= set(after)
+    new = sorted((item, repeat, score) for run, item, repeat, score in set(after) - set(before))
+    assert new == [("trace-4", 0, -1), ("trace-7", 0, 0), ("trace-8", 0, 0)]
+    assert (res.items_added, res.labels_added) == (2, 4)
+    again = import_from(store, "langfuse", str(later), "qa", "qa")
+    assert again.nothing_new and _verdicts(store, judge) == after
+
+
+def test_pulling_the_grown_project_again_lands_only_the_new_verdicts(store, tmp_path, monkeypatch):
+    """The same with the SDK from the host: the first pull (two pages), later a pull of the grown project."""
+    pytest.importorskip("langfuse", reason="pip install 'judge-workbench[langfuse]'")
+    add_qa_rubric(store, tmp_path, MAPS)
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-test")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-test")
+    judge = "langfuse.correctness"
+    import_from(store, "langfuse", "https://langfuse.test", "qa", "qa",
+                adapter_options={"http_client": _langfuse_api([])})
+    assert len(_verdicts(store, judge)) == 6
+    res = import_from(store, "langfuse", "https://langfuse.test", "qa", "qa",
+                      adapter_options={"http_client": _langfuse_api([], grown=True)})
+    assert {j.judge_id: (j.added, j.held) for j in res.judges}[judge] == (3, 6)
+    verdicts = _verdicts(store, judge)
+    assert len(verdicts) == 9
+    assert len({(item, score) for _, item, _, score in verdicts if item != "trace-4"}) == 7  # one verdict a trace
+    again = import_from(store, "langfuse", "https://langfuse.test", "qa", "qa",
+                        adapter_options={"http_client": _langfuse_api([], grown=True)})
+    assert all(j.added == 0 for j in again.judges) and _verdicts(store, judge) == verdicts
 
 
 def test_scores_of_one_judge_on_one_trace_are_repeats_by_time(store, tmp_path):

@@ -180,3 +180,38 @@ def test_each_experiment_calibrates_as_its_own_run_with_its_repeats_and_the_drif
     assert one["noise"]["repeats"] == 2 and one["noise"]["flip_rate"] == 1.0  # Paris: correct, then incorrect
     latest = report(second)
     assert latest["drift"]["baseline_run"] == first and latest["drift"]["n_items"] == 2  # Paris and Jupiter
+
+
+def test_a_later_export_of_the_grown_project_lands_only_the_new_verdicts(store, tmp_path):
+    """Issue 49 item 4, Phoenix: the project exported again after a new span was evaluated and one evaluation was
+    run again (Phoenix updates an annotation in place: same id, a new updated_at and label). The later export holds
+    every annotation; only the new span's verdict and the re-run one land (a run of their own), the four unchanged
+    verdicts are held already by their annotation ids; where landing the export's verdicts again gave 11, 7."""
+    from workbench.calibration.rubric_versions import get_rubric, judge_row
+
+    add_qa_rubric(store, tmp_path, MAPS)
+    import_from(store, "phoenix", str(FIXTURES), "qa", "qa")
+    later = tmp_path / "later"
+    later.mkdir()
+    spans = json.loads((FIXTURES / "spans.json").read_text())
+    new_span = json.loads(json.dumps(spans["data"][0]))
+    new_span["context"]["span_id"] = "5f1a0c2e9b3d4a99"
+    spans["data"].append(new_span)
+    (later / "spans.json").write_text(json.dumps(spans))
+    body = json.loads((FIXTURES / "span_annotations.json").read_text())
+    llm = [a for a in body["data"] if a["annotator_kind"] == "LLM"]
+    rerun = {**llm[1], "updated_at": "2026-07-01T10:00:00+00:00",
+             "result": {**llm[1]["result"], "label": "incorrect", "score": 0.0}}
+    body["data"] = [rerun if a["id"] == rerun["id"] else a for a in body["data"]]
+    body["data"].append({**llm[0], "id": "U3BhbkFubm90YXRpb2499", "span_id": "5f1a0c2e9b3d4a99"})
+    (later / "span_annotations.json").write_text(json.dumps(body))
+    res = import_from(store, "phoenix", str(later), "qa", "qa")
+    judge = "phoenix.correctness@gpt-4o-mini"
+    assert [(j.judge_id, j.read, j.added, j.held) for j in res.judges] == [(judge, 6, 2, 4)]
+    row = judge_row(store, get_rubric(store, "qa").id, judge)
+    verdicts = store.judgments(store.golden_set("qa").id, row.pk)
+    assert len(verdicts) == 7
+    newest = [(j["item_id"], j["score"]) for j in verdicts if j["run_name"] == res.judges[0].run]
+    assert sorted(newest) == sorted([(rerun["span_id"], -1), ("5f1a0c2e9b3d4a99", 0)])
+    again = import_from(store, "phoenix", str(later), "qa", "qa")
+    assert [(j.added, j.held) for j in again.judges] == [(0, 6)]

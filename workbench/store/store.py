@@ -509,6 +509,26 @@ class Store(Connection):
                ON CONFLICT (run_id, item_pk, repeat) DO NOTHING""", rows)
         return self.conn.total_changes - before
 
+    def imported_verdict_runs(self, judge_pk: int, source: str, source_ids: Iterable[str]) -> dict[str, str]:
+        """Of ``source_ids`` (a tool's own ids of verdicts), those the judge already holds from ``source``: tool id
+        -> the name of the run holding it."""
+        out: dict[str, str] = {}
+        for chunk in _chunks(sorted(set(source_ids))):
+            out.update({str(sid): str(name) for sid, name in self._tuples(
+                f"""SELECT v.source_id, r.name FROM imported_verdicts v JOIN runs r ON r.id = v.run_id
+                    WHERE v.judge_pk = ? AND v.source = ? AND v.source_id IN ({", ".join("?" * len(chunk))})""",
+                [judge_pk, source, *chunk])})
+        return out
+
+    def record_imported_verdicts(self, judge_pk: int, source: str, run_id: int,
+                                 verdicts: Iterable[tuple[str, int, int]]) -> None:
+        """Remember the tool's own id of each verdict landed in ``run_id``: (tool id, item pk, repeat). An id
+        already recorded is left as it was."""
+        self.conn.executemany(
+            """INSERT INTO imported_verdicts (judge_pk, source, source_id, run_id, item_pk, repeat)
+               VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (judge_pk, source, source_id) DO NOTHING""",
+            [(judge_pk, source, sid, run_id, pk, repeat) for sid, pk, repeat in verdicts])
+
     def judgments(self, golden_set_id: int, judge_pk: int, run_id: int | None = None) -> list[dict]:
         sql = """SELECT j.*, i.item_id, r.name AS run_name FROM judgments j
                  JOIN runs r ON r.id = j.run_id JOIN items i ON i.pk = j.item_pk

@@ -88,6 +88,9 @@ class SourceJudgment:
     # the source run gains verdicts over time (a tracking store's feedback logged outside an evaluation): its run keeps
     # one name, and importing the grown store again adds only the (item, repeat) verdicts it did not hold yet
     run_grows: bool = False
+    # the tool's own id of the verdict (a Langfuse score id): an id the judge already holds from this tool is not
+    # landed again, whichever export or pull brings it back
+    source_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,7 @@ def _score(n: int, score: Any, origin: str | None) -> SourceRecord:
     if source in ("EVAL", "API"):
         judge = name if source == "EVAL" else f"{name}-api"
         return SourceJudgment(n, item_id, judge=judge, name=name, value=value, rationale=comment, created_at=at,
-                              unscored_reason="the score has no value" if value is None else None, origin=origin)
+                              unscored_reason="the score has no value" if value is None else None, origin=origin,
+                              source_id=score.get("id") if isinstance(score.get("id"), str) else None)
     raise SourceError(where, n, f"unknown score source {score.get('source')!r}", field="source",
                       fix="save the response as it came (sources are ANNOTATION, EVAL and API)")

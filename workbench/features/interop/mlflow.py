@@ -152,7 +152,8 @@ def _records(n: int, trace: Any) -> Iterator[SourceRecord]:
                                  run_grows=evaluation is None,
                                  unscored_reason=f"MLflow feedback error: {error}" if error else (
                                      "the feedback has no value" if a.value is None else None),
-                                 carried_map=_carried_map(a.metadata))
+                                 carried_map=_carried_map(a.metadata),
+                                 source_id=getattr(a, "assessment_id", None) or None)
             repeats[key] += 1
         else:
             yield Skipped(n, f"{kind} feedback (not a human or an LLM judge)")

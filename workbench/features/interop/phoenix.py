@@ -146,7 +146,10 @@ def _annotation(n: int, a: Any, origin: str | None) -> SourceRecord:
         model = (a.get("metadata") or {}).get("model")
         return SourceJudgment(n, span_id, judge=name, name=name, value=value, model=model, field=field,
                               rationale=explanation, created_at=at, origin=origin,
-                              unscored_reason="the annotation has no label or score" if value is None else None)
+                              unscored_reason="the annotation has no label or score" if value is None else None,
+                              # an evaluator run again updates its annotation in place: a new version, a new verdict
+                              source_id=f"{a['id']}@{a.get('updated_at') or ''}" if isinstance(a.get("id"), str)
+                              and a.get("id") else None)
     if kind == "CODE":
         return Skipped(n, "CODE annotation (not a human or an LLM judge)")
     raise SourceError(where, n, f"unknown annotator_kind {a.get('annotator_kind')!r}", field="annotator_kind",

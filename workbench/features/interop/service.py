@@ -51,6 +51,7 @@ class JudgeImport:
     read: int = 0
     added: int = 0
     unscored: int = 0
+    held: int = 0  # verdicts the judge already held by the tool's own id (another export or pull brought them)
     run: str = ""
 
 
@@ -86,7 +87,9 @@ class InteropResult:
                  + (f" (raters: {', '.join(self.raters)})" if self.raters else "")]
         for j in self.judges:
             lines.append(f"  judgments of {j.judge_id} ({j.model}{'' if j.declared else ', added to the rubric'}): "
-                         f"{j.read} read ({j.unscored} unscored), {j.added} added, run {j.run}")
+                         f"{j.read} read ({j.unscored} unscored), {j.added} added"
+                         + (f", {j.held} held already (by {self.source}'s own ids)" if j.held else "")
+                         + f", run {j.run}")
         if not self.judges:
             lines.append("  judgments: none")
         n = sum(self.skipped.values())
@@ -161,8 +164,10 @@ def import_from(store: Store, source: str, uri: str, golden_set: str, rubric: st
                 by_run[row[0].source_run].append(row)
             runs = []
             for run_rows in by_run.values():
-                added, run = _land_judgments(store, source, target, spec, run_rows, index, gs_id, golden_set, uri)
+                added, held, run = _land_judgments(store, source, target, spec, run_rows, index, gs_id, golden_set,
+                                                   uri)
                 ji.added += added
+                ji.held += held
                 runs.append(run)
             ji.run = ", ".join(runs)
             result.judges.append(ji)
@@ -378,8 +383,13 @@ def _item_row(source: str, rec: SourceLabel | SourceJudgment, item_id: str, inde
 
 
 def _land_judgments(store: Store, source: str, rv: RubricVersion, spec: JudgeSpec, rows: list, index: dict,
-                    gs_id: int, golden_set: str, uri: str) -> tuple[int, str]:
+                    gs_id: int, golden_set: str, uri: str) -> tuple[int, int, str]:
+    """Land one source run's verdicts of a judge: (verdicts added, verdicts the judge held already by the tool's
+    id, the run's name)."""
     row = judge_row(store, rv.id, spec.id)
+    rows, known = _new_by_tool_id(store, source, row.pk, rows)
+    if not rows:  # every verdict landed before, from another export or pull: the run that holds the first
+        return 0, len(known), next(iter(known.values()))
     judgments = []
     for rec, score, reason in rows:
         _item_row(source, rec, rec.item_id, index, golden_set)  # refuses an unknown item
@@ -400,4 +410,23 @@ def _land_judgments(store: Store, source: str, rv: RubricVersion, spec: JudgeSpe
     run_id, _ = store.ensure_run(row.pk, gs_id, source="import", name=run,
                                  params={"source": source, "uri": str(uri)}, status="done")
     judged = {i: {"pk": r.pk, "content_hash": r.content_hash} for i, r in index.items()}
-    return store.insert_judgments(run_id, row.config_hash, judgments, judged), run
+    added = store.insert_judgments(run_id, row.config_hash, judgments, judged)
+    store.record_imported_verdicts(row.pk, source, run_id, [(rec.source_id, judged[j.item_id]["pk"], j.repeat)
+                                                            for (rec, _, _), j in zip(rows, judgments) if rec.source_id])
+    return added, len(known), run
+
+
+def _new_by_tool_id(store: Store, source: str, judge_pk: int, rows: list) -> tuple[list, dict[str, str]]:
+    """The rows whose tool id the judge does not hold yet, and the known ids (tool id -> run). Where some were
+    known, each item's remaining verdicts are numbered 0, 1, ... again in their order, as a pull that brought only
+    them would number them (they land in a run of their own; a run that grows keeps the source's numbers)."""
+    known = store.imported_verdict_runs(judge_pk, source, [rec.source_id for rec, _, _ in rows if rec.source_id])
+    fresh = [r for r in rows if r[0].source_id not in known]
+    if not known or not fresh or fresh[0][0].run_grows:  # a growing run keeps its (item, repeat) keys as they were
+        return fresh, known
+    by_item: dict[str, int] = defaultdict(int)
+    out = []
+    for rec, score, reason in sorted(fresh, key=lambda r: (r[0].item_id, r[0].repeat)):
+        out.append((dataclasses.replace(rec, repeat=by_item[rec.item_id]), score, reason))
+        by_item[rec.item_id] += 1
+    return out, known
