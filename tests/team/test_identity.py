@@ -265,3 +265,23 @@ def test_the_command_line_says_what_the_migration_merged_once(target, tmp_path):
         "names them."]
     assert r.stdout.splitlines()[0] == "alice\treviewer\talice@example.com\t4 labels"
     assert cli("rater", "list").stderr == ""
+
+
+def test_a_writer_that_names_a_rater_by_email_still_writes_to_that_rater(target, tmp_path):
+    """An adapter's import (Langfuse, MLflow, ...) hands the store its tool's annotator as it came: an email of a
+    known rater is that rater, never a second one; a new email is a new rater who signs in with it."""
+    from workbench.calibration.rubric_versions import get_rubric
+    from workbench.core.models import Label
+
+    with Store(target) as s:
+        ids = seed(s, tmp_path)
+        raters.add_rater(s, "alice@example.com", "reviewer")
+        rv = get_rubric(s, RUBRIC)
+        pks = s.item_pks(s.golden_set(GOLDEN_SET).id)
+        assert s.upsert_labels(rv.name, rv.id, [Label(ids[0], "ALICE@example.com", 0),
+                                                Label(ids[1], "eve@example.com", 1)], pks) == 2
+        assert sorted((l["rater"], l["item_id"]) for l in s.labels(s.golden_set(GOLDEN_SET).id, RUBRIC)) == [
+            ("alice", ids[0]), ("eve@example.com", ids[1])]
+        assert [(r.name, r.email) for r in raters.list_raters(s)] == [("alice", "alice@example.com"),
+                                                                      ("eve@example.com", "eve@example.com")]
+        assert raters.rater_for_email(s, "Eve@Example.com")["name"] == "eve@example.com"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -131,7 +132,13 @@ def test_a_removed_lead_who_signs_in_is_asked_to_get_added_again(seeded, monkeyp
     assert "Adjudicate" in pages(_signed_in("lee@example.com"))
     assert seeded("rater", "remove", "lee@example.com").exit_code == 0
     at = _signed_in("lee@example.com")
-    assert pages(at) == {"Sign in"} and "lee@example.com has no role" in at.warning[0].value
+    assert pages(at) == {"Sign in"}
+    assert re.fullmatch(r"lee@example\.com \(rater 'lee'\) was removed from this workbench on \d{4}-\d\d-\d\d; "
+                        r"ask an admin to add you again to sign in\.", at.warning[0].value), at.warning[0].value
+    at = _signed_in("LEE@EXAMPLE.COM")  # the provider's case is not another person
+    assert pages(at) == {"Sign in"} and "(rater 'lee') was removed" in at.warning[0].value
+    at = _signed_in("new@example.com")
+    assert pages(at) == {"Sign in"} and "new@example.com has no role" in at.warning[0].value
 
 
 def test_a_removed_rater_who_types_their_name_locally_is_served_nothing(seeded, monkeypatch):

@@ -10,6 +10,7 @@ above the store sees SQL or serialised text. The store's other query modules
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
@@ -17,7 +18,7 @@ from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
 from workbench.core.errors import InputError, NotFound
 from workbench.core.models import GoldenSetRecord, Item, Judgment, Label, Rubric
 from workbench.core.names import is_email, name_problem
-from workbench.store import active_queue
+from workbench.store import active_queue, audit
 from workbench.store.labeling import LabelingQueries
 from workbench.store.abandoned import discard_abandoned_imports
 from workbench.store.db import (Connection, Params, as_sqlite_utils, default_db_path, foreign_tables,
@@ -349,6 +350,10 @@ class Store(Connection):
         for every insert and real change, never for a no-op save: the count of those events is what a write did.
         """
         labels = list(labels)
+        known = {v: r["name"] for v in {lab.rater for lab in labels} if (r := audit.resolve(self, v))}
+        if any(known.get(lab.rater, lab.rater) != lab.rater for lab in labels):
+            # a writer that did not resolve its raters (an adapter's import): an email or merged name is its rater
+            labels = [replace(lab, rater=known.get(lab.rater, lab.rater)) for lab in labels]
         at = now()
         rows = [{"item_pk": item_pks[lab.item_id], "rater": lab.rater, "rubric_name": rubric_name,
                  "rubric_id": rubric_id, "score": lab.score, "rationale": lab.rationale,

@@ -24,7 +24,7 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from workbench.core.models import Role
-from workbench.features.people.raters import local_role, rater_for_email, rater_names
+from workbench.features.people.raters import local_role, rater_for_email, rater_names, removed_for_email
 from workbench.ui.components import plain
 from workbench.ui.state import store
 
@@ -116,6 +116,11 @@ def access_page() -> None:
         st.button("Sign in", on_click=st.login, type="primary", key="sign_in_main")
         return
     who = st.user.get("email") or st.user.get("name") or "your account"
+    gone = removed_for_email(store(), str(st.user.get("email") or ""))
+    if gone is not None:  # a person an admin removed is told so, not asked to join as if new
+        st.warning(f"{plain(who)} (rater '{plain(gone.name)}') was removed from this workbench on "
+                   f"{gone.removed_at[:10]}; ask an admin to add you again to sign in.")
+        return
     st.warning(f"{plain(who)} has no role in this workbench yet; ask an admin to add your email to the raters table.")
 
 
