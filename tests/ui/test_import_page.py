@@ -46,3 +46,24 @@ def test_missing_choices_are_explained(fresh_db):
     at.selectbox(key="import_golden_set").set_value("g")
     at.button[0].click().run()
     assert "Pick the rubric" in at.error[0].value
+
+
+def test_a_labels_file_naming_a_new_rater_needs_the_box_ticked_and_the_import_is_the_leads(fresh_db):
+    from workbench.features.people.audit import audit_entries
+
+    at = open_app("lead", "import")
+    _upload(at, "Labels", "march.jsonl", b'{"item_id": "it00", "rater": "ana@example.com", "score": 0}\n')
+    at.selectbox(key="import_golden_set").set_value("g")
+    at.selectbox(key="import_rubric").set_value(RUBRIC)
+    at.button[0].click().run()
+    assert at.error[0].value.startswith("march.jsonl line 1: field 'rater': 'ana@example.com' is not a known "
+                                        "rater's email or name (raters: ")
+    with Store(fresh_db) as s:
+        assert s.labels(1, RUBRIC) == []
+    at.checkbox(key="import_new_raters").check().run()
+    at.button[0].click().run()
+    assert "march.jsonl: 1 labels read, 1 added or changed" in at.success[0].value
+    with Store(fresh_db) as s:
+        assert [(l["rater"], l["item_id"]) for l in s.labels(1, RUBRIC)] == [("ana", "it00")]
+        (entry,) = audit_entries(s, action="labels.imported")
+        assert (entry.actor, entry.detail["raters"], entry.detail["new_raters"]) == ("lead", {"ana": 1}, ["ana"])
