@@ -285,3 +285,11 @@ def test_a_writer_that_names_a_rater_by_email_still_writes_to_that_rater(target,
         assert [(r.name, r.email) for r in raters.list_raters(s)] == [("alice", "alice@example.com"),
                                                                       ("eve@example.com", "eve@example.com")]
         assert raters.rater_for_email(s, "Eve@Example.com")["name"] == "eve@example.com"
+
+
+def test_as_ends_with_its_invocation(cli, monkeypatch):
+    from workbench.store import audit
+
+    monkeypatch.setenv("WORKBENCH_USER", "root")
+    assert cli("--as", "lee@example.com", "rater", "add", "ana@example.com", "--role", "reviewer").exit_code == 0
+    assert audit.who() == "root"  # the next change made in this process is not lee's

@@ -50,6 +50,16 @@ def main(ctx: click.Context, db: str | None, project: str | None, acting_as: str
                  workbench init        (an empty workspace of your own)
     """
     ctx.obj = Ctx(db, project, acting_as)
+    ctx.call_on_close(_forget_acting_as)
+
+
+def _forget_acting_as() -> None:
+    """An invocation's --as ends with it (tests and scripts run several invocations in one process)."""
+    import sys
+
+    audit = sys.modules.get("workbench.store.audit")  # loaded only by a command that opened the store
+    if audit is not None:
+        audit.act_as(None)
 
 
 for command in (workspace.init, workspace.demo, workspace.ui, rubrics.rubric, importing.import_, golden_sets.golden_set,
