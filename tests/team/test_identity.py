@@ -293,3 +293,14 @@ def test_as_ends_with_its_invocation(cli, monkeypatch):
     monkeypatch.setenv("WORKBENCH_USER", "root")
     assert cli("--as", "lee@example.com", "rater", "add", "ana@example.com", "--role", "reviewer").exit_code == 0
     assert audit.who() == "root"  # the next change made in this process is not lee's
+
+
+def test_a_local_user_who_types_their_email_labels_as_their_rater(cli, monkeypatch):
+    from tests.ui.conftest import open_app
+
+    monkeypatch.setenv("WORKBENCH_DB", cli.target)
+    assert cli("rater", "add", "maria@example.com", "--role", "lead").exit_code == 0
+    at = open_app("MARIA@example.com")
+    assert [c.value for c in at.sidebar.caption if c.value.startswith("Labeling as")] == [
+        "Labeling as **maria** · lead"]
+    assert at.query_params["rater"] == "maria"  # a refresh keeps her, by her name

@@ -24,7 +24,8 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from workbench.core.models import Role
-from workbench.features.people.raters import local_role, rater_for_email, rater_names, removed_for_email
+from workbench.features.people.raters import (local_role, rater_for_email, rater_names, removed_for_email,
+    resolve_rater)
 from workbench.ui.components import plain
 from workbench.ui.state import store
 
@@ -84,7 +85,10 @@ def current_user() -> User | None:
         return User(row["name"], row["role"], email) if row else None
     name = str(st.session_state.get(RATER_KEY) or "").strip()
     role = local_role(s, name) if name else None
-    return User(name, role) if role else None  # a removed rater is nobody here either
+    if role is None:
+        return None  # a removed rater is nobody here either
+    known = resolve_rater(s, name)  # a typed email (any case) is the rater who has it
+    return User(known.name, role, known.email) if known else User(name, role)
 
 
 def require(roles: Iterable[str]) -> User:
