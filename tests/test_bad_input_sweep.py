@@ -605,6 +605,56 @@ SHAPES = {  # JSON that parses but is not the tool's export, or rows of the wron
 for src, shapes in SHAPES.items():
     for id, doc in shapes.items():
         source(f"shape-{id}", src, "{in}/export.json", {"in/export.json": json.dumps(doc)})
+# Issue 49: files a tool wrote wrong, each refused by the one validation layer (features/interop/shapes.py) with
+# the file, the record, the field, what was found and what is allowed.
+PROMPTFOO_ROW = {"testIdx": 0, "promptIdx": 0, "testCase": {"assert": [{"type": "llm-rubric", "value": "v"}]},
+                 "prompt": {"raw": "Add 2 and 2", "label": "p"}, "provider": {"id": "openai:gpt-4o-mini"},
+                 "response": {"output": "4"}, "gradingResult": {"pass": True, "score": 1.0, "componentResults": [
+                     {"pass": True, "score": 1.0, "reason": "ok", "assertion": {"type": "llm-rubric", "value": "v"}}]}}
+DEEPEVAL_CASE = {"name": "sum", "input": "Add 2 and 2", "actualOutput": "4", "metricsData": [
+    {"name": "Correctness", "score": 1.0, "threshold": 0.5, "success": True, "evaluationModel": "gpt-4o"}]}
+
+
+def _mutated(doc: dict, path: tuple, value) -> dict:
+    doc = json.loads(json.dumps(doc))
+    at = doc
+    for key in path[:-1]:
+        at = at[key]
+    if path[-1] == "+":
+        at.append(value)
+    else:
+        at[path[-1]] = value
+    return doc
+
+
+COMPONENT = ("gradingResult", "componentResults")
+for id, path, value, needle in (
+        ("testcase-string", ("testCase",), "t", "field testCase: found the string \"t\", expected an object"),
+        ("prompt-list", ("prompt",), ["p"], "field prompt: found a list"),
+        ("component-integer", (*COMPONENT, "+"), 7, "field gradingResult.componentResults[1]: found 7"),
+        ("provider-number", ("provider",), 5, "field provider: found 5, expected an object or a string"),
+        ("assertion-string", (*COMPONENT, 0, "assertion"), "llm-rubric",
+         "field gradingResult.componentResults[0].assertion: found the string"),
+        ("grading-list", ("gradingResult",), [1], "field gradingResult: found a list"),
+        ("score-42", (*COMPONENT, 0, "score"), 42, "field gradingResult.componentResults[0].score: found 42, expected a number from 0 to 1"),
+        ("score-negative", (*COMPONENT, 0, "score"), -0.5, "field gradingResult.componentResults[0].score: found -0.5, expected a number from 0 to 1"),
+        ("score-1.5", (*COMPONENT, 0, "score"), 1.5, "field gradingResult.componentResults[0].score: found 1.5, expected a number from 0 to 1")):
+    doc = {"results": {"results": [_mutated(PROMPTFOO_ROW, path, value)]}}
+    source(f"promptfoo-{id}", "promptfoo", "{in}/results.json", {"in/results.json": json.dumps(doc)},
+           needle="promptfoo results.json record 1: " + needle)
+for id, value, needle in (("evaluation-model-number", {"evaluationModel": 5}, "evaluationModel: found 5"),
+                          ("score-minus-5", {"score": -5}, "score: found -5, expected a number from 0 to 1"),
+                          ("score-3", {"score": 3}, "score: found 3"), ("score-1.2", {"score": 1.2}, "score: found 1.2")):
+    doc = {"testCases": [{**DEEPEVAL_CASE, "metricsData": [{**DEEPEVAL_CASE["metricsData"][0], **value}]}]}
+    source(f"deepeval-{id}", "deepeval", "{in}/test_run_1.json", {"in/test_run_1.json": json.dumps(doc)},
+           needle="deepeval test_run_1.json record 1: field metricsData[0]." + needle)
+# the unmutated records fit their shapes and import: what refuses the mutations is the shape, not the record
+case("from-promptfoo-well-formed", ["import", "--from", "promptfoo", "{in}/results.json", "-g", "sweep-set", "-r", R,
+                                    "--map", "{in}/map.yaml"],
+     {"in/results.json": json.dumps({"results": {"results": [PROMPTFOO_ROW]}}),
+      "in/map.yaml": "llm-rubric: {cut_points: [0.5], levels: [-1, 0]}\n"}, accepted=True)
+source("deepeval-well-formed", "deepeval", "{in}/test_run_1.json",
+       {"in/test_run_1.json": json.dumps({"testCases": [DEEPEVAL_CASE]})}, accepted=True)
 source("unknown-source", "excel", "{in}/x.json", {"in/x.json": "{}"})
 source("uri-without-experiment", "mlflow", "sqlite:///{in}/mlflow.db")
 source("tracking-store-missing", "mlflow", "sqlite:///{ws}/mlflow.db#experiment=qa")

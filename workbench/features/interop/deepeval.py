@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +30,29 @@ from workbench.core.errors import InputError
 from workbench.core.formats import Record, parse_item
 from workbench.core.models import Rubric
 from workbench.features.interop.base import SourceError, SourceItem, SourceJudgment, SourceRecord, read_json
+from workbench.features.interop.shapes import check
 
 SOURCE = "deepeval"
 _DEFAULT_NAME = re.compile(r"test_case_\d+")
 
+
+# The shape of a test case the workbench reads, from DeepEval's TestRun model (deepeval/test_run/api.py:
+# LLMApiTestCase, ConversationalApiTestCase, MetricData, TurnApi): a metric's score lies in [0, 1], as every
+# DeepEval metric reports it.
+_METRIC = {"type": "object", "required": ["name"], "properties": {
+    "name": {"type": "string"}, "score": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+    "threshold": {"type": ["number", "null"]}, "success": {"type": ["boolean", "null"]},
+    "reason": {"type": ["string", "null"]}, "strictMode": {"type": ["boolean", "null"]},
+    "evaluationModel": {"type": ["string", "null"]}, "error": {"type": ["string", "null"]},
+    "evaluationCost": {"type": ["number", "null"]}}}
+_TEXT = {"type": ["string", "null"]}
+CASE = {"type": "object", "properties": {
+    "name": _TEXT, "input": _TEXT, "actualOutput": _TEXT, "expectedOutput": _TEXT, "scenario": _TEXT,
+    "expectedOutcome": _TEXT, "metricsData": {"type": ["array", "null"], "items": _METRIC},
+    "turns": {"type": ["array", "null"], "items": {"type": "object", "properties": {
+        "role": {"type": "string"}, "content": _TEXT, "order": {"type": ["integer", "null"]},
+        "toolsCalled": {"type": ["array", "null"], "items": {"type": "object"}}}}}}}
+FIX = "give the test_run_*.json that evaluate() writes, as DeepEval wrote it"
 
 _CONTEXT = ("context", "retrievalContext", "toolsCalled", "tags", "metadata", "scenario", "expectedOutcome")
 
@@ -117,8 +137,7 @@ class DeepEvalAdapter:
         cases = [(c, False) for c in run.get("testCases") or []] + \
                 [(c, True) for c in run.get("conversationalTestCases") or []]
         for n, (raw, conversational) in enumerate(cases, start=1):
-            if not isinstance(raw, dict):
-                raise SourceError(SOURCE, n, "a test case must be an object", fix="give the file evaluate() wrote")
+            check(SOURCE, Path(uri).name, n, raw, CASE, fix=FIX)
             case = DeepEvalCase.from_json(raw)
             item = _conversation(n, case) if conversational else _single(n, case)
             yield SourceItem(n, item)

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from workbench.core.hashing import sha256_hex
+from workbench.features.interop.shapes import check
 from workbench.features.interop.base import (SourceError, SourceItem, SourceJudgment, SourceLabel, SourceRecord,
     Skipped, read_json, text_of)
 
@@ -34,6 +36,45 @@ SOURCE = "promptfoo"
 MODEL_GRADED = {"llm-rubric", "g-eval", "factuality", "model-graded-closedqa", "model-graded-factuality",
                 "answer-relevance", "context-faithfulness", "context-recall", "context-relevance",
                 "select-best", "search-rubric", "conversation-relevance", "pi"}
+
+# The shape of a row the workbench reads, from promptfoo's types (src/types: EvaluateResult, AtomicTestCase,
+# GradingResult, Assertion, ProviderResponse): what promptfoo writes in each field it fills. A model-graded or
+# human component's score lies in [0, 1] (GradingResult.score; a javascript assertion may return any number,
+# and is skipped anyway).
+_PROVIDER = {"type": ["string", "object", "null"], "properties": {"id": {"type": "string"}}}
+_COMPONENT = {
+    "type": "object",
+    "properties": {
+        "pass": {"type": "boolean"}, "reason": {"type": ["string", "null"]}, "comment": {"type": ["string", "null"]},
+        "score": {"type": ["number", "null"]}, "metadata": {"type": ["object", "null"]},
+        "tokensUsed": {"type": ["object", "null"]},
+        "assertion": {"type": ["object", "null"],
+                      "properties": {"type": {"type": "string"}, "metric": {"type": ["string", "null"]},
+                                     "provider": _PROVIDER}},
+    },
+    "if": {"properties": {"assertion": {"type": "object", "required": ["type"], "properties": {
+        "type": {"enum": sorted(MODEL_GRADED | {"human"})}}}}, "required": ["assertion"]},
+    "then": {"properties": {"score": {"type": ["number", "null"], "minimum": 0, "maximum": 1}}},
+}
+ROW = {
+    "type": "object",
+    "required": ["testIdx", "promptIdx"],
+    "properties": {
+        "testIdx": {"type": "integer", "minimum": 0}, "promptIdx": {"type": "integer", "minimum": 0},
+        "testCase": {"type": "object", "properties": {
+            "description": {"type": ["string", "null"]}, "vars": {"type": ["object", "null"]},
+            "metadata": {"type": ["object", "null"]},
+            "assert": {"type": ["array", "null"], "items": {"type": "object"}},
+            "options": {"type": ["object", "null"], "properties": {"provider": _PROVIDER}}}},
+        "prompt": {"type": "object", "properties": {"raw": {"type": "string"}, "label": {"type": ["string", "null"]}}},
+        "provider": {"type": ["object", "string"], "properties": {"id": {"type": "string"}}},
+        "response": {"type": ["object", "null"]}, "vars": {"type": ["object", "null"]},
+        "error": {"type": ["string", "null"]},
+        "gradingResult": {"type": ["object", "null"], "properties": {
+            "componentResults": {"type": ["array", "null"], "items": _COMPONENT}}},
+    },
+}
+FIX = "give the results file promptfoo wrote (promptfoo eval -o results.json)"
 REFERENCE_KINDS = ("equals", "contains", "icontains", "factuality", "model-graded-factuality",
                    "model-graded-closedqa", "similar")
 
@@ -55,8 +96,7 @@ class PromptfooAdapter:
             if isinstance(config.get("defaultTest"), dict) else None
         author = (out.get("metadata") or {}).get("author") or "promptfoo-viewer"  # who rated in the viewer
         for n, row in enumerate(rows, start=1):
-            if not isinstance(row, dict):
-                raise SourceError(SOURCE, n, "a result row must be an object", fix="give the file promptfoo wrote")
+            check(SOURCE, Path(uri).name, n, row, ROW, fix=FIX)
             item = _item(n, row)
             yield SourceItem(n, item)
             yield from _grades(n, row, item["id"], default_provider, str(author), default_metadata)
