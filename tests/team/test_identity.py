@@ -12,7 +12,6 @@ import pytest
 from tests.conftest import Cli, write
 from tests.team.conftest import GOLDEN_SET, RUBRIC, seed
 from workbench.core.errors import InputError
-from workbench.features.importing.service import import_labels
 from workbench.features.labeling.service import next_item, submit_label
 from workbench.features.people import raters
 from workbench.features.people.audit import audit_entries

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from workbench.core.errors import InputError, NotFound
+from workbench.core.inputs import did_you_mean
 from workbench.core.models import GoldenSetRecord, Item, Judgment, Label, Rubric
 from workbench.core.names import is_email, name_problem
 from workbench.store import active_queue, audit
@@ -267,7 +268,9 @@ class Store(Connection):
             if name_problem(name) is not None or "@v" in name:  # no file could be named so: suggest none
                 raise NotFound(f"no rubric '{name}'; 'workbench rubric list' shows the rubrics (name a version as "
                                "NAME@vN)")
-            raise NotFound(f"no rubric '{name}'; add it with 'workbench rubric add rubrics/{name}.yaml'")
+            names = [r["name"] for r in self._all("SELECT DISTINCT name FROM rubrics ORDER BY name")]
+            raise NotFound(f"no rubric '{name}' (rubrics: {', '.join(names) or 'none yet'}); "
+                           + did_you_mean(name, names, f"add it with 'workbench rubric add rubrics/{name}.yaml'"))
         row["content"] = from_json(row["content"])
         return row
 
@@ -305,9 +308,10 @@ class Store(Connection):
     def judge_row(self, rubric_id: int, judge_id: str) -> dict:
         row = self._one("SELECT * FROM judges WHERE rubric_id = ? AND judge_id = ?", (rubric_id, judge_id))
         if not row:
-            known = ", ".join(r["judge_id"] for r in self._all(
-                "SELECT judge_id FROM judges WHERE rubric_id = ? ORDER BY judge_id", (rubric_id,))) or "none"
-            raise NotFound(f"the rubric declares no judge '{judge_id}' (declared: {known}); add it under judges: in the rubric YAML")
+            ids = [r["judge_id"] for r in self._all(
+                "SELECT judge_id FROM judges WHERE rubric_id = ? ORDER BY judge_id", (rubric_id,))]
+            raise NotFound(f"the rubric declares no judge '{judge_id}' (declared: {', '.join(ids) or 'none'}); "
+                           + did_you_mean(judge_id, ids, "add it under judges: in the rubric YAML"))
         row["config"] = from_json(row["config"])
         return row
 
@@ -322,7 +326,8 @@ class Store(Connection):
         """Add the names not yet raters (a name written as an email gets it as their email, so sign-in finds them);
         callers resolve emails and names to known raters first (``features.people.raters``)."""
         at = now()
-        self.conn.executemany("INSERT INTO raters (name, role, email, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        self.conn.executemany("INSERT INTO raters (name, role, email, created_at) VALUES (?, ?, ?, ?) "
+                              "ON CONFLICT DO NOTHING",
                               [(n, role, n.strip().lower() if is_email(n) else None, at) for n in set(names)])
 
     def set_rater_role(self, name: str, role: str, email: str | None = None) -> None:

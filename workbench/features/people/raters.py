@@ -236,7 +236,8 @@ def count_removed(store: Store) -> int:
 
 # -- the raters a labels import names -------------------------------------------------------------------------
 
-def raters_of_import(store: Store, first_lines: dict[str, int], *, file: str, new_raters: bool) -> dict[str, str | None]:
+def raters_of_import(store: Store, first_lines: dict[str, int], *, file: str,
+                     new_raters: bool) -> dict[str, str | None]:
     """Map each ``rater`` value of a labels file (with the line it first appears on) to the rater it names: a known
     email (any case) or name gives that rater's name; a removed rater is refused; any other value is refused naming
     the value and the known raters, unless ``new_raters``, when it maps to None (a new reviewer, made by
@@ -254,8 +255,6 @@ def raters_of_import(store: Store, first_lines: dict[str, int], *, file: str, ne
                              file=file, line=line, field="rater",
                              fix="correct it, or pass --new-raters (on the Import page: tick 'Add new raters') to add "
                                  "the file's new raters as reviewers")
-        if r is None:
-            check_rater(value) if not is_email(value) else check_email(value)
         out[value] = r.name if r is not None else None
     return out
 
