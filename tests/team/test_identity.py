@@ -135,6 +135,10 @@ def test_rater_add_and_set_find_the_person_by_email_or_name_in_any_case(cli):
     r = cli("rater", "add", "x@example.com", "--role", "reviewer", "--name", "maria@example.com")
     assert r.exit_code == 1 and "the rater name 'maria@example.com' is taken by maria@example.com" in r.stderr
     assert [(x["name"], x["role"]) for x in listed(cli)] == [("maria", "lead"), ("sam", "reviewer")]
+    assert cli("rater", "set", "Carl@Example.com", "--role", "reviewer").exit_code == 0  # a name that is an email
+    with Store(cli.target) as s:
+        assert raters.rater_for_email(s, "carl@example.com")["name"] == "Carl@Example.com"
+    assert cli("rater", "remove", "Carl@Example.com").exit_code == 0
     r = cli("rater", "remove", "MARIA@example.com")
     assert r.exit_code == 0 and "Rater 'maria' (maria@example.com) is removed" in r.output
     r = cli("rater", "remove", "nobody@example.com")

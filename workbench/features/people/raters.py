@@ -20,6 +20,7 @@ from workbench.store import Store
 from workbench.store import audit
 from workbench.features.people.records import RaterRow
 
+
 def check_rater(name: str) -> str:
     """The rater's name, checked by the one name rule (what labels and roles are stored under)."""
     return check_name(name or "", "rater name")
