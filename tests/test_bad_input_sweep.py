@@ -145,6 +145,13 @@ for typo, meant in (("titel", "title"), ("judgs", "judges"), ("pass_treshold", "
                     ("gates", "gate"), ("instruction", "instructions"), ("Scale", "scale")):
     rubric(f"unknown-key-{typo}", RUBRIC_OK + f"{typo}: x\n", needle=f"did you mean {meant}")
 rubric("unknown-key-unrelated", RUBRIC_OK + "owner: me\n", needle="unknown key 'owner'")
+# issue 49: a Python grader must name its function; a provider prefix typo gets the nearest provider
+for id, model, needle in (("python-without-function", "python/my_graders", "field 'judges[0].model': model "
+                           "'python/my_graders' does not name a function; write python/<module>:<function>"),
+                          ("python-two-colons", "python/a:b:c", "model 'python/a:b:c' does not name a function"),
+                          ("provider-typo", "opnai/gpt-4o", "did you mean openai/gpt-4o?")):
+    rubric(f"judge-model-{id}", judge_yaml(model=model), needle=needle)
+
 for typo, meant in (("modell", "model"), ("temprature", "temperature"), ("max_token", "max_tokens"),
                     ("see_refrence", "see_reference")):
     rubric(f"unknown-judge-key-{typo}", RUBRIC_OK + f"    {typo}: 1\n", needle=f"did you mean {meant}")
@@ -655,7 +662,20 @@ case("from-promptfoo-well-formed", ["import", "--from", "promptfoo", "{in}/resul
       "in/map.yaml": "llm-rubric: {cut_points: [0.5], levels: [-1, 0]}\n"}, accepted=True)
 source("deepeval-well-formed", "deepeval", "{in}/test_run_1.json",
        {"in/test_run_1.json": json.dumps({"testCases": [DEEPEVAL_CASE]})}, accepted=True)
-source("unknown-source", "excel", "{in}/x.json", {"in/x.json": "{}"})
+source("unknown-source", "excel", "{in}/x.json", {"in/x.json": "{}"}, needle="--from excel: there is no import adapter")
+source("unknown-source-typo", "promptfo", "{in}/x.json", {"in/x.json": "{}"}, needle="did you mean promptfoo?")
+case("labels-rubric-typo", ["import", "labels", "--new-raters", "{in}/l.jsonl", "-g", G, "-r", "demo-patch-qualty"],
+     {"in/l.jsonl": jl({"item_id": "x", "rater": "a@example.com", "score": 0})},
+     needle="no rubric 'demo-patch-qualty' (rubrics: demo-patch-quality); did you mean demo-patch-quality?")
+case("judgments-judge-typo", ["import", "judgments", "{in}/j.jsonl", "-g", G, "-r", R, "-j", "lenient-min"],
+     {"in/j.jsonl": jl({"item_id": "x", "score": 0})}, needle="no judge 'lenient-min' (declared: ")
+case("judgments-judge-typo-nearest", ["import", "judgments", "{in}/j.jsonl", "-g", G, "-r", R, "-j", "lenient-min"],
+     {"in/j.jsonl": jl({"item_id": "x", "score": 0})}, needle="did you mean lenient-mini?")
+case("refine-optimizer-provider-typo", ["refine", "-g", G, "-r", R, "-j", J, "--optimizer", "opnai/gpt-4o",
+                                        "--dry-run"], needle="unknown judge provider 'opnai/' in 'opnai/gpt-4o'; "
+     "did you mean openai/gpt-4o?")
+case("refine-optimizer-not-chat", ["refine", "-g", G, "-r", R, "-j", J, "--optimizer", "python/m:f", "--dry-run"],
+     needle="must be a chat model of a registered provider")
 source("uri-without-experiment", "mlflow", "sqlite:///{in}/mlflow.db")
 source("tracking-store-missing", "mlflow", "sqlite:///{ws}/mlflow.db#experiment=qa")
 source("relative-file-store", "mlflow", "mlruns#experiment=qa")

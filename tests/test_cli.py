@@ -87,7 +87,7 @@ def test_rubric_versions(cli, tmp_path):
 @pytest.mark.parametrize("args,needle", [
     (["import", "items", "missing.jsonl", "-g", "g"], "missing.jsonl: file not found; check the path."),
     (["golden-set", "show", "nope"], "no golden set 'nope'"),
-    (["rubric", "show", "nope"], "no rubric 'nope'; add it with 'workbench rubric add rubrics/nope.yaml'"),
+    (["rubric", "show", "nope"], "no rubric 'nope' (rubrics: none yet); add it with 'workbench rubric add rubrics/nope.yaml'"),
     (["rubric", "show", "../../x"], "no rubric '../../x'; 'workbench rubric list' shows the rubrics"),  # no path
     (["rubric", "show", "nope@v99999999999999999999"],  # too long for a version: a name
      "no rubric 'nope@v99999999999999999999'; 'workbench rubric list' shows the rubrics"),

@@ -96,6 +96,20 @@ def closest(key: object, known: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
+def did_you_mean(name: object, known: Iterable[str], otherwise: str = "") -> str:
+    """The fix for an unknown name: 'did you mean X?' for the closest known name, then ``otherwise`` ('or ...').
+
+    >>> did_you_mean("demo-patch-qualty", ["demo-patch-quality", "qa"], "add it")
+    'did you mean demo-patch-quality? or add it'
+    >>> did_you_mean("zzz", ["qa"], "add it")
+    'add it'
+    """
+    best = closest(name, list(known))
+    if best is None or best == name:
+        return otherwise
+    return f"did you mean {best}?" + (f" or {otherwise}" if otherwise else "")
+
+
 def unknown_key(key: object, known: Iterable[str], *, what: str = "key", file: str | None = None,
                 line: int | None = None, field: str | None = None) -> InputError:
     """The error for a key the reader does not know: the closest known key if there is one, else all of them."""

@@ -225,8 +225,11 @@ class Rubric:
         for j in self.judges:
             if j.id == judge_id:
                 return j
+        from workbench.core.inputs import did_you_mean
+
         known = ", ".join(j.id for j in self.judges) or "none"
-        raise NotFound(f"rubric '{self.name}' declares no judge '{judge_id}' (declared: {known}); add it under judges: in the rubric YAML")
+        raise NotFound(f"rubric '{self.name}' declares no judge '{judge_id}' (declared: {known}); "
+                       + did_you_mean(judge_id, [j.id for j in self.judges], "add it under judges: in the rubric YAML"))
 
     def is_pass(self, score: int) -> bool:
         return score >= self.pass_threshold

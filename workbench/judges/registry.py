@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.errors import ConfigError, ModelNameError
+from workbench.core.inputs import closest
 from workbench.core.models import JudgeSpec, ModelName, parse_model
 from workbench.judges.types import SDKMissing
 
@@ -125,7 +126,10 @@ def resolve(model: str | JudgeSpec) -> tuple[ModelName, ProviderEntry]:
         raise
     entry = provider_entry(parsed.provider)
     if entry is None:
-        raise ConfigError(f"unknown judge provider '{parsed.provider}/' in '{name}'; use one of: {_known()}")
+        best = closest(parsed.provider, provider_names())
+        raise ConfigError(f"unknown judge provider '{parsed.provider}/' in '{name}'; "
+                          + (f"did you mean {best}/{name.partition('/')[2]}? (" if best else "")
+                          + f"use one of: {_known()}" + (")" if best else ""))
     return parsed, entry
 
 

@@ -8,6 +8,7 @@ no provider or SDK until a judge is run).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import yaml
 
 from workbench.core.errors import InputError, ModelNameError
 from workbench.core.policy import policy_from_dict
-from workbench.core.inputs import MAX_REPEATS, unknown_key
+from workbench.core.inputs import MAX_REPEATS, closest, unknown_key
 from workbench.core.import_maps import ImportMaps
 from workbench.judges.registry import provider_entry, provider_names
 from workbench.core.models import Criterion, JudgeSpec, Rubric, parse_model
@@ -162,6 +163,10 @@ def _scale(raw: Any, ctx: _Ctx) -> Scale:
         raise ctx.error(("scale",), str(e), "list distinct integer values, lowest first") from None
 
 
+#: A Python grader: ``module.path:function``, each part an identifier.
+PYTHON_TARGET = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+
+
 def _judge(j: Any, ctx: _Ctx, n: int) -> JudgeSpec:
     if not isinstance(j, dict):
         raise ctx.error(("judges", n), "a judge must be a mapping", "write {id: ..., model: provider/model}")
@@ -182,8 +187,14 @@ def _judge(j: Any, ctx: _Ctx, n: int) -> JudgeSpec:
         name = None
     provider = provider_entry(name.provider) if name is not None else None
     if provider is None:
+        best = closest(name.provider, provider_names()) if name is not None else None
         raise ctx.error(("judges", n, "model"), f"model {model!r} has no known provider prefix",
-                        f"write '<provider>/<model>' with provider one of {', '.join(provider_names())}")
+                        (f"did you mean {best}/{name.model}? (" if best else "")
+                        + f"write '<provider>/<model>' with provider one of {', '.join(provider_names())}"
+                        + (")" if best else ""))
+    if name.provider == "python" and not PYTHON_TARGET.fullmatch(name.model):
+        raise ctx.error(("judges", n, "model"), f"model {model!r} does not name a function",
+                        "write python/<module>:<function>, e.g. python/my_graders:tests_pass")
     mode = j.get("mode", "single")
     if mode not in MODES:
         raise ctx.error(("judges", n, "mode"), f"mode {mode!r} is not known", "use single or agentic")

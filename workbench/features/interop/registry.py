@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.core.errors import ConfigError
+from workbench.core.inputs import did_you_mean
 from workbench.features.interop.base import Adapter, LibraryMissing
 
 
@@ -50,7 +51,8 @@ def adapter_entries() -> list[AdapterEntry]:
 def adapter_entry(name: str) -> AdapterEntry:
     entry = _ADAPTERS.get(name)
     if entry is None:
-        raise ConfigError(f"there is no import adapter '{name}'; use one of: {', '.join(_ADAPTERS)}")
+        raise ConfigError(f"--from {name}: there is no import adapter '{name}'; "
+                          + did_you_mean(name, _ADAPTERS, f"use one of: {', '.join(_ADAPTERS)}"))
     return entry
 
 

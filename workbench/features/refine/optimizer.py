@@ -24,7 +24,7 @@ from workbench.features.refine.records import CriterionText, ExampleText, LevelT
 from workbench.judges.base import ChatProvider, scrub_record
 from workbench.judges.pricing import PRICE_TABLE_VERSION, cost_usd, estimate_cost
 from workbench.judges.prompting import data_block, estimate_input_tokens, new_tag, verdict_payload
-from workbench.judges.registry import get_provider, provider_entry
+from workbench.judges.registry import get_provider, provider_entry, resolve
 from workbench.judges.types import BudgetExceeded, ChatRequest, Usage
 
 OPTIMIZER_MAX_TOKENS = 4000
@@ -187,15 +187,21 @@ def parse_edit(payload: dict | str | None, *, scale: Sequence[int], allowed_item
     return edit
 
 
-def check_optimizer(model: str, provider_options: dict[str, Any] | None = None) -> None:
-    """Refuse an optimizer that is not a registered chat model, or lacks its SDK or key, before any work."""
-    import asyncio
-
+def check_optimizer_name(model: str) -> None:
+    """Refuse an optimizer that is not a registered chat model (a dry run checks this too: it needs no key)."""
+    resolve(model)  # an unknown provider prefix is named, with the nearest registered one
     name = parse_model(model)
     entry = provider_entry(name.provider)
     if entry is None or not entry.prompted or name.provider == "mock":
         raise ConfigError(f"the optimizer '{model}' must be a chat model of a registered provider "
                           "(e.g. anthropic/claude-sonnet-4-5 or openai/gpt-4o); or use --strategy few-shot")
+
+
+def check_optimizer(model: str, provider_options: dict[str, Any] | None = None) -> None:
+    """Refuse an optimizer that is not a registered chat model, or lacks its SDK or key, before any work."""
+    import asyncio
+
+    check_optimizer_name(model)
 
     async def probe() -> None:
         provider = get_provider(model, **(provider_options or {}))

@@ -456,6 +456,8 @@ def _check_options(strategy: str, optimizer: str | None, rounds: int, budget_usd
                          "or use --strategy few-shot, which needs no optimizer")
     if strategy == "few-shot" and optimizer:
         raise InputError("the few-shot strategy uses no optimizer", fix="drop --optimizer or use --strategy optimizer")
+    if optimizer:
+        opt.check_optimizer_name(optimizer)
     if rounds < 1 or max_examples < 0 or (strategy == "few-shot" and max_examples < 1):
         raise InputError("--rounds must be at least 1 and --examples at least 1 for few-shot",
                          fix="e.g. --rounds 3 --examples 4")
