@@ -159,7 +159,7 @@ class LabelingQueries:
 
     def has_flag(self, item_pk: int, rubric_name: str, rater: str, kind: str, note: str | None) -> bool:
         return query_one(self.conn, """SELECT 1 FROM flags WHERE item_pk = ? AND rubric_name = ? AND rater = ?
-                                       AND kind = ? AND note IS ?""",
+                                       AND kind = ? AND note IS NOT DISTINCT FROM ?""",
                          (item_pk, rubric_name, rater, kind, note)) is not None
 
     def add_flag(self, item_pk: int, rubric_name: str, rater: str, kind: str, note: str | None) -> int:
