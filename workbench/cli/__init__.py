@@ -63,8 +63,8 @@ def _forget_acting_as() -> None:
 
 
 for command in (workspace.init, workspace.demo, workspace.ui, rubrics.rubric, importing.import_, golden_sets.golden_set,
-                people.rater, people.audit, data.db, judging.judge, calibration.calibrate, calibration.compare,
-                calibration.plan_command):
+                people.rater, people.raters, people.audit, data.db, judging.judge, calibration.calibrate,
+                calibration.compare, calibration.plan_command):
     main.add_command(command)
 for module in (probe, refine, board, export, production):
     module.register(main)

@@ -54,6 +54,9 @@ class Policy:
     probe_check: str = "warn"              # "warn" (default), "fail" (part of the gate) or "off"
     revalidate_after: int = 90             # days an approval holds in production before `check` fails on it
     selective: SelectivePolicy | None = None  # a guarantee on the items a selective judge keeps (gate check)
+    # the raters report names a reviewer whose alpha with the others' consensus lies wholly below this bound
+    # (None: min_agreement_lower, the bound a judge is held to)
+    min_rater_agreement: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.selective, dict):  # read back from a report's or a bundle's JSON
@@ -64,6 +67,8 @@ class Policy:
         bundles of such policies, and their cache keys, are what they were before the section existed)."""
         out = asdict(self)
         out.pop("selective")
+        if out["min_rater_agreement"] is None:  # unset: the JSON (and cache keys) of policies from before it
+            out.pop("min_rater_agreement")
         if self.selective is not None:
             out["selective"] = self.selective.to_dict()
         return out
@@ -81,8 +86,10 @@ POLICY_RANGES = {
     "max_self_preference": (0.0, None), "min_class_items": (1, None), "min_category_items": (1, None),
     "min_tpr_lower": (0.0, 1.0), "min_tnr_lower": (0.0, 1.0), "max_flip_rate": (0.0, 1.0),
     "max_unscored_share": (0.0, 1.0), "drift_min_p": (0.0, 1.0), "drift_max_agreement_drop": (0.0, 2.0),
-    "max_probe_shift": (0.0, None), "revalidate_after": (1, None),
+    "max_probe_shift": (0.0, None), "revalidate_after": (1, None), "min_rater_agreement": (-1.0, 1.0),
 }
+#: Keys whose default is None (unset) and whose value, when set, is a number.
+OPTIONAL_NUMBERS = {"min_rater_agreement": 0.667}
 
 
 def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None, source: str = "policy",
@@ -109,6 +116,11 @@ def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None,
             changes[key] = selective_from_dict(value, source=source, line=line, field=field)
             continue
         default = getattr(base, key)
+        if key in OPTIONAL_NUMBERS:
+            if value is None:
+                changes[key] = None
+                continue
+            default = OPTIONAL_NUMBERS[key]
         if isinstance(default, str):
             ok = isinstance(value, str)
         elif isinstance(default, int) and not isinstance(default, bool):

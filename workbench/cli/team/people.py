@@ -1,4 +1,5 @@
-"""`workbench rater add|remove|list|set`: who labels, with which role; `workbench audit`: who changed what, when."""
+"""`workbench rater add|remove|list|set`: who labels, with which role; `workbench rater report` (also `workbench
+raters report`): how each reviewer agrees with the others; `workbench audit`: who changed what, when."""
 
 from __future__ import annotations
 
@@ -6,7 +7,15 @@ import json
 
 import click
 
-from workbench.cli.common import Ctx, WorkbenchGroup, _echo_json, clean_errors, pass_ctx
+from workbench.cli.common import (
+    MAX_RESAMPLES,
+    MAX_SEED,
+    Ctx,
+    WorkbenchGroup,
+    _echo_json,
+    clean_errors,
+    pass_ctx,
+)
 from workbench.core.models import Role
 
 ROLES = click.Choice([r.value for r in Role])
@@ -114,6 +123,32 @@ def rater_list(ctx: Ctx, everyone: bool, as_json: bool) -> None:
         click.echo("No raters yet; add one with 'workbench rater add EMAIL --role reviewer'.")
 
 
+@rater.command("report")
+@click.option("--golden-set", "-g", required=True)
+@click.option("--rubric", "-r", required=True, help="Rubric the labels are given under (NAME or NAME@vN).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--resamples", type=click.IntRange(1, MAX_RESAMPLES), default=2000, show_default=True,
+              help="Bootstrap resamples of the intervals.")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True)
+@pass_ctx
+@clean_errors
+def rater_report(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, resamples: int, seed: int) -> None:
+    """Each reviewer against the consensus of the others: agreement, fails, skips and flags, with 95% intervals.
+
+    \b
+    Example:
+      workbench rater report -g support -r patch-quality
+      workbench raters report -g support -r patch-quality --json
+    """
+    from workbench.features.people.report import raters_report, render_text
+
+    report = raters_report(ctx.store, golden_set, rubric, workspace=ctx.workspace, resamples=resamples, seed=seed)
+    if as_json:
+        _echo_json(report.to_json())
+        return
+    click.echo(render_text(report))
+
+
 @click.command("audit", cls=WorkbenchGroup.command_class)
 @click.option("--since", default=None, metavar="DATE", help="Entries at or after this date or time "
               "(YYYY-MM-DD or ISO 8601; UTC unless it names a zone).")
@@ -141,3 +176,16 @@ def audit(ctx: Ctx, since: str | None, actor: str | None, action: str | None, as
         click.echo(f"{e.at}\t{e.actor}\t{e.action}\t{e.target}" + (f"\t{detail}" if detail else ""))
     if not entries:
         click.echo("No audit entries" + (" match." if since or actor or action else " yet."))
+
+
+@click.group(cls=WorkbenchGroup, hidden=True)
+def raters() -> None:
+    """The raters report as the issue spells it: 'workbench raters report' is 'workbench rater report'.
+
+    \b
+    Example:
+      workbench raters report -g support -r patch-quality
+    """
+
+
+raters.add_command(rater_report)

@@ -1,0 +1,219 @@
+"""The raters report (issue 45 item 3): each reviewer against the consensus of the others.
+
+Checked against krippendorff and scikit-learn on SummEval's three expert raters (../shared/data/alttest/summeval,
+read as validation/plan_honesty.py's summeval_pool reads it), with the leave-one-out consensus computed here from
+the raw file, not by the workbench; a careless reviewer (random labels) and a harsh one (an expert's labels one
+level lower) planted on the real items are found and named, the experts are not; the command line on SQLite and
+Postgres.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pytest
+from sklearn.metrics import accuracy_score
+
+from tests.conftest import ROOT, Cli, write
+from tests.team.conftest import GOLDEN_SET, RUBRIC, seed
+from workbench.calibration.rubric_versions import add_rubric
+from workbench.features.importing.service import import_items, import_labels
+from workbench.features.labeling.service import set_aside
+from workbench.features.people.report import raters_report
+from workbench.stats.reviewers import fail_share_difference, reviewer_agreement
+from workbench.store import Store
+
+SUMMEVAL = ROOT.parent / "shared" / "data" / "alttest" / "summeval" / "human_annotations.json"
+SCALE = (1, 2, 3, 4, 5)
+EXPERTS = ("e0", "e1", "e2")
+
+pytestmark = pytest.mark.skipif(not SUMMEVAL.exists(), reason=f"SummEval is not at {SUMMEVAL}")
+
+
+def summeval_labels(dimension: str, *, seed_: int = 0) -> tuple[list[str], dict[str, dict[str, int]]]:
+    """The dimension's items and {item: {rater: score}}: the 3 experts, plus 'carl' (400 items, uniformly random
+    labels) and 'hana' (400 items, e1's label one level lower, at least 1)."""
+    human = json.loads(SUMMEVAL.read_text())
+    ids = sorted(i for i in human["e0"] if i.endswith(f"__{dimension}"))
+    labels: dict[str, dict[str, int]] = {i: {r: int(human[r][i]) for r in EXPERTS if i in human[r]} for i in ids}
+    rng = np.random.default_rng(seed_)
+    for i in rng.choice(ids, 400, replace=False):
+        labels[i]["carl"] = int(rng.integers(1, 6))
+    for i in rng.choice(ids, 400, replace=False):
+        labels[i]["hana"] = max(1, labels[i]["e1"] - 1)
+    return ids, labels
+
+
+def summeval_store(folder: Path, dimension: str) -> tuple[Path, dict[str, dict[str, int]]]:
+    """An SQLite workspace holding the dimension's items (task: the source document) and labels, rubric 'se'
+    (1 to 5, pass from 3)."""
+    ids, labels = summeval_labels(dimension)
+    rubric = write(folder / "se.yaml", "name: se\ntitle: SummEval\ndescription: expert ratings\nscale:\n" + "".join(
+        f"- value: {v}\n  label: level {v}\n  description: level {v}\n" for v in SCALE)
+        + "pass_threshold: 3\ninstructions: rate\njudges: []\n")
+    items = write(folder / "items.jsonl", "".join(json.dumps({"id": i, "task_id": i.split("__")[0], "input": "doc",
+                                                              "output": "summary"}) + "\n" for i in ids))
+    rows = write(folder / "labels.jsonl", "".join(json.dumps({"item_id": i, "rater": r, "score": s}) + "\n"
+                                                  for i in ids for r, s in labels[i].items()))
+    db = folder / "workbench.db"
+    with Store(db) as s:
+        add_rubric(s, rubric, actor="test")
+        import_items(s, items, "se")
+        import_labels(s, rows, "se", "se")
+    return db, labels
+
+
+@pytest.fixture(scope="module")
+def consistency(tmp_path_factory):
+    return summeval_store(tmp_path_factory.mktemp("consistency"), "consistency")
+
+
+@pytest.fixture(scope="module")
+def coherence(tmp_path_factory):
+    return summeval_store(tmp_path_factory.mktemp("coherence"), "coherence")
+
+
+def leave_one_out(labels: dict[str, dict[str, int]], rater: str) -> tuple[list[int], list[float]]:
+    """The rater's labels and, for each, the strict majority of the others' (NaN where there is none)."""
+    mine, loo = [], []
+    for scores in labels.values():
+        if rater not in scores:
+            continue
+        others = Counter(s for r, s in scores.items() if r != rater)
+        top = [v for v, n in others.items() if 2 * n > sum(others.values())]
+        mine.append(scores[rater])
+        loo.append(float(top[0]) if top else np.nan)
+    return mine, loo
+
+
+@pytest.mark.parametrize("dataset", ["consistency", "coherence"])
+def test_agreement_with_the_others_is_krippendorff_and_sklearn_on_summeval(dataset, request):
+    db, labels = request.getfixturevalue(dataset)
+    with Store(db) as s:
+        report = raters_report(s, "se", "se", resamples=400)
+    assert [r.name for r in report.reviewers] == ["carl", "e0", "e1", "e2", "hana"]
+    for r in report.reviewers:
+        mine, loo = leave_one_out(labels, r.name)
+        both = ~np.isnan(loo)
+        x, y = np.asarray(mine)[both], np.asarray(loo)[both].astype(int)
+        assert r.n_labels == len(mine) and r.agreement.n_items == both.sum() > 200
+        alpha = krippendorff.alpha(reliability_data=np.vstack([y, x]).astype(float),
+                                   level_of_measurement="ordinal", value_domain=list(SCALE))
+        a = r.agreement.krippendorff_alpha_ordinal
+        assert a.value == pytest.approx(alpha, abs=1e-9)
+        e = r.agreement.exact_agreement
+        assert e.value == pytest.approx(accuracy_score(y, x), abs=1e-12) and e.n == both.sum()
+        assert a.ci_low < a.value < a.ci_high and e.ci_low < e.value < e.ci_high
+        # the fail shares on the items others labeled too, as the raw file gives them
+        paired = [(s[r.name] < 3, np.mean([v < 3 for k, v in s.items() if k != r.name]))
+                  for s in labels.values() if r.name in s and len(s) > 1]
+        f = r.fail_share
+        assert f.n_items == len(paired) and f.reviewer_share == pytest.approx(np.mean([p[0] for p in paired]))
+        assert f.others_share == pytest.approx(np.mean([p[1] for p in paired]))
+        assert f.difference.ci_low < f.difference.value < f.difference.ci_high
+
+
+def test_a_careless_reviewer_is_named_and_the_experts_are_not(consistency):
+    db, _ = consistency
+    with Store(db) as s:
+        report = raters_report(s, "se", "se", resamples=400)
+    named = {r.name for r in report.reviewers if r.below_bound}
+    assert named == {"carl", "hana"}  # random labels, and labels shifted a level, are far from the experts'
+    (low, *_) = report.findings
+    assert low.startswith("Below the agreement bound (min_agreement_lower 0.667) with the other reviewers' "
+                          "consensus: 'carl' (alpha ")
+    assert "'hana' (alpha" in low and "'e0'" not in low and "'e1'" not in low and "'e2'" not in low
+    assert "go over the items where they differ from the others with them" in low
+
+
+def test_a_harsh_reviewer_is_named_harsher(coherence):
+    """On coherence (a third of the labels are 3, the lowest pass), one level lower turns many passes into fails."""
+    db, _ = coherence
+    with Store(db) as s:
+        report = raters_report(s, "se", "se", resamples=400)
+    by = {r.name: r for r in report.reviewers}
+    assert by["hana"].harshness == "harsher" and by["hana"].fail_share.difference.ci_low > 0.1
+    assert by["carl"].below_bound and by["carl"].agreement.krippendorff_alpha_ordinal.ci_low < 0 < \
+        by["carl"].agreement.krippendorff_alpha_ordinal.ci_high  # random labels: no agreement beyond chance
+    assert not any(by[e].harshness == "harsher" for e in EXPERTS)
+    skew = next(f for f in report.findings if f.startswith("Fails marked differently"))
+    assert "'hana' is harsher (fails 0.48 of their items, the others 0.25 of the same items" in skew
+
+
+def test_a_policy_bound_replaces_the_gates(consistency, tmp_path):
+    db, _ = consistency
+    from workbench.core.workspace import Workspace
+
+    write(tmp_path / "rubrics" / "policy.yaml", "min_rater_agreement: -0.9\n")
+    with Store(db) as s:
+        report = raters_report(s, "se", "se", resamples=200, workspace=Workspace.resolve(tmp_path, str(db)))
+    assert (report.bound, report.bound_source) == (-0.9, "min_rater_agreement")
+    assert not any(r.below_bound for r in report.reviewers)
+    assert not any(f.startswith("Below") for f in report.findings)
+
+
+def test_the_statistics_refuse_misaligned_input_and_say_what_is_missing():
+    with pytest.raises(ValueError, match="same length"):
+        fail_share_difference([1, 0], [0.5], scale=(-1, 0, 1), pass_threshold=0)
+    r = reviewer_agreement([1, 0], [None, None], scale=(-1, 0, 1), pass_threshold=0, resamples=50)
+    assert r.n_items == 0 and "consensus of the others" in r.reasons["krippendorff_alpha_ordinal"]
+
+
+# -- the command line, on SQLite and Postgres ------------------------------------------------------------------
+
+N = 60
+
+
+@pytest.fixture
+def team_cli(target: str, tmp_path: Path) -> Cli:
+    """60 items labeled by ana, ben and chloe (a shared truth, 1 label in 10 off by one level) and by carl
+    (uniformly random); carl skipped two items and flagged one."""
+    with Store(target) as s:
+        ids = seed(s, tmp_path, n_items=N)
+        rng = np.random.default_rng(7)
+        truth = rng.choice([-1, 0, 1], size=N, p=[0.3, 0.5, 0.2])
+        rows = []
+        for who in ("ana", "ben", "chloe"):
+            noisy = np.clip(truth + np.where(rng.random(N) < 0.1, rng.choice([-1, 1], N), 0), -1, 1)
+            rows += [{"item_id": i, "rater": who, "score": int(v)} for i, v in zip(ids, noisy)]
+        rows += [{"item_id": i, "rater": "carl", "score": int(v)} for i, v in zip(ids[:50], rng.integers(-1, 2, 50))]
+        f = write(tmp_path / "labels.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+        import_labels(s, f, GOLDEN_SET, RUBRIC)
+        for item, kind in ((ids[50], "skip"), (ids[51], "skip"), (ids[52], "unsure")):
+            set_aside(s, GOLDEN_SET, RUBRIC, item, "carl", kind)
+    return Cli(tmp_path / "workbench.db", tmp_path, target=target)
+
+
+def test_raters_report_on_the_command_line(team_cli):
+    r = team_cli("raters", "report", "-g", GOLDEN_SET, "-r", RUBRIC, "--json", "--resamples", "500")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["schema"] == "workbench.raters/1" and out["bound"]["value"] == 0.667
+    by = {x["name"]: x for x in out["reviewers"]}
+    assert sorted(by) == ["ana", "ben", "carl", "chloe"]
+    carl = by["carl"]
+    assert carl["n_labels"] == 50 and carl["below_bound"] and carl["n_seen"] == 53
+    assert carl["skip_rate"]["value"] == pytest.approx(2 / 53) and carl["flag_rate"]["value"] == pytest.approx(1 / 53)
+    assert carl["time_per_label"] is None and "not measured" in out["time_per_label"]
+    assert not any(by[x]["below_bound"] for x in ("ana", "ben", "chloe"))
+    assert by["ana"]["krippendorff_alpha_ordinal"]["ci_low"] > 0.5
+
+    text = team_cli("rater", "report", "-g", GOLDEN_SET, "-r", RUBRIC, "--resamples", "500")
+    assert text.exit_code == 0, text.output
+    lines = text.output.splitlines()
+    assert lines[1].split("\t")[:5] == ["rater", "labels", "compared", "exact agreement", "alpha (ordinal)"]
+    assert lines[4].startswith("carl\t50\t") and lines[4].endswith("\t0.04\t0.02")
+    assert "Not shown: time per label is not measured" in text.output
+    assert lines[-1].startswith("Below the agreement bound (min_agreement_lower 0.667) with the other reviewers' "
+                                "consensus: 'carl' (alpha ")
+
+
+def test_raters_report_refuses_what_it_cannot_measure(team_cli):
+    r = team_cli("rater", "report", "-g", "nope", "-r", RUBRIC)
+    assert r.exit_code == 1 and "nope" in r.stderr
+    r = team_cli("rater", "report", "-g", GOLDEN_SET, "-r", "no-such-rubric")
+    assert r.exit_code == 1 and "no-such-rubric" in r.stderr

@@ -1,0 +1,223 @@
+"""The raters report: each reviewer measured against the other reviewers, as a judge is against them all.
+
+For each rater with labels of a golden set under a rubric: labels given; agreement with the consensus of the
+others (leave-one-out: the item's consensus by the workbench's rule, adjudicated else strict majority, computed
+without this rater's label; an adjudication this rater made is left out too), as exact agreement and
+Krippendorff's ordinal alpha with 95% intervals; their share of fails against the others' on the same items; how
+often they skip or flag an item. Time per label is not measured: the store records when a label was saved, not
+when its item was shown. Reviewers whose alpha lies wholly below the policy's ``min_rater_agreement`` (default the
+gate's ``min_agreement_lower``) are named in one sentence with what to do (``workbench.stats.reviewers`` holds the
+statistics).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.calibration.calibrate import policy_for
+from workbench.calibration.golden_sets import consensus, item_index
+from workbench.calibration.rubric_versions import get_rubric_ref
+from workbench.core.consensus import consensus_label
+from workbench.core.errors import NotFound
+from workbench.core.scale import fmt
+from workbench.core.workspace import Workspace
+from workbench.features.people.raters import list_raters
+from workbench.stats.intervals.proportion import proportion_intervals
+from workbench.stats.intervals.records import MetricInterval
+from workbench.stats.reviewers import (
+    FailShareDifference,
+    ReviewerAgreement,
+    fail_share_difference,
+    reviewer_agreement,
+)
+from workbench.store import Store
+
+#: A reviewer is called harsh (or lenient) when the interval of their fail-share difference lies wholly beyond this.
+FAIL_SHARE_MARGIN = 0.10
+TIME_NOT_RECORDED = ("time per label is not measured: the store records when a label was saved, not when its item "
+                     "was shown")
+SKIP_KINDS = ("skip",)
+FLAG_KINDS = ("broken item", "unsure")
+
+
+@dataclass(slots=True)
+class ReviewerMeasures:
+    """One rater's row of the raters report."""
+
+    name: str
+    role: str | None  # None: a name that labels made and no admin gave a role
+    removed: bool
+    n_labels: int
+    agreement: ReviewerAgreement
+    fail_share: FailShareDifference
+    n_seen: int  # items labeled or set aside (skipped or flagged)
+    skip_rate: MetricInterval
+    flag_rate: MetricInterval
+    below_bound: bool = False
+    harshness: str | None = None  # "harsher" or "more lenient" than the others, beyond FAIL_SHARE_MARGIN
+
+    def to_json(self) -> dict[str, Any]:
+        a, f = self.agreement, self.fail_share
+        return {"name": self.name, "role": self.role, "removed": self.removed, "n_labels": self.n_labels,
+                "n_compared": a.n_items, "exact_agreement": a.exact_agreement.to_json(),
+                "krippendorff_alpha_ordinal": a.krippendorff_alpha_ordinal.to_json(),
+                "fail_share": {"n": f.n_items, "reviewer": f.reviewer_share, "others": f.others_share,
+                               "difference": f.difference.to_json()},
+                "n_seen": self.n_seen, "skip_rate": self.skip_rate.to_json(), "flag_rate": self.flag_rate.to_json(),
+                "time_per_label": None, "below_bound": self.below_bound, "harshness": self.harshness,
+                "reasons": a.reasons}
+
+
+@dataclass(slots=True)
+class RatersReport:
+    """``workbench rater report``: every rater of a golden set under a rubric, and what a lead should do."""
+
+    golden_set: str
+    rubric: str
+    rubric_version: int
+    bound: float
+    bound_source: str  # the policy key the bound came from
+    resamples: int
+    seed: int
+    reviewers: list[ReviewerMeasures]
+    findings: list[str] = field(default_factory=list)  # one sentence each, naming reviewers and what to do
+    time_per_label: str = TIME_NOT_RECORDED
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "workbench.raters/1", "golden_set": self.golden_set,
+                "rubric": {"name": self.rubric, "version": self.rubric_version},
+                "bound": {"metric": "krippendorff_alpha_ordinal", "value": self.bound, "policy_key": self.bound_source},
+                "fail_share_margin": FAIL_SHARE_MARGIN,
+                "bootstrap": {"resamples": self.resamples, "seed": self.seed, "cluster": "task_id"},
+                "reviewers": [r.to_json() for r in self.reviewers], "findings": self.findings,
+                "time_per_label": self.time_per_label}
+
+
+def raters_report(store: Store, golden_set: str, rubric: str, *, workspace: Workspace | None = None,
+                  resamples: int = 2000, seed: int = 0) -> RatersReport:
+    """Each rater's labels measured against the leave-one-out consensus of the others (see the module)."""
+    rv = get_rubric_ref(store, rubric)
+    gs = store.golden_set(golden_set)
+    policy = policy_for(rv, workspace)
+    bound, source = ((policy.min_rater_agreement, "min_rater_agreement") if policy.min_rater_agreement is not None
+                     else (policy.min_agreement_lower, "min_agreement_lower"))
+    c = consensus(store, golden_set, rv.name, gs=gs)
+    if not c.human:
+        raise NotFound(f"golden set '{golden_set}' has no labels under rubric '{rv.name}'; import or label some first")
+    task_of = {r.item_id: r.task_id or r.item_id for r in item_index(store, gs.id)}
+    adjudicator = {r["item_id"]: r["lead"] for r in store.adjudications(gs.id, rv.name)}
+    scale, threshold = rv.rubric.scale.values, rv.rubric.pass_threshold
+    known = {r.name: r for r in list_raters(store, include_removed=True)}
+    set_aside = _set_aside(store, gs.id, rv.name)
+
+    by_rater: dict[str, list[str]] = {}
+    for item_id, labels in c.human.items():
+        for rater in labels:
+            by_rater.setdefault(rater, []).append(item_id)
+    rows = []
+    for rater in sorted(by_rater):
+        items = by_rater[rater]
+        mine, loo, others_fail, paired = [], [], [], []
+        for item_id in items:
+            others = [s for r, s in c.human[item_id].items() if r != rater]
+            adjudicated = c.adjudicated.get(item_id) if adjudicator.get(item_id) != rater else None
+            mine.append(c.human[item_id][rater])
+            loo.append(consensus_label(others, adjudicated))
+            if others:
+                paired.append(len(mine) - 1)
+                others_fail.append(sum(s < threshold for s in others) / len(others))
+        clusters = [task_of.get(i, i) for i in items]
+        agreement = reviewer_agreement(mine, loo, clusters, scale=scale, pass_threshold=threshold,
+                                       resamples=resamples, seed=seed)
+        fails = fail_share_difference([mine[k] for k in paired], others_fail, [clusters[k] for k in paired],
+                                      scale=scale, pass_threshold=threshold, resamples=resamples, seed=seed)
+        skipped, flagged = set_aside.get(rater, (set(), set()))
+        seen = len(set(items) | skipped | flagged)
+        info = known.get(rater)
+        rows.append(ReviewerMeasures(
+            rater, info.role if info else None, bool(info and info.removed_at), len(items), agreement, fails, seen,
+            _rate(len(skipped), seen), _rate(len(flagged), seen),
+            below_bound=bool(agreement.krippendorff_alpha_ordinal.ci_high < bound),
+            harshness=_harshness(fails.difference)))
+    return RatersReport(golden_set, rv.name, rv.version, bound, source, resamples, seed, rows,
+                        _findings(rows, bound, source))
+
+
+def render_text(report: RatersReport) -> str:
+    """The report as the command line prints it: one line per rater, then the findings."""
+    def num(x: float) -> str:
+        return fmt(x if math.isfinite(x) else None, 2)  # NaN: n/a
+
+    def iv(m: MetricInterval) -> str:
+        return f"{num(m.value)} [{num(m.ci_low)}, {num(m.ci_high)}]" if math.isfinite(m.value) else "n/a"
+
+    title = (f"Raters of '{report.golden_set}' under {report.rubric}@v{report.rubric_version}, each against the "
+             "consensus of the others (95% intervals):")
+    lines = [title,
+             "rater\tlabels\tcompared\texact agreement\talpha (ordinal)\tfails - others'\tskipped\tflagged"]
+    for r in report.reviewers:
+        a = r.agreement
+        name = r.name + (" (removed)" if r.removed else "")
+        lines.append(f"{name}\t{r.n_labels}\t{a.n_items}\t{iv(a.exact_agreement)}\t"
+                     f"{iv(a.krippendorff_alpha_ordinal)}\t{iv(r.fail_share.difference)}\t"
+                     f"{num(r.skip_rate.value)}\t{num(r.flag_rate.value)}")
+    lines.append(f"Not shown: {report.time_per_label}.")
+    nobody = (f"No reviewer is below the agreement bound ({report.bound_source} {report.bound:g}) or marks fails "
+              "differently from the others beyond doubt.")
+    lines += report.findings or [nobody]
+    return "\n".join(lines)
+
+
+def _set_aside(store: Store, golden_set_id: int, rubric: str) -> dict[str, tuple[set[str], set[str]]]:
+    """Per rater: the items they skipped, and the items they flagged (broken item, unsure)."""
+    out: dict[str, tuple[set[str], set[str]]] = {}
+    for row in store.labeling.flags(golden_set_id, rubric):
+        skipped, flagged = out.setdefault(row["rater"], (set(), set()))
+        (skipped if row["kind"] in SKIP_KINDS else flagged).add(row["item_id"])
+    return out
+
+
+def _rate(count: int, n: int) -> MetricInterval:
+    if n == 0:
+        return MetricInterval(float("nan"), float("nan"), float("nan"), 0)
+    low, high = proportion_intervals(count / n, n)
+    return MetricInterval(count / n, float(low), float(high), n)
+
+
+def _harshness(d: MetricInterval) -> str | None:
+    if d.ci_low > FAIL_SHARE_MARGIN:
+        return "harsher"
+    if d.ci_high < -FAIL_SHARE_MARGIN:
+        return "more lenient"
+    return None
+
+
+def _num(x: float) -> str:
+    return fmt(float(x) if np.isfinite(x) else None, 2)
+
+
+def _findings(rows: list[ReviewerMeasures], bound: float, source: str) -> list[str]:
+    """One sentence for the reviewers below the bound, one for those harsher or more lenient than the others."""
+    out = []
+    low = [r for r in rows if r.below_bound]
+    if low:
+        who = "; ".join(f"'{r.name}' (alpha {_num(r.agreement.krippendorff_alpha_ordinal.value)}, 95% "
+                        f"{_num(r.agreement.krippendorff_alpha_ordinal.ci_low)} to "
+                        f"{_num(r.agreement.krippendorff_alpha_ordinal.ci_high)}, on "
+                        f"{r.agreement.n_items} items)" for r in low)
+        out.append(f"Below the agreement bound ({source} {bound:g}) with the other reviewers' consensus: {who}; go "
+                   f"over the items where they differ from the others with them (and adjudicate those that matter), "
+                   f"and keep their new labels out of calibration until they agree again.")
+    skewed = [r for r in rows if r.harshness]
+    if skewed:
+        who = "; ".join(f"'{r.name}' is {r.harshness} (fails {_num(r.fail_share.reviewer_share)} of their items, "
+                        f"the others {_num(r.fail_share.others_share)} of the same items; difference 95% "
+                        f"{_num(r.fail_share.difference.ci_low)} to {_num(r.fail_share.difference.ci_high)})"
+                        for r in skewed)
+        out.append(f"Fails marked differently from the others by more than {FAIL_SHARE_MARGIN:g}: {who}; show them "
+                   f"the rubric's fail level with examples the others agree on.")
+    return out
