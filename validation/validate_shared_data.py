@@ -81,7 +81,7 @@ def alttest(data: Path, work: Path, db: Path, dataset: str, resamples: int) -> l
     conv_score = (lambda s: PAIRWISE[s]) if mt else int
     cli(db, "import", "labels", str(jsonl(work / f"{dataset}-labels.jsonl", [
         {"item_id": i, "rater": r, "score": conv_score(s)} for r, anns in humans.items() for i, s in anns.items()])),
-        "--golden-set", dataset, "--rubric", name)
+        "--golden-set", dataset, "--rubric", name, "--new-raters")  # the data's raters are new to this workspace
     rows = []
     for llm, anns in llms.items():
         f = jsonl(work / f"{dataset}-{llm}.jsonl", [{"item_id": i, "score": conv_score(s)} for i, s in anns.items()
@@ -125,7 +125,7 @@ def play_favorites(data: Path, work: Path, db: Path, resamples: int, judges: lis
                                          for j in all_judges])))
     cli(db, "import", "items", str(jsonl(work / "pf-items.jsonl", items)), "--golden-set", "play-favorites")
     cli(db, "import", "labels", str(jsonl(work / "pf-labels.jsonl", labels)), "--golden-set", "play-favorites",
-        "--rubric", name)
+        "--rubric", name, "--new-raters")
     rows = []
     for j in [j for j in all_judges if judges is None or j in judges]:
         sub = df[df["judge"] == j]
