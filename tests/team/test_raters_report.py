@@ -217,3 +217,52 @@ def test_raters_report_refuses_what_it_cannot_measure(team_cli):
     assert r.exit_code == 1 and "nope" in r.stderr
     r = team_cli("rater", "report", "-g", GOLDEN_SET, "-r", "no-such-rubric")
     assert r.exit_code == 1 and "no-such-rubric" in r.stderr
+
+
+def test_calibrate_leaves_out_an_excluded_rater_and_says_so(team_cli, tmp_path):
+    """The judge scores every item with the raters' shared truth; left out, carl's random labels no longer sway
+    the consensus: the report's confusion is the one of the others' strict majority against the judge."""
+    with Store(team_cli.target) as s:
+        labels = {}
+        for item_id, rater, score in s.label_scores(s.golden_set(GOLDEN_SET).id, RUBRIC):
+            labels.setdefault(item_id, {})[rater] = score
+    judge = {i: Counter(v for r, v in by.items() if r != "carl").most_common(1)[0][0] for i, by in labels.items()}
+    f = write(tmp_path / "judgments.jsonl", "".join(json.dumps({"item_id": i, "score": s}) + "\n"
+                                                    for i, s in judge.items()))
+    r = team_cli("import", "judgments", f, "-g", GOLDEN_SET, "-r", RUBRIC, "-j", "careful-sonnet")
+    assert r.exit_code == 0, r.output
+
+    def report(*extra: str) -> dict:
+        out = team_cli("calibrate", "-g", GOLDEN_SET, "-r", RUBRIC, "-j", "careful-sonnet", "--json",
+                       "--resamples", "200", *extra)
+        assert out.exit_code == 0, out.output
+        return json.loads(out.output)
+
+    without = report("--exclude-rater", "carl")
+    assert without["evidence"]["excluded_raters"] == {"carl": 50}
+    assert without["human_ceiling"]["n_raters"] == 3
+    expected = np.zeros((3, 3), dtype=int)
+    for i, by in labels.items():
+        others = Counter(v for r, v in by.items() if r != "carl")
+        top = [v for v, n in others.items() if 2 * n > sum(others.values())]
+        if top:
+            expected[top[0] + 1, judge[i] + 1] += 1
+    assert without["confusion"]["matrix"] == expected.tolist()
+    (evidence,) = [c for c in without["verdict"]["checks"] if c["id"] == "evidence"]
+    assert evidence["reason"].endswith("The labels of 'carl' (50 labels) are left out of the consensus and the "
+                                       "human comparisons (--exclude-rater).")
+    text = team_cli("calibrate", "-g", GOLDEN_SET, "-r", RUBRIC, "-j", "careful-sonnet", "--resamples", "200",
+                    "--exclude-rater", "carl")
+    assert "; without the labels of 'carl' (50) (--exclude-rater)" in text.output.splitlines()[2]
+
+    every = report()  # not cached under the exclusion's key, and saying nothing of it
+    assert "excluded_raters" not in every["evidence"] and every["human_ceiling"]["n_raters"] == 4
+    assert every["confusion"]["matrix"] != without["confusion"]["matrix"]
+
+    r = team_cli("calibrate", "-g", GOLDEN_SET, "-r", RUBRIC, "-j", "careful-sonnet", "--exclude-rater", "dora")
+    assert r.exit_code == 1 and r.stderr.startswith("Error: no rater 'dora' (raters: ")
+    assert team_cli("rater", "add", "dora@example.com", "--role", "reviewer").exit_code == 0
+    r = team_cli("calibrate", "-g", GOLDEN_SET, "-r", RUBRIC, "-j", "careful-sonnet", "--exclude-rater",
+                 "dora@example.com")
+    assert r.exit_code == 1 and "rater 'dora' has no labels of golden set 'g' under rubric 'demo-patch-quality', " \
+                                "so there is nothing to leave out" in r.stderr

@@ -59,10 +59,13 @@ class Options:
     alt_metric: str = "accuracy"
     run: str | None = None  # default: the latest run
     target_width: float = 0.1  # noise floor: labels needed to bring the alpha interval to this width
+    exclude_raters: tuple[str, ...] = ()  # raters (by name) whose labels are left out of the consensus
 
     def to_dict(self) -> dict[str, Any]:
+        # no exclusion writes no key: the cache keys of reports from before the option stay what they were
         return {"resamples": self.resamples, "seed": self.seed, "epsilon": self.epsilon,
-                "alt_metric": self.alt_metric, "run": self.run, "target_width": self.target_width}
+                "alt_metric": self.alt_metric, "run": self.run, "target_width": self.target_width,
+                **({"exclude_raters": sorted(self.exclude_raters)} if self.exclude_raters else {})}
 
 
 def policy_path(workspace: Workspace | None = None) -> Path:
@@ -243,6 +246,18 @@ def _labels_frame(cons: Consensus) -> pd.DataFrame:
     return pd.DataFrame(dict(zip(LABEL_COLUMNS, (items, raters, scores))))
 
 
+def _excluded(cons: Consensus, raters: tuple[str, ...], golden_set: str, rubric: str) -> dict[str, int]:
+    """{rater: labels left out} for ``--exclude-rater``; a rater without labels here is refused by sentence (a typo
+    must not pass for an exclusion)."""
+    counts = cons.label_counts()
+    for rater in raters:
+        if rater not in counts:
+            raise InputError(f"rater '{rater}' has no labels of golden set '{golden_set}' under rubric '{rubric}', so "
+                             "there is nothing to leave out",
+                             fix=f"name one of: {', '.join(sorted(counts)) or 'no rater has labels yet'}")
+    return {r: counts[r] for r in sorted(set(raters))}
+
+
 def _scores(frame: pd.DataFrame, run_id: int, repeat: int | None = 0) -> pd.Series:
     sel = frame[frame["run_id"] == run_id]
     if repeat is not None:
@@ -333,7 +348,10 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
     data = data or judge_data(store, golden_set, rubric, judge, options.run, scope=scope)
     spec = data.spec
     scale = list(rv.rubric.scale.values)
-    cons = consensus(store, golden_set, labels_of or rv.name, gs=gs)
+    stored = cons = consensus(store, golden_set, labels_of or rv.name, gs=gs)
+    excluded = _excluded(cons, options.exclude_raters, golden_set, labels_of or rv.name)
+    if excluded:
+        cons = cons.without(tuple(excluded))
     labels = _labels_frame(cons)
     _check_raters_present(policy, cons, rv, workspace, [r["name"] for r in store.raters()])
     # labels from the active queue carry inclusion probabilities: then estimates are weighted (design_weights.py)
@@ -358,7 +376,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
         if cached is not None:
             store.save_report(quick_key, gs.id, rv.id, data.judge.pk, "calibration", cached)
             return _current(store, CalibrationReport.from_json(cached), scope)
-    version_hash, snapshot = current_snapshot(store, golden_set, known={labels_of or rv.name: cons}, gs=gs,
+    version_hash, snapshot = current_snapshot(store, golden_set, known={labels_of or rv.name: stored}, gs=gs,
                                               index=index_rows)
     _remember(version_hash, snapshot)
     version_id, version = golden_set_version(store, gs.id, version_hash)
@@ -439,7 +457,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "drift": drift,
         "noise_floor": stats.noise_floor(agreement, target_width=options.target_width),
         "evidence": {"n_items": agreement["n_items"], "n_multi_rated": n_multi,
-                     "unresolved_items": judged_unresolved},
+                     "unresolved_items": judged_unresolved, **({"excluded_raters": excluded} if excluded else {})},
         "cost": _cost(run_frame),
         "probes": probe_section(probes, scored, resolved, index, scale=scale, baseline_run=data.chosen.name,
                                 resamples=options.resamples, seed=options.seed),

@@ -235,6 +235,9 @@ def _evidence(r: CalibrationReport, p: Policy) -> Check:
     if need_multi:
         parts.append(f"get {need_multi} more item{'s' * (need_multi != 1)} labeled by {p.min_raters_per_item} "
                      f"raters to reach {p.min_multi_rated_share:.0%}")
+    if r.evidence and r.evidence.excluded_raters:  # the verdict says whose labels it was reached without
+        left = ", ".join(f"'{name}' ({n} label{'s' * (n != 1)})" for name, n in r.evidence.excluded_raters.items())
+        reason += f" The labels of {left} are left out of the consensus and the human comparisons (--exclude-rater)."
     msg = reason + (" " + " and ".join(parts).capitalize() + "." if parts else "")
     return Check("evidence", "enough evidence", PASSED if ok else UNDECIDED,
                  {"n_items": n, "multi_rated_share": round(share, 4)},

@@ -204,6 +204,24 @@ class Consensus:
     def resolved(self) -> dict[str, int]:
         return {i: s for i, s in self.labels.items() if s is not None}
 
+    def without(self, raters: tuple[str, ...]) -> Consensus:
+        """The consensus with these raters' labels left out (``calibrate --exclude-rater``): each item's label is
+        the adjudicated one, else the strict majority of the labels that remain; an item left with no label and no
+        adjudication is dropped."""
+        gone = set(raters)
+        human = {i: kept for i, by in self.human.items() if (kept := {r: s for r, s in by.items() if r not in gone})}
+        ids = list(human) + [i for i in self.adjudicated if i not in human]
+        return Consensus({i: consensus_label(human.get(i, {}).values(), self.adjudicated.get(i)) for i in ids}, human,
+                         self.adjudicated)
+
+    def label_counts(self) -> dict[str, int]:
+        """Labels held by each rater."""
+        counts: dict[str, int] = defaultdict(int)
+        for by in self.human.values():
+            for r in by:
+                counts[r] += 1
+        return dict(counts)
+
 
 def consensus(store: Store, golden_set: str, rubric: str, *, gs: GoldenSetRecord | None = None) -> Consensus:
     """Consensus of every labeled (or adjudicated) item of the golden set under a rubric.

@@ -313,7 +313,7 @@ def report_text(r: CalibrationReport) -> list[Line]:
         out.append(Line(v.summary(), TONE[state]))
     out += [
            Line(f"{r.n_items} items with consensus and judge score; {r.n_unresolved} unresolved; "
-                f"{r.n_unscored} unscored"),
+                f"{r.n_unscored} unscored" + _excluded_note(r)),
            Line("\nmetric                        value   95% interval        n")]
     for m in metric_table(r):
         out.append(Line(f"  {m.metric:28s}{fmt(m.value):>7}   {fmt(m.ci_low)} to {fmt(m.ci_high):7s}"
@@ -502,3 +502,11 @@ def probe_card_lines(probes: Probes) -> list[str]:
                  for m in (e.mean_shift, e.flip_rate, e.robustness_rate, e.consensus_shift)]
         lines.append(f"| {e.probe} | {e.n_items} | " + " | ".join(cells) + f" | {e.moves or 'no'} |")
     return lines
+
+
+def _excluded_note(r: CalibrationReport) -> str:
+    """'; without the labels of 'carl' (50)' when calibrate --exclude-rater left raters out."""
+    left = r.evidence.excluded_raters if r.evidence else None
+    if not left:
+        return ""
+    return "; without the labels of " + ", ".join(f"'{name}' ({n})" for name, n in left.items()) + " (--exclude-rater)"

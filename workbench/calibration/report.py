@@ -404,6 +404,7 @@ class Evidence(Record):
     n_items: int = 0
     n_multi_rated: int = 0
     unresolved_items: list[str] = field(default_factory=list)
+    excluded_raters: dict[str, int] | None = optional()  # calibrate --exclude-rater: {rater: labels left out}
 
 
 @record

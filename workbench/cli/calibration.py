@@ -3,6 +3,7 @@ more labels each undecided gate check needs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -28,11 +29,15 @@ from workbench.cli.common import (
 @click.option("--target-agreement", type=float, default=None, help="--selective: agreement wanted on kept items, e.g. 0.9.")
 @click.option("--risk", type=float, default=None, help="--selective: chance the guarantee may fail, in (0, 0.5], e.g. 0.05.")
 @click.option("--cascade", default=None, help="--selective: judges in order, J1,J2[,J3]: what one abstains on goes to the next; the thresholds are chosen together.")
+@click.option("--exclude-rater", "exclude", multiple=True, metavar="NAME",
+              help="Leave this rater's labels (by name or email) out of the consensus and the human comparisons; "
+                   "repeat for more (see 'workbench rater report').")
 @_calibration_options
 @pass_ctx
 @clean_errors
 def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str | None, as_json: bool, selective: bool,
-              target_agreement: float | None, risk: float | None, cascade: str | None, **opts: Any) -> None:
+              target_agreement: float | None, risk: float | None, cascade: str | None, exclude: tuple[str, ...],
+              **opts: Any) -> None:
     """Score a judge against the humans: agreement with intervals, ceiling, alt-test, bias, noise, drift, verdict.
 
     --rubric NAME is the newest version the judge has judgments of; NAME@vN is version N. --selective adds the
@@ -49,12 +54,17 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str | None, as_json
       workbench calibrate -g demo -r demo-patch-quality -j noisy-llama --json
       workbench calibrate -g demo -r demo-patch-quality -j careful-sonnet --selective --target-agreement 0.8 --risk 0.1
       workbench calibrate -g demo -r demo-patch-quality --selective --target-agreement 0.85 --risk 0.1 --cascade noisy-llama,careful-sonnet
+      workbench calibrate -g demo -r demo-patch-quality -j careful-sonnet --exclude-rater ben
     """
     from workbench.calibration.calibrate import calibrate as run
     from workbench.calibration.versions import resolve_ref
     from workbench.features.selective.service import judges_of_cascade, selective_request, with_guarantee
 
     options = _options(**opts)
+    if exclude:
+        from workbench.features.people.raters import find_rater
+
+        options = replace(options, exclude_raters=tuple(find_rater(ctx.store, who).name for who in exclude))
     judges = judges_of_cascade(judge, cascade, selective, target_agreement, risk)
     scope = resolve_ref(ctx.store, golden_set, rubric, judges[0], options.run)  # NAME, or NAME@vN for that version
     report = run(ctx.store, golden_set, scope.rubric.name, judges[0], options, scope=scope, workspace=ctx.workspace)

@@ -211,7 +211,8 @@ def _findings(rows: list[ReviewerMeasures], bound: float, source: str) -> list[s
                         f"{r.agreement.n_items} items)" for r in low)
         out.append(f"Below the agreement bound ({source} {bound:g}) with the other reviewers' consensus: {who}; go "
                    f"over the items where they differ from the others with them (and adjudicate those that matter), "
-                   f"and keep their new labels out of calibration until they agree again.")
+                   f"and until they agree again calibrate without them ('workbench calibrate ... "
+                   + " ".join(f"--exclude-rater {r.name}" for r in low) + "').")
     skewed = [r for r in rows if r.harshness]
     if skewed:
         who = "; ".join(f"'{r.name}' is {r.harshness} (fails {_num(r.fail_share.reviewer_share)} of their items, "
