@@ -37,9 +37,7 @@ pytestmark = pytest.mark.skipif(not SUMMEVAL.exists(), reason=f"SummEval is not 
 def summeval_labels(dimension: str, *, seed_: int = 0) -> tuple[list[str], dict[str, dict[str, int]]]:
     """The dimension's items and {item: {rater: score}}: the 3 experts, plus 'carl' (400 items, uniformly random
     labels) and 'hana' (400 items, e1's label one level lower, at least 1)."""
-    human = json.loads(SUMMEVAL.read_text())
-    ids = sorted(i for i in human["e0"] if i.endswith(f"__{dimension}"))
-    labels: dict[str, dict[str, int]] = {i: {r: int(human[r][i]) for r in EXPERTS if i in human[r]} for i in ids}
+    ids, labels = expert_labels(dimension)
     rng = np.random.default_rng(seed_)
     for i in rng.choice(ids, 400, replace=False):
         labels[i]["carl"] = int(rng.integers(1, 6))
@@ -48,17 +46,39 @@ def summeval_labels(dimension: str, *, seed_: int = 0) -> tuple[list[str], dict[
     return ids, labels
 
 
-def summeval_store(folder: Path, dimension: str) -> tuple[Path, dict[str, dict[str, int]]]:
+def expert_labels(dimension: str) -> tuple[list[str], dict[str, dict[str, int]]]:
+    human = json.loads(SUMMEVAL.read_text())
+    ids = sorted(i for i in human["e0"] if i.endswith(f"__{dimension}"))
+    return ids, {i: {r: int(human[r][i]) for r in EXPERTS if i in human[r]} for i in ids}
+
+
+DRIFT_AT = 300
+
+
+def drifting_labels(dimension: str, *, seed_: int = 0) -> tuple[list[str], dict[str, dict[str, int]], dict]:
+    """The experts, plus 'dora': 450 labels, 20 a day from 1 November, the first 300 as careful as e1 (e1's own
+    labels), the rest uniformly random; and {(item, 'dora'): when}."""
+    ids, labels = expert_labels(dimension)
+    rng = np.random.default_rng(seed_)
+    when = {}
+    for k, i in enumerate(rng.choice(ids, 450, replace=False)):
+        labels[i]["dora"] = labels[i]["e1"] if k < DRIFT_AT else int(rng.integers(1, 6))
+        when[(i, "dora")] = f"2026-11-{1 + k // 20:02d}T{k % 20:02d}:00:00+00:00"
+    return ids, labels, when
+
+
+def summeval_store(folder: Path, dimension: str, *, drift: bool = False) -> tuple[Path, dict[str, dict[str, int]]]:
     """An SQLite workspace holding the dimension's items (task: the source document) and labels, rubric 'se'
     (1 to 5, pass from 3)."""
-    ids, labels = summeval_labels(dimension)
+    ids, labels, when = drifting_labels(dimension) if drift else (*summeval_labels(dimension), {})
     rubric = write(folder / "se.yaml", "name: se\ntitle: SummEval\ndescription: expert ratings\nscale:\n" + "".join(
         f"- value: {v}\n  label: level {v}\n  description: level {v}\n" for v in SCALE)
         + "pass_threshold: 3\ninstructions: rate\njudges: []\n")
     items = write(folder / "items.jsonl", "".join(json.dumps({"id": i, "task_id": i.split("__")[0], "input": "doc",
                                                               "output": "summary"}) + "\n" for i in ids))
-    rows = write(folder / "labels.jsonl", "".join(json.dumps({"item_id": i, "rater": r, "score": s}) + "\n"
-                                                  for i in ids for r, s in labels[i].items()))
+    rows = write(folder / "labels.jsonl", "".join(
+        json.dumps({"item_id": i, "rater": r, "score": s, **({"created_at": when[(i, r)]} if (i, r) in when else {})})
+        + "\n" for i in ids for r, s in labels[i].items()))
     db = folder / "workbench.db"
     with Store(db) as s:
         add_rubric(s, rubric, actor="test")
@@ -75,6 +95,11 @@ def consistency(tmp_path_factory):
 @pytest.fixture(scope="module")
 def coherence(tmp_path_factory):
     return summeval_store(tmp_path_factory.mktemp("coherence"), "coherence")
+
+
+@pytest.fixture(scope="module")
+def drifting(tmp_path_factory):
+    return summeval_store(tmp_path_factory.mktemp("drifting"), "consistency", drift=True)
 
 
 def leave_one_out(labels: dict[str, dict[str, int]], rater: str) -> tuple[list[int], list[float]]:
@@ -144,6 +169,27 @@ def test_a_harsh_reviewer_is_named_harsher(coherence):
     assert "'hana' is harsher (fails 0.48 of their items, the others 0.25 of the same items" in skew
 
 
+def test_a_reviewer_who_drifts_is_flagged_by_the_validity_test_and_the_experts_are_not(drifting):
+    """'dora' labels as carefully as an expert for 300 labels, then at random: the monitoring's validity test
+    (anytime-valid, alpha 0.05) goes off within 50 labels of the change, never before it, dated by her label; the
+    experts, watched the same way over their 1,400 labels each, raise no alarm."""
+    db, _ = drifting
+    with Store(db) as s:
+        report = raters_report(s, "se", "se", resamples=200)
+    by = {r.name: r for r in report.reviewers}
+    dora = by["dora"].over_time
+    assert dora.alarm and DRIFT_AT - 10 <= dora.alarm_at < DRIFT_AT + 50  # 0-based among her compared labels
+    assert by["dora"].alarm_since.startswith("2026-11-1")  # from the 16th day (label 300) on
+    assert not any(by[e].over_time.alarm for e in EXPERTS) and all(by[e].over_time.n_labels > 1300 for e in EXPERTS)
+    fell = next(f for f in report.findings if f.startswith("Agreement fell"))
+    n = dora.alarm_at + 1
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    assert fell == (f"Agreement fell below the bound (0.667) over time, by the monitoring's validity test (a false "
+                    f"alarm at most 5% of the time): 'dora' from their {n}{suffix} compared label (given "
+                    f"{by['dora'].alarm_since[:10]}); look at their labels since then with them, and have those "
+                    f"items labeled again.")
+
+
 def test_a_policy_bound_replaces_the_gates(consistency, tmp_path):
     db, _ = consistency
     from workbench.core.workspace import Workspace
@@ -206,10 +252,16 @@ def test_raters_report_on_the_command_line(team_cli):
     assert text.exit_code == 0, text.output
     lines = text.output.splitlines()
     assert lines[1].split("\t")[:5] == ["rater", "labels", "compared", "exact agreement", "alpha (ordinal)"]
-    assert lines[4].startswith("carl\t50\t") and lines[4].endswith("\t0.04\t0.02")
+    assert lines[4].startswith("carl\t50\t") and "\t0.04\t0.02\tfell at label " in lines[4]
+    assert lines[2].startswith("ana\t60\t") and lines[2].endswith("\t0.00\t0.00\tsteady")
     assert "Not shown: time per label is not measured" in text.output
-    assert lines[-1].startswith("Below the agreement bound (min_agreement_lower 0.667) with the other reviewers' "
+    assert lines[-2].startswith("Below the agreement bound (min_agreement_lower 0.667) with the other reviewers' "
                                 "consensus: 'carl' (alpha ")
+    # random from the start: the validity test sees it within the first few dozen of carl's labels
+    assert lines[-1].startswith("Agreement fell below the bound (0.667) over time, by the monitoring's validity test "
+                                "(a false alarm at most 5% of the time): 'carl' from their ")
+    assert out["reviewers"][2]["over_time"]["alarm_at_label"] <= 30
+    assert not any(x["over_time"]["alarm"] for x in out["reviewers"] if x["name"] != "carl")
 
 
 def test_raters_report_refuses_what_it_cannot_measure(team_cli):

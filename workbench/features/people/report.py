@@ -34,12 +34,15 @@ from workbench.stats.reviewers import (
     fail_share_difference,
     reviewer_agreement,
 )
+from workbench.stats.reviewers.over_time import AgreementOverTime, agreement_over_time
 from workbench.store import Store
 
 #: A reviewer is called harsh (or lenient) when the interval of their fail-share difference lies wholly beyond this.
 FAIL_SHARE_MARGIN = 0.10
 TIME_NOT_RECORDED = ("time per label is not measured: the store records when a label was saved, not when its item "
                      "was shown")
+#: The validity alarm's level (features/monitoring): a false alarm on a reviewer at most this often, ever.
+OVER_TIME_ALPHA = 0.05
 SKIP_KINDS = ("skip",)
 FLAG_KINDS = ("broken item", "unsure")
 
@@ -59,6 +62,8 @@ class ReviewerMeasures:
     flag_rate: MetricInterval
     below_bound: bool = False
     harshness: str | None = None  # "harsher" or "more lenient" than the others, beyond FAIL_SHARE_MARGIN
+    over_time: AgreementOverTime | None = None  # the validity alarm's test on their labels in the order given
+    alarm_since: str | None = None  # when the label at which the alarm went off was given
 
     def to_json(self) -> dict[str, Any]:
         a, f = self.agreement, self.fail_share
@@ -69,6 +74,10 @@ class ReviewerMeasures:
                                "difference": f.difference.to_json()},
                 "n_seen": self.n_seen, "skip_rate": self.skip_rate.to_json(), "flag_rate": self.flag_rate.to_json(),
                 "time_per_label": None, "below_bound": self.below_bound, "harshness": self.harshness,
+                "over_time": None if (o := self.over_time) is None else {
+                    "n": o.n_labels, "alarm": o.alarm, "alarm_at_label": None if o.alarm_at is None else o.alarm_at + 1,
+                    "alarm_since": self.alarm_since, "wealth": o.wealth, "alpha": o.alpha, "floor": o.floor,
+                    "recent_agreement": o.recent_agreement},
                 "reasons": a.reasons}
 
 
@@ -114,11 +123,17 @@ def raters_report(store: Store, golden_set: str, rubric: str, *, workspace: Work
     known = {r.name: r for r in list_raters(store, include_removed=True)}
     set_aside = _set_aside(store, gs.id, rv.name)
 
+    # each rater's items in the order their labels were given (the item's position among equal times: an import)
+    given = {(r["item_id"], r["rater"]): (r["created_at"] or r["updated_at"] or "", k)
+             for k, r in enumerate(store.labels(gs.id, rv.name))}
     by_rater: dict[str, list[str]] = {}
     for item_id, labels in c.human.items():
         for rater in labels:
             by_rater.setdefault(rater, []).append(item_id)
+    for rater, items in by_rater.items():
+        items.sort(key=lambda i, r=rater: given.get((i, r), ("", 0)))
     rows = []
+    pairs: dict[str, tuple[list[int], list[int | None]]] = {}
     for rater in sorted(by_rater):
         items = by_rater[rater]
         mine, loo, others_fail, paired = [], [], [], []
@@ -131,6 +146,7 @@ def raters_report(store: Store, golden_set: str, rubric: str, *, workspace: Work
                 paired.append(len(mine) - 1)
                 others_fail.append(sum(s < threshold for s in others) / len(others))
         clusters = [task_of.get(i, i) for i in items]
+        pairs[rater] = (mine, loo)
         agreement = reviewer_agreement(mine, loo, clusters, scale=scale, pass_threshold=threshold,
                                        resamples=resamples, seed=seed)
         fails = fail_share_difference([mine[k] for k in paired], others_fail, [clusters[k] for k in paired],
@@ -143,8 +159,35 @@ def raters_report(store: Store, golden_set: str, rubric: str, *, workspace: Work
             _rate(len(skipped), seen), _rate(len(flagged), seen),
             below_bound=bool(agreement.krippendorff_alpha_ordinal.ci_high < bound),
             harshness=_harshness(fails.difference)))
+    _watch_over_time(rows, pairs, by_rater, given, scale, bound)
     return RatersReport(golden_set, rv.name, rv.version, bound, source, resamples, seed, rows,
                         _findings(rows, bound, source))
+
+
+def _watch_over_time(rows: list[ReviewerMeasures], pairs: dict, by_rater: dict[str, list[str]], given: dict,
+                     scale: tuple[int, ...], bound: float) -> None:
+    """Each rater's labels in the order given, under the monitoring's validity test; the chance disagreement from
+    every rater's labels against the others' consensus."""
+    k = len(scale)
+    code = {v: n for n, v in enumerate(scale)}
+    reference = np.zeros((k, k))
+    for mine, loo in pairs.values():
+        for s, c in zip(mine, loo):
+            if c is not None:
+                reference[code[c], code[s]] += 1
+    if reference.sum() == 0 or not 0 < bound < 1:
+        return
+    rows_by = {r.name: r for r in rows}
+    for rater, (mine, loo) in pairs.items():
+        try:
+            test = agreement_over_time(mine, loo, reference, scale=scale, bound=bound, alpha=OVER_TIME_ALPHA)
+        except ValueError:  # one value only in every pair: no chance disagreement, nothing to test against
+            return
+        row = rows_by[rater]
+        row.over_time = test
+        if test.alarm_at is not None:
+            compared = [i for i, c in zip(by_rater[rater], loo) if c is not None]
+            row.alarm_since = given.get((compared[test.alarm_at], rater), ("", 0))[0] or None
 
 
 def render_text(report: RatersReport) -> str:
@@ -158,13 +201,13 @@ def render_text(report: RatersReport) -> str:
     title = (f"Raters of '{report.golden_set}' under {report.rubric}@v{report.rubric_version}, each against the "
              "consensus of the others (95% intervals):")
     lines = [title,
-             "rater\tlabels\tcompared\texact agreement\talpha (ordinal)\tfails - others'\tskipped\tflagged"]
+             "rater\tlabels\tcompared\texact agreement\talpha (ordinal)\tfails - others'\tskipped\tflagged\tover time"]
     for r in report.reviewers:
         a = r.agreement
         name = r.name + (" (removed)" if r.removed else "")
         lines.append(f"{name}\t{r.n_labels}\t{a.n_items}\t{iv(a.exact_agreement)}\t"
                      f"{iv(a.krippendorff_alpha_ordinal)}\t{iv(r.fail_share.difference)}\t"
-                     f"{num(r.skip_rate.value)}\t{num(r.flag_rate.value)}")
+                     f"{num(r.skip_rate.value)}\t{num(r.flag_rate.value)}\t{_over_time_cell(r.over_time)}")
     lines.append(f"Not shown: {report.time_per_label}.")
     nobody = (f"No reviewer is below the agreement bound ({report.bound_source} {report.bound:g}) or marks fails "
               "differently from the others beyond doubt.")
@@ -196,6 +239,16 @@ def _harshness(d: MetricInterval) -> str | None:
     return None
 
 
+def _over_time_cell(o: AgreementOverTime | None) -> str:
+    if o is None or not o.n_labels:
+        return "n/a"
+    return f"fell at label {o.alarm_at + 1}" if o.alarm_at is not None else "steady"
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 def _num(x: float) -> str:
     return fmt(float(x) if np.isfinite(x) else None, 2)
 
@@ -213,6 +266,13 @@ def _findings(rows: list[ReviewerMeasures], bound: float, source: str) -> list[s
                    f"over the items where they differ from the others with them (and adjudicate those that matter), "
                    f"and until they agree again calibrate without them ('workbench calibrate ... "
                    + " ".join(f"--exclude-rater {r.name}" for r in low) + "').")
+    fell = [r for r in rows if r.over_time is not None and r.over_time.alarm]
+    if fell:
+        who = "; ".join(f"'{r.name}' from their {_ordinal(r.over_time.alarm_at + 1)} compared label"
+                        + (f" (given {r.alarm_since[:10]})" if r.alarm_since else "") for r in fell)
+        out.append(f"Agreement fell below the bound ({bound:g}) over time, by the monitoring's validity test "
+                   f"(a false alarm at most {OVER_TIME_ALPHA:.0%} of the time): {who}; look at their labels since "
+                   f"then with them, and have those items labeled again.")
     skewed = [r for r in rows if r.harshness]
     if skewed:
         who = "; ".join(f"'{r.name}' is {r.harshness} (fails {_num(r.fail_share.reviewer_share)} of their items, "
