@@ -44,3 +44,18 @@ def test_a_failed_job_keeps_its_sentence(tmp_path):
     j = jobs.launch(jobs.JUDGE_RUN, str(tmp_path / "w.db"), ("g", "r", "fails"), work)
     j.thread.join(10)
     assert j.result is None and j.error.endswith("OPENAI_API_KEY")
+
+
+def test_a_jobs_cost_in_the_words_the_estimate_and_the_confirmation_share():
+    """One phrase for the estimate line and the confirmation: the estimate with its upper bound, 'free' for a job
+    nothing bills (never $0.0000), and unknown (never $0) for a model without a price."""
+    assert jobs.Cost("150 judgments", 0.0, 0.0).words() == "free"
+    assert jobs.Cost("150 judgments", 0.0, 0.0).free
+    paid = jobs.Cost("300 judgments", 22.8571, 184.6103)
+    assert not paid.free and paid.sentence() == "300 judgments, about $22.86, at most $184.61"
+    assert jobs.Cost("3 judgments", 0.00123, 0.0456).words() == "about $0.0012, at most $0.0456"
+    assert jobs.Cost("1 request", None, 3.1).words() == "at most $3.10"
+    assert jobs.Cost("9 judgments", None, None).words() == "unknown (no price for this model)"
+    assert jobs.Cost("9 judgments", 1.5, 4.0, batch=True).words() == "about $1.50, at most $4.00 at batch prices"
+    assert (jobs.usd(0.0), jobs.usd(None), jobs.usd(1234.5)) == ("free", "unknown (no price for this model)",
+                                                                 "$1,234.50")

@@ -155,6 +155,8 @@ def test_the_demo_board_reads_plainly_as_a_coloured_grid_and_grades_from_the_pag
         target = page.get_by_role("textbox", name="Board to grade onto")
         target.fill("week-49-more")
         target.press("Enter")
+        # the estimate before Start: the Python grader's tier is free, so a click starts it (nothing to confirm)
+        expect(page.get_by_text(f"Estimate: {len(rows)} grades, free.")).to_be_visible()
         page.get_by_role("button", name="Start grading").click()
         done = page.get_by_text(re.compile(r"Board week-49-more: \d+ new runs added"))
         expect(done).to_have_text(re.compile(f"{len(rows)} new runs added, {len(rows)} grades recorded"),
@@ -166,7 +168,8 @@ def test_the_demo_board_reads_plainly_as_a_coloured_grid_and_grades_from_the_pag
         with Store(server.db) as s:
             graded = {b.name: b for b in board.list_boards(s)}
         assert graded["week-49-more"].n_items == len(rows) and graded["week-49-more"].n_bundles == 1
-        # the same runs again: already graded with this bundle, nothing is sent
+        # the same runs again: already graded with this bundle, nothing is sent, as the estimate says
+        expect(page.get_by_text("Estimate: 0 grades, free.")).to_be_visible()
         page.get_by_role("button", name="Start grading").click()
         expect(page.get_by_text("Board week-49-more: 0 new runs added, 0 grades recorded")).to_be_visible(
             timeout=60_000)

@@ -58,7 +58,10 @@ def test_stop_then_resume_pays_for_nothing_twice(demo_db, monkeypatch):
         assert stopped["done"] < 450
         at.checkbox(key="judges-new").uncheck().run(timeout=60)
         assert f"{450 - stopped['done']} of 450 judgments to run ({stopped['done']} already done)" in at.info[0].value
-        at.button(key="judges-start").click().run(timeout=60)  # labelled "Resume run"
+        at.button(key="judges-start").click().run(timeout=60)  # labelled "Resume run": a paid model, it asks
+        assert any("Confirm before it starts" in w.value and "Resume run sends" in w.value for w in at.warning)
+        wait_for(demo_db, "noisy-llama", lambda s: s["runs"][-1]["status"] == "stopped")  # nothing started yet
+        at.button(key="judges-confirm").click().run(timeout=60)
         wait_for(demo_db, "noisy-llama", lambda s: s.get("done") == 450 and s["runs"][-1]["status"] == "done")
         # 150 items x 3 repeats: every (item, repeat) answered once, none paid for twice
         assert len(server.answered) == 150 and set(server.answered.values()) == {3}

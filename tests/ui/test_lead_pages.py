@@ -84,17 +84,24 @@ def test_export_page_says_which_key_signed_the_bundle(demo_db, tmp_path, monkeyp
     assert "PRIVATE KEY" not in at.success[0].value
 
 
-def test_judges_page_agrees_with_the_run_state(demo_db):
+def test_judges_page_agrees_with_the_run_state(demo_db, monkeypatch):
     """An imported run that holds every judgment has nothing left to do: no estimate inviting a lead to pay twice."""
     at = lead_page("judges")  # careful-sonnet: run-1 imported, 300 judgments
     [done] = [s.value for s in at.success if "Nothing left to run" in s.value]
     assert "the current run `run-1` (imported) holds all 300 judgments" in done
-    assert "To measure drift, tick “Start a new run”: 300 judgments, $" in done
+    assert "To measure drift, tick “Start a new run”: 300 judgments, about \\$" in done
     assert not at.info and at.button(key="judges-start").disabled
     assert any("Current run `run-1`: 300 judgments" in c.value for c in at.caption)
     at.checkbox(key="judges-new").check().run(timeout=60)
     assert "(a new run): 300 of 300 judgments to run (0 already done)" in at.info[0].value
-    assert not at.button(key="judges-start").disabled
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    at.run(timeout=60)
+    start = at.button(key="judges-start")  # no key: the button is off and says what is missing
+    assert start.disabled and start.label == "Start the new run: enter ANTHROPIC_API_KEY first"
+    assert [t.label for t in at.text_input] == ["API key (ANTHROPIC_API_KEY)"]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789abcdef")
+    at.run(timeout=60)
+    assert not at.button(key="judges-start").disabled and at.button(key="judges-start").label == "Start the new run"
 
 
 def test_judges_page_never_shows_an_unknown_cost_as_zero(demo_db):

@@ -8,6 +8,7 @@ the environment mapping the job is started with, never the database, a log or an
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 import streamlit as st
 
@@ -59,36 +60,60 @@ def _source(name: str) -> str:
     return "the environment"
 
 
-def key_field(model: str, where: str) -> bool:
-    """Say which key ``model`` needs and whether it is set; offer the field when it is not. True when it is set."""
-    try:
+def needs(models: Iterable[str]) -> list[key_store.KeyNeed]:
+    """The distinct key needs of ``models`` (a judge and an optimizer of the same provider need one key)."""
+    out: dict[tuple[str | None, str | None], key_store.KeyNeed] = {}
+    for model in models:
         need = key_store.key_need(model)
+        if need.key:
+            out.setdefault((need.key, need.url), need)
+    return list(out.values())
+
+
+def missing(models: Iterable[str]) -> list[str]:
+    """The variables ``models`` read that nothing sets (environment, secrets, key file, this session)."""
+    env = provider_env()
+    return list(dict.fromkeys(v for need in needs(models) for v in need.missing(env)))
+
+
+def key_fields(models: Iterable[str], where: str) -> list[str]:
+    """Say which key each of ``models`` needs and whether it is set; offer one field per key that is not (one per
+    provider on the page, however many of its models the job uses). Returns the variables still missing."""
+    models = list(dict.fromkeys(models))
+    try:
+        wanted = needs(models)
     except WorkbenchError as e:
         st.error(plain(str(e)))
-        return False
-    if not need.key:
-        return True
+        return ["a known provider"]
     if flash := st.session_state.pop("_key_flash", None):
         st.info(flash)
     env = provider_env()
-    missing = need.missing(env)
-    if not missing:
-        st.caption(f"{code_span(model)} reads its API key from {code_span(need.key)} ({_source(need.key)}).")
-        return True
-    st.warning(f"{code_span(model)} needs {' and '.join(code_span(m) for m in missing)}, which "
-               f"{'is' if len(missing) == 1 else 'are'} not set. Enter {'them' if len(missing) > 1 else 'it'} "
-               "below: it is held for this browser session only, unless you tick Remember.")
-    with st.form(f"apikey-form-{where}", clear_on_submit=True):
-        url = st.text_input(f"Server URL ({need.url})", key=f"apiurl-{where}",
-                            placeholder="http://127.0.0.1:8000/v1") if need.url in missing else None
-        key = st.text_input("API key", type="password", key=f"apikey-{where}",
-                            help=f"The value of {need.key}. Never written to the database, a log or an export.")
-        remember = st.checkbox(f"Remember on this computer (owner-only file {key_store.keys_file()})",
-                               key=f"apikey-remember-{where}")
-        if st.form_submit_button("Use this key"):
-            _use(need, key, url, remember)
-            st.rerun()
-    return False
+    left: list[str] = []
+    for need in wanted:
+        users = [m for m in models if key_store.key_need(m) == key_store.KeyNeed(m, need.key, need.url)]
+        named = " and ".join(code_span(m) for m in users)
+        gap = need.missing(env)
+        if not gap:
+            st.caption(f"{named} {'reads its' if len(users) == 1 else 'read their'} API key from "
+                       f"{code_span(need.key)} ({_source(need.key)}).")
+            continue
+        left += gap
+        st.warning(f"{named} {'needs' if len(users) == 1 else 'need'} {' and '.join(code_span(m) for m in gap)}, "
+                   f"which {'is' if len(gap) == 1 else 'are'} not set. Enter {'them' if len(gap) > 1 else 'it'} "
+                   "below and press “Use this key”: it is held for this browser session only, unless you tick "
+                   "Remember. The job uses what you enter here.")
+        slot = f"{where}-{need.key}"
+        with st.form(f"apikey-form-{slot}", clear_on_submit=True):
+            url = st.text_input(f"Server URL ({need.url})", key=f"apiurl-{slot}",
+                                placeholder="http://127.0.0.1:8000/v1") if need.url in gap else None
+            key = st.text_input(f"API key ({need.key})", type="password", key=f"apikey-{slot}",
+                                help=f"The value of {need.key}. Never written to the database, a log or an export.")
+            remember = st.checkbox(f"Remember on this computer (owner-only file {key_store.keys_file()})",
+                                   key=f"apikey-remember-{slot}")
+            if st.form_submit_button("Use this key"):
+                _use(need, key, url, remember)
+                st.rerun()
+    return list(dict.fromkeys(left))
 
 
 def _use(need: key_store.KeyNeed, key: str, url: str | None, remember: bool) -> None:

@@ -14,10 +14,9 @@ import streamlit as st
 from workbench.calibration.probes import PROBES
 from workbench.calibration.report import CalibrationReport
 from workbench.core.errors import WorkbenchError
-from workbench.core.scale import fmt_usd
 from workbench.features.probes import service as probe_service
 from workbench.store import Store
-from workbench.ui import jobs, keys
+from workbench.ui import jobs
 from workbench.ui.components import code_span, plain
 from workbench.ui.lead import NUMBER, SIGNED, show_table
 from workbench.ui.state import db_path, store
@@ -68,17 +67,11 @@ def _start(golden_set: str, rubric: str, judge: str, *, ran: bool) -> None:
     except WorkbenchError as err:
         st.caption(f"The probes cannot run yet: {plain(str(err))}")
         return
-    keys.key_field(e.model, "probes")
-    cost = fmt_usd(e.cost_usd, unknown="unknown (no price for this model)")
-    st.markdown(f"**Stress probes**: {e.n_to_run} judgments still to run over {len(e.probes)} probes, "
-                f"estimated cost {cost}."
-                + (f" Not applicable here: {plain(', '.join(e.not_applicable))}." if e.not_applicable else ""))
+    if e.not_applicable:
+        st.caption(f"Not applicable here: {plain(', '.join(e.not_applicable))}.")
     label = "Resume the stress probes" if ran and e.n_to_run else "Run the stress probes"
-    left, right = st.columns(2)
-    if left.button(label, type="primary", key="probes-start", disabled=running or not e.n_to_run,
-                   help=None if e.n_to_run else "Every probe has run on this judge's current run."):
-        env = keys.provider_env()
 
+    def start(env: dict[str, str]) -> None:
         def work(s: Store, j: jobs.Job):
             def progress(part: str, done: int, total: int, cost: float) -> None:
                 j.part = part
@@ -87,8 +80,12 @@ def _start(golden_set: str, rubric: str, judge: str, *, ran: bool) -> None:
                                      provider_options={"env": env})
 
         jobs.launch(jobs.PROBES, db, (golden_set, rubric, judge), work)
-        st.rerun()
-    if right.button("Stop the probes", key="probes-stop", disabled=not running):
+
+    cost = jobs.run_cost(e)
+    cost = jobs.Cost(f"{cost.sends} over {len(e.probes)} probes", cost.expected_usd, cost.max_usd)
+    jobs.paid_start("probes", label, cost, [e.model], start, disabled=running or not e.n_to_run,
+                    help=None if e.n_to_run else "Every probe has run on this judge's current run.")
+    if st.button("Stop the probes", key="probes-stop", disabled=not running):
         job.stop.set()
     if running:
         _live(db, golden_set, rubric, judge)
@@ -98,7 +95,11 @@ def _start(golden_set: str, rubric: str, judge: str, *, ran: bool) -> None:
         r = job.result
         st.success(f"Stress probes {'stopped (' + plain(r.stopped) + ')' if r.stopped else 'finished'}: "
                    f"{len(r.runs)} probe runs, {sum(x.summary.report.n_recorded for x in r.runs)} judgments "
-                   f"recorded, {fmt_usd(r.spent_usd, 4)} spent.")
+                   f"recorded, {_spent(r.spent_usd)}.")
+
+
+def _spent(x: float) -> str:
+    return "nothing spent" if x == 0 else f"{jobs.usd(x)} spent"
 
 
 @st.fragment(run_every=1.0)

@@ -32,7 +32,7 @@ from workbench.core.errors import ConfigError, Conflict, InputError
 from workbench.core.formats import Record, parse_item, read_records
 from workbench.core.hashing import canonical_json, sha256_hex
 from workbench.judges.base import WorkKey
-from workbench.judges.runner import run_judge
+from workbench.judges.runner import RunEstimate, estimate_run, run_judge
 from workbench.core.models import Item, JudgeSpec, Judgment, Rubric
 from workbench.core.names import check_name
 from workbench.judges.rubrics import rubric_from_dict
@@ -303,6 +303,19 @@ def grade_board(store: Store, name: str, run_files: Sequence[str | Path], bundle
                     env=env, options=(provider_options or {}).get(tier.spec.id, {}), progress=progress,
                     should_stop=should_stop)
         for tier in tiers])
+
+
+def grading_estimate(store: Store, board: str, run_files: Sequence[str | Path], *,
+                     judge_repeats: int = 1) -> list[tuple[str, RunEstimate]]:
+    """What grading ``run_files`` with the bundles of ``board`` would send, per tier: the grades not recorded yet
+    (a run graded before with the same bundle is skipped, as ``grade_board`` skips it) and their cost, with its
+    upper bound; a Python grader's tier is free. Writes nothing."""
+    items = [r.row().to_item() for r in read_runs(run_files)]  # as the board stores and grades them
+    out = []
+    for tier in board_tiers(store, board):
+        done = BoardSink(store, tier.config_hash).done_keys()
+        out.append((tier.name, estimate_run(items, tier.rubric, tier.spec, done_keys=done, repeats=judge_repeats)))
+    return out
 
 
 def _grade_tier(store: Store, tier: Tier, items: list[Item], *, judge_repeats: int, concurrency: int,

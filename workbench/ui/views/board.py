@@ -33,7 +33,7 @@ from workbench.features.board.render import (
     heatmap_html,
     lead_sentence,
 )
-from workbench.ui import auth, jobs, keys
+from workbench.ui import auth, jobs
 from workbench.ui.components import code_span, flash, plain, prose, run_action, score_text, show_flash
 from workbench.ui.lead import show_table
 from workbench.ui.state import db_path, store, workspace
@@ -174,19 +174,44 @@ def _start_grading(like: str, env: dict[str, str]) -> None:
     jobs.launch(GRADING, db_path(), (), work)
 
 
+def _grading_cost(board: str, uploads: list) -> jobs.Cost:
+    """The estimate of grading the uploaded files with the board's bundles (``board.grading_estimate``)."""
+    if not uploads:
+        return jobs.Cost("0 grades (choose run files above)", 0.0, 0.0)
+    with tempfile.TemporaryDirectory(prefix="workbench-board-estimate-") as folder:
+        files = []
+        for n, up in enumerate(uploads):
+            path = Path(folder) / f"{n}-{Path(up.name).name}"
+            path.write_bytes(up.getvalue())
+            files.append(str(path))
+        tiers = svc.grading_estimate(store(), board, files)
+    n = sum(e.n_to_run for _, e in tiers)
+    unknown = any(e.cost_usd is None and e.n_to_run for _, e in tiers)
+    expected = None if unknown else sum(e.cost_usd or 0.0 for _, e in tiers)
+    worst = None if unknown else sum(e.max_cost_usd or 0.0 for _, e in tiers)
+    return jobs.Cost(f"{n:,} grade{'s' * (n != 1)}", expected, worst)
+
+
 def _grading(rep: BoardReport) -> None:
     name = rep.board
     with st.expander("Grade runs onto a board", expanded=_grading_job() is not None):
         st.caption(f"Run files are the item format with `task_id`, `category`, `producer` and `repeat`; they are "
                    f"graded with the approved bundles of board {code_span(name)}, as `workbench board grade` does. "
                    "A run already graded with the same bundle is not graded again.")
-        # a judged tier's judge is a model: its provider's key, typed here if the server has none
-        keys_set = all([keys.key_field(t.model, f"board-{t.name}") for t in rep.tiers if t.kind == "judged"])
         st.file_uploader("Run files", type=["jsonl", "csv"], accept_multiple_files=True, key="board-grade-files")
         st.text_input("Board to grade onto", value=name, key="board-grade-name",
                       help="The board on screen, or a new name: a new board gets this board's bundles.")
-        st.button("Start grading", key="board-grade-start", type="primary", on_click=_start_grading,
-                  args=(name, keys.provider_env()), disabled=not keys_set)
+        uploads = st.session_state.get("board-grade-files") or []
+        try:
+            cost = _grading_cost(name, uploads)
+        except WorkbenchError as e:
+            st.error(prose(str(e)))
+            return
+        running = (current := _grading_job()) is not None and current.running
+        # a judged tier's judge is a model: its provider's key, typed here if the server has none
+        jobs.paid_start("board-grade", "Start grading", cost, [t.model for t in rep.tiers],
+                        lambda env: _start_grading(name, env), disabled=not uploads or running,
+                        help=None if uploads else "Choose one or more run files to grade first.")
         job = _grading_job()
         if job is not None:  # polled each second while it runs; a page without a grading polls nothing
             st.fragment(_grading_progress, run_every=1.0 if job.running else None)()

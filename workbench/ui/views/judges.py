@@ -1,8 +1,8 @@
 """Judges (leads): estimate, start, watch, stop and resume a judge's run on a golden set.
 
 Money is explicit: the estimated cost of the run Start would make sits beside the recorded cost of the judge's
-last run, and a new run beside a recorded one needs a second, confirming click. A key the provider needs can be
-typed on the page (``ui/keys.py``).
+last run, and Start asks for confirmation with the same figures (``jobs.paid_start``, as every page that starts paid work). A key
+the provider needs is typed on the page (``ui/keys.py``); while it is missing Start is off and says which.
 
 The estimate and the run table describe the same run: the judge's current run (its latest, run here or
 imported), so a finished or imported run shows nothing left to do, and a new run is a deliberate choice.
@@ -13,11 +13,9 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.core.errors import WorkbenchError
-from workbench.calibration.presentation import estimate_sentence
-from workbench.core.scale import fmt_usd
 from workbench.features.judging import service as judging
 from workbench.calibration.rubric_versions import get_rubric
-from workbench.ui import auth, jobs, keys
+from workbench.ui import auth, jobs
 from workbench.ui.components import code_span, plain
 from workbench.ui.lead import page_header, show_table
 from workbench.ui.state import db_path, store
@@ -25,7 +23,7 @@ from workbench.ui.state import db_path, store
 ROLES = auth.LEADS
 
 
-UNPRICED = "unknown (no price for this model)"
+UNPRICED = jobs.UNPRICED
 
 
 def render() -> None:
@@ -34,7 +32,6 @@ def render() -> None:
         return
     golden_set, rubric, judge = picked
     spec = get_rubric(store(), rubric).rubric.judge(judge)
-    keys.key_field(spec.model, "judges")  # which key the provider needs, and a field for it when it is not set
     a, b, c = st.columns(3)
     repeats = a.number_input("Repeats", min_value=1, max_value=10, value=spec.repeats, key=f"judges-repeats-{judge}")
     concurrency = b.number_input("Concurrency", min_value=1, max_value=64, value=8, key="judges-conc")
@@ -58,34 +55,28 @@ def render() -> None:
         fresh = judging.estimate(store(), golden_set, rubric, judge, repeats=int(repeats), new_run=True)
         st.success(f"**Nothing left to run**: the current run {code_span(status['current'])} ({how}) holds all "
                    f"{e.n_planned} judgments. To measure drift, tick “Start a new run”: "
-                   f"{fresh.n_to_run} judgments, {fmt_usd(fresh.cost_usd, unknown=UNPRICED)}.", icon="✅")
+                   f"{plain(jobs.run_cost(fresh).sentence())}.", icon="✅")
     else:
         target = "a new run" if new_run or not status.get("runs") else f"run {code_span(status['current'])}"
-        st.info(f"**Estimate** for {code_span(e.model)} ({target}): {estimate_sentence(e)}.")
+        st.info(f"**Estimate** for {code_span(e.model)} ({target}): {e.n_to_run} of {e.n_planned} judgments to run "
+                f"({e.n_done} already done); about {e.input_tokens:,} input and {e.output_tokens:,} output tokens"
+                f"{' at batch prices' if e.batch else ''}.")
     _money(fresh, money, new=nothing_left)
     elsewhere = None if running else judging.run_holder(store(), golden_set, rubric, judge)
     if elsewhere:  # the lease the CLI and every server share: starting here would pay for the same requests twice
         st.warning(f"Run {code_span(elsewhere['run'])} is running in {plain(elsewhere['description'])}; Start is "
                    "available again when it finishes or stops.")
     options = dict(repeats=int(repeats), concurrency=int(concurrency), budget_usd=budget or None, new_run=new_run)
-    # a new run beside a recorded one pays again for every judgment: Start only asks, a second click confirms
-    needs_confirmation = new_run and bool(status.get("runs"))
-    confirm_key = f"judges-confirm:{golden_set}:{rubric}:{judge}"
-    left, right = st.columns(2)
-    if left.button("Resume run" if e.n_done and not new_run else "Start run", type="primary",
-                   disabled=running or bool(elsewhere) or nothing_left, key="judges-start",
-                   help="Nothing left to run in the current run." if nothing_left else None):
-        if needs_confirmation:
-            st.session_state[confirm_key] = True
-        else:
-            jobs.start(db, golden_set, rubric, judge, **options)
-            st.rerun()
-    if right.button("Stop", disabled=not running, key="judges-stop"):
+    # a new run beside a recorded one pays again for every judgment: even a free judge's is confirmed first
+    again = (f"Run {status.get('current')} is {status.get('current_status') or 'recorded'}; a new run judges every "
+             "item again." if new_run and status.get("runs") else None)
+    label = "Start the new run" if new_run else "Resume run" if e.n_done else "Start run"
+    jobs.paid_start("judges", label, jobs.run_cost(e), [spec.model],
+                    lambda env: jobs.start(db, golden_set, rubric, judge, env=env, **options), ask=again,
+                    disabled=running or bool(elsewhere) or nothing_left,
+                    help="Nothing left to run in the current run." if nothing_left else None)
+    if st.button("Stop", disabled=not running, key="judges-stop"):
         current.stop.set()
-    if needs_confirmation and st.session_state.get(confirm_key) and not running:
-        _confirm(db, golden_set, rubric, judge, e, status, options, confirm_key)
-    elif not needs_confirmation:
-        st.session_state.pop(confirm_key, None)
     # a live view only while a run of this page is going: an idle page does not rerun every second
     if running:
         _live_progress(db, golden_set, rubric, judge)
@@ -93,29 +84,26 @@ def render() -> None:
         _progress(db, golden_set, rubric, judge, status)
 
 
-def _usd(x: float | None, unknown: str) -> str:
-    """Cents for dollars, a tenth of a cent below a dollar: a cheap judge's cost is not rounded to nothing."""
-    return fmt_usd(x, 4 if x is not None and abs(x) < 1 else 2, unknown=unknown)
-
-
 def _money(e, money, *, new: bool) -> None:
     """The estimated cost of the run Start would make (a new run's when nothing is left in the current one), the
     recorded cost of the judge's last run, and whether an estimate for that run's own judgments comes within a
-    quarter of what it recorded (else why not)."""
+    quarter of what it recorded (else why not). A free judge's cost is "free", never $0.0000."""
     what = "a new run" if new else "this run"
+    cost = jobs.run_cost(e).words()
     if money.run is None:
-        st.markdown(f"**Cost**: estimated {_usd(e.cost_usd, UNPRICED)} for {what} "
-                    f"({e.n_to_run} judgments) · recorded: none yet (no run of this judge has judgments).")
+        st.markdown(f"**Cost** of {what} ({e.n_to_run} judgments): {cost} · recorded: none yet (no run of this "
+                    "judge has judgments).")
         return
-    recorded = _usd(money.recorded_usd, "unknown (no price recorded)")
+    recorded = jobs.usd(money.recorded_usd, "unknown (no price recorded)")
     unpriced = f", {money.n_unpriced} of them without a price" if money.recorded_usd is not None and \
         money.n_unpriced else ""
-    st.markdown(f"**Cost**: estimated {_usd(e.cost_usd, UNPRICED)} for {what} "
-                f"({e.n_to_run} judgments) · recorded {recorded} for the last run, {code_span(money.run)} "
-                f"({money.n_judgments} judgments{unpriced}).")
-    same = _usd(money.estimated_usd, UNPRICED)
+    st.markdown(f"**Cost** of {what} ({e.n_to_run} judgments): {cost} · recorded {recorded} for the last run, "
+                f"{code_span(money.run)} ({money.n_judgments} judgments{unpriced}).")
+    same = jobs.usd(money.estimated_usd)
     pct = int(money.TOLERANCE * 100)
-    if money.within:
+    if money.within and money.recorded_usd == 0:
+        st.caption(f"The same {money.n_judgments} judgments again: free, as they were.")
+    elif money.within:
         st.caption(f"Estimated for the same {money.n_judgments} judgments: {same}, within {pct}% of the recorded "
                    f"{recorded}.")
     elif money.comparable:
@@ -124,21 +112,6 @@ def _money(e, money, *, new: bool) -> None:
                    f"{recorded}, not within {pct}%: {plain(money.why)}.")
     else:
         st.caption(f"Estimated and recorded cost cannot be compared: {plain(money.why)}.")
-
-
-def _confirm(db: str, golden_set: str, rubric: str, judge: str, e, status: dict, options: dict,
-             confirm_key: str) -> None:
-    st.warning(f"**Confirm a new run**: run {code_span(status.get('current'))} is "
-               f"{plain(status.get('current_status') or 'recorded')}. A new run of {code_span(judge)} sends "
-               f"{e.n_to_run} judgments again, estimated {_usd(e.cost_usd, UNPRICED)}.", icon="💰")
-    yes, no = st.columns(2)
-    if yes.button("Confirm: start the new run", type="primary", key="judges-confirm"):
-        st.session_state.pop(confirm_key, None)
-        jobs.start(db, golden_set, rubric, judge, **options)
-        st.rerun()
-    if no.button("Cancel", key="judges-cancel"):
-        st.session_state.pop(confirm_key, None)
-        st.rerun()
 
 
 @st.fragment(run_every=1.0)
@@ -159,7 +132,7 @@ def _progress(db: str, golden_set: str, rubric: str, judge: str, status: dict, *
     elif not live and current and current.result:
         r = current.result
         st.success(f"Run {code_span(r['run'])}: {r.get('n_recorded', 0)} judgments recorded, {r.get('n_skipped', 0)} "
-                   f"already done, cost {fmt_usd(None if r.get('cost_unknown') and not r.get('cost_usd') else r.get('cost_usd'), unknown=UNPRICED)}"
+                   f"already done, cost {jobs.usd(None if r.get('cost_unknown') and not r.get('cost_usd') else r.get('cost_usd'))}"
                    + (f"; stopped ({plain(r['stopped'])})" if r.get("stopped") else ""))
     if not status["runs"]:
         st.caption("No runs yet.")
@@ -167,7 +140,7 @@ def _progress(db: str, golden_set: str, rubric: str, judge: str, status: dict, *
     show_table([{"run": r["name"], "source": "imported" if r["source"] == "import" else "run here",
                  "status": r["status"], "judgments": r["judgments"]} for r in status["runs"]],
                {"judgments": "%d"}, key="judges-runs" + ("-live" if live else ""))
-    cost = fmt_usd(status["cost_usd"], unknown="unknown (no price recorded)")
+    cost = jobs.usd(status["cost_usd"], "unknown (no price recorded)")
     if status["cost_usd"] is not None and status.get("n_unpriced"):
         cost += f" (and {status['n_unpriced']} judgments without a price)"
     st.caption(f"Current run {code_span(status['current'])}: {status['done']} judgments, {status['unscored']} "

@@ -13,13 +13,12 @@ import pandas as pd
 import streamlit as st
 
 from workbench.features.refine import service as svc
-from workbench.features.refine.records import RefineRound, RoundResults
+from workbench.features.refine.records import RefineEstimate, RefineRound, RoundResults
 from workbench.calibration.rubric_versions import get_rubric
 from workbench.core.errors import WorkbenchError
-from workbench.core.scale import fmt_usd
 from workbench.features.refine.records import SessionHistory
 from workbench.store import Store
-from workbench.ui import auth, glossary, jobs, keys
+from workbench.ui import auth, glossary, jobs
 from workbench.ui.components import code_span, plain, run_action, show_flash, status_mark
 from workbench.ui.lead import NUMBER, page_header, show_table
 from workbench.ui.state import db_path, store
@@ -141,6 +140,17 @@ def _rounds_wanted(sessions: list[SessionHistory], version: int) -> int:
     return 1 + (len([r for r in open_.rounds if r.status != "failed"]) if open_ else 0)
 
 
+def round_cost(e: RefineEstimate) -> jobs.Cost:
+    """A round's estimate as the confirmation shows it: the judge's requests at their expected cost, the
+    optimizer's (whose reply length is not known in advance) at its bound."""
+    sends = f"{e.judge_requests:,} judge requests" + (
+        f" and {e.optimizer_requests} optimizer request{'s' * (e.optimizer_requests != 1)}"
+        if e.optimizer_requests else "")
+    expected = None if e.judge_cost_usd is None or e.optimizer_max_cost_usd is None else \
+        e.judge_cost_usd + e.optimizer_max_cost_usd
+    return jobs.Cost(sends, expected, e.max_cost_usd)
+
+
 def _start(golden_set: str, rubric: str, judge: str, sessions: list[SessionHistory]) -> None:
     """Start one refinement round (few-shot needs no optimizer; an optimizer needs its model and key) in a job."""
     db = db_path()
@@ -158,22 +168,15 @@ def _start(golden_set: str, rubric: str, judge: str, sessions: list[SessionHisto
         budget = c.number_input("Budget (USD, 0 = none)", min_value=0.0, value=0.0, step=1.0, key="refine-budget")
         rounds = _rounds_wanted(sessions, rv.version)
         args = dict(strategy=strategy, optimizer=optimizer or None, rounds=rounds)
-        keys.key_field(rv.rubric.judge(judge).model, "refine-judge")
-        if optimizer:
-            keys.key_field(optimizer, "refine-optimizer")
         try:
             e = svc.estimate(store(), golden_set, rubric, judge, **args)
         except WorkbenchError as err:
             st.error(plain(str(err)))
             return
-        worst = fmt_usd(e.max_cost_usd, unknown="unknown (a model is not in the price table)")
         st.markdown(f"Round {rounds} of {code_span(judge)} on {e.n_development} development and {e.n_held_out} "
-                    f"held-out items: {e.judge_requests} judge requests"
-                    + (f" and {e.optimizer_requests} optimizer requests" if e.optimizer_requests else "")
-                    + f"; estimated at most {worst}.")
-        if st.button("Start the round", type="primary", key="refine-start", disabled=running):
-            env = keys.provider_env()
+                    "held-out items.")
 
+        def start(env: dict[str, str]) -> None:
             def work(s: Store, j: jobs.Job):
                 def say(message: str) -> None:
                     j.part = message
@@ -181,14 +184,19 @@ def _start(golden_set: str, rubric: str, judge: str, sessions: list[SessionHisto
                                   provider_options={"env": env}, optimizer_options={"env": env}, **args)
 
             jobs.launch(jobs.REFINE, db, (golden_set, rubric, judge), work)
-            st.rerun()
+
+        # the judge and the optimizer share a field when they share a provider: one key per provider on the page
+        models = [rv.rubric.judge(judge).model] + ([optimizer] if optimizer else [])
+        jobs.paid_start("refine", "Start the round", round_cost(e), models, start, disabled=running)
         if running:
             _live(db, golden_set, rubric, judge)
         elif job and job.error:
             st.error(plain(job.error))
         elif job and job.result:
             last = job.result.rounds[-1] if job.result.rounds else None
-            st.success(f"Session {job.result.session_id}: spent {fmt_usd(job.result.spent_usd, 4)}"
+            spent = job.result.spent_usd
+            st.success(f"Session {job.result.session_id}: "
+                       + ("nothing spent" if spent == 0 else f"spent {jobs.usd(spent)}")
                        + (f"; round {last.number} is {STATUS_WORD.get(last.status, last.status)}." if last else ".")
                        + (" Stopped by the budget." if job.result.stopped else ""))
 
