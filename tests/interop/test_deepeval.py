@@ -94,7 +94,7 @@ def test_a_score_outside_the_maps_range_names_the_record(runs, store, tmp_path):
     add_qa_rubric(store, tmp_path)
     narrow = write(tmp_path / "narrow.yaml", '"Correctness [GEval]": {cut_points: [0.5], levels: [-1, 0], '
                                              'range: [0, 0.5]}\n')
-    with pytest.raises(InputError, match=r"^deepeval record 2: field metricsData\[0\]\.score: value 0\.9 of "
+    with pytest.raises(InputError, match=r"^deepeval test_run_\w+\.json record 2: field metricsData\[0\]\.score: value 0\.9 of "
                                          r"'Correctness \[GEval\]' is not covered by its map in narrow\.yaml"):
         import_from(store, "deepeval", str(runs[0]), "qa", "qa", map_file=str(narrow))
     assert store.golden_sets() == []

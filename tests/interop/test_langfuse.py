@@ -57,7 +57,7 @@ def test_scores_with_their_traces_and_observations_are_imported_and_calibrate(cl
 
 def test_scores_alone_attach_to_traces_imported_before(store, tmp_path):
     add_qa_rubric(store, tmp_path, MAPS)
-    with pytest.raises(InputError, match=r"^langfuse record 1: field item_id: refers to item 'trace-1', which is "
+    with pytest.raises(InputError, match=r"^langfuse scores-1\.json record 1: field item_id: refers to item 'trace-1', which is "
                                          r"neither in this import nor in golden set 'qa'"):
         import_from(store, "langfuse", str(FIXTURES / "scores-1.json"), "qa", "qa")
     import_from(store, "langfuse", str(FIXTURES), "qa", "qa")

@@ -13,7 +13,11 @@ from hypothesis import strategies as st
 from tests.properties.conftest import PROFILE
 from tests.properties.harness import Workspace, damaged, dump, mutated, outcome
 from workbench.calibration.rubric_versions import add_rubric
-from workbench.features.importing.service import import_items, import_judgments, import_labels
+from workbench.features.importing.service import (
+    import_items,
+    import_judgments,
+    import_labels,
+)
 from workbench.store import Store
 
 RUBRIC = """name: qa
@@ -143,3 +147,26 @@ def test_monitor_ingest_lands_whole_or_is_refused_by_line(monitored, file, rate,
         with Store(workspace.root / f"ex{workspace.n}" / "workbench.db") as s:
             n = s.conn.execute("SELECT count(*) FROM monitor_traces").fetchone()[0]
         assert n == res.added == res.records, how
+
+
+def test_a_trace_that_cannot_become_an_item_is_refused_at_its_line_sampled_or_not(monitored):
+    """Found: a trace with an empty input was taken when the draw left it out, and refused as 'sampled.jsonl line
+    1' (the staging file, not the user's) when the draw sampled it."""
+    from workbench.core.errors import InputError
+    from workbench.features.monitoring.ingest import ingest
+
+    workspace, bundle, bundle_name = monitored
+    for rate in (0.0, 1.0):
+        db, inputs = workspace.fresh()
+        path = inputs / "traces.jsonl"
+        path.write_text(json.dumps({"id": "t1", "timestamp": "2026-11-20T09:00:00Z", "input": "q", "output": "a",
+                                    "score": 1}) + "\n" + json.dumps({"id": "t2", "timestamp": "2026-11-20T09:00:00Z",
+                                                                      "input": "", "output": "a", "score": 0}) + "\n")
+        with Store(db) as s:
+            def run(s=s, path=path, rate=rate):
+                return ingest(s, "prod", bundle, bundle_name, "jsonl", path, label_rate=rate, seed=1)
+
+            assert outcome(db, inputs, "traces.jsonl", run, what="empty input") is None  # refused, nothing written
+            with pytest.raises(InputError) as e:
+                run()
+        assert str(e.value).startswith("traces.jsonl line 2: field 'input': is empty"), str(e.value)

@@ -186,14 +186,19 @@ def text_of(content: Any) -> str:
 
 
 def read_json(source: str, uri: str) -> Any:
-    """A tool's JSON export; SourceError naming the file when it is missing or not JSON."""
+    """A tool's JSON export; SourceError naming the file when it is missing or not JSON.
+
+    A UTF-8 byte-order mark (what Windows tools write first) is read past, as the workbench's own files are."""
     path = Path(uri)
     if not path.is_file():
         raise SourceError(source, None, f"there is no file {uri}", fix="check the path")
     try:
-        with path.open(encoding="utf-8") as fh:
+        with path.open(encoding="utf-8-sig") as fh:
             return json.load(fh)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except UnicodeDecodeError as e:  # said in its own words: the codec's ("unexpected end of data") read as a crash
+        raise SourceError(source, None, f"{path.name} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset "
+                          f"{e.start})", fix=f"give the JSON file {source} wrote, in UTF-8") from None
+    except json.JSONDecodeError as e:
         raise SourceError(source, None, f"{path.name} is not JSON ({e})",
                           fix=f"give the JSON file {source} wrote") from None
 

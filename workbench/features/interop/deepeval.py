@@ -52,6 +52,9 @@ CASE = {"type": "object", "properties": {
     "turns": {"type": ["array", "null"], "items": {"type": "object", "properties": {
         "role": {"type": "string"}, "content": _TEXT, "order": {"type": ["integer", "null"]},
         "toolsCalled": {"type": ["array", "null"], "items": {"type": "object"}}}}}}}
+# The test run around the cases (``TestRun``): its lists of single-turn and conversational test cases.
+TEST_RUN = {"type": "object", "properties": {"testCases": {"type": ["array", "null"]},
+                                             "conversationalTestCases": {"type": ["array", "null"]}}}
 FIX = "give the test_run_*.json that evaluate() writes, as DeepEval wrote it"
 
 _CONTEXT = ("context", "retrievalContext", "toolsCalled", "tags", "metadata", "scenario", "expectedOutcome")
@@ -134,6 +137,7 @@ class DeepEvalAdapter:
         if not isinstance(run, dict) or not ({"testCases", "conversationalTestCases"} & set(run)):
             raise SourceError(SOURCE, None, f"{uri} is not a DeepEval test run (no testCases)",
                               fix="give the test_run_*.json that evaluate() writes to DEEPEVAL_RESULTS_FOLDER")
+        check(SOURCE, Path(uri).name, None, run, TEST_RUN, fix=FIX)
         cases = [(c, False) for c in run.get("testCases") or []] + \
                 [(c, True) for c in run.get("conversationalTestCases") or []]
         for n, (raw, conversational) in enumerate(cases, start=1):

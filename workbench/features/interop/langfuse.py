@@ -34,10 +34,26 @@ from typing import Any
 
 from workbench.core.errors import ConfigError
 
+from workbench.features.interop.shapes import check
 from workbench.features.interop.base import (SourceError, SourceItem, SourceJudgment, SourceLabel, SourceRecord,
     Skipped, export_files, read_json, require, response_rows, text_of)
 
 SOURCE = "langfuse"
+# A saved page of the Scores API (``GetScoresResponse``): its ``data`` and ``meta``, whose ``cursor`` (a string, or
+# absent on the last page) says whether the next file continues the pull.
+PAGE = {"type": "object", "properties": {
+    "data": {"type": "array"},
+    "meta": {"type": ["object", "null"], "properties": {"cursor": {"type": ["string", "null"]}}}}}
+# A score (the v3 Scores API's ``data[]`` with ``fields=details,subject,annotation``): the fields read, with the
+# types Langfuse writes; what is missing is said where it is read (a score without a subject, an annotation
+# without its author).
+_TEXT = {"type": ["string", "null"]}
+SCORE = {"type": "object", "properties": {
+    "id": {"type": "string"}, "name": {"type": "string"}, "value": {"type": ["number", "string", "boolean", "null"]},
+    "dataType": {"type": "string"}, "source": {"type": "string"}, "timestamp": _TEXT, "comment": _TEXT,
+    "authorUserId": _TEXT,
+    "subject": {"type": ["object", "null"], "properties": {"kind": {"type": "string"}, "id": {"type": "string"},
+                                                          "traceId": _TEXT}}}}
 NOT_RATINGS = ("TEXT", "CORRECTION")
 
 
@@ -119,6 +135,8 @@ def _pulled_scores(files: list[Path], in_folder: bool) -> Iterator[SourceRecord]
     is taken as the newest pull holds it, so a reviewer's change reaches the golden set.
     """
     bodies = [(f, read_json(SOURCE, str(f)), response_rows(SOURCE, f)) for f in files]
+    for f, body, _ in bodies:
+        check(SOURCE, f.name, None, body, PAGE, fix="save the response body as it came")
     # a reviewer may change an annotation between pulls: a label is the newest version of its score (where it is)
     newest = {score["id"]: (f, n, score) for f, _, rows in bodies for n, score in enumerate(rows, start=1)
               if isinstance(score, dict) and isinstance(score.get("id"), str)}
@@ -188,6 +206,7 @@ def _item(entity: Any, file: str, n: int, *, observation: bool) -> dict:
 
 def _score(n: int, score: Any, origin: str | None) -> SourceRecord:
     where = f"{SOURCE} {origin}" if origin else SOURCE
+    check(SOURCE, origin, n, score, SCORE, fix="save the response as it came")
     if not isinstance(score, dict) or not isinstance(name := score.get("name"), str):
         raise SourceError(where, n, "a score needs a 'name'", field="name", fix="save the response as it came")
     source, data_type = str(score.get("source", "")).upper(), str(score.get("dataType", ""))

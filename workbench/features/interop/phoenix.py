@@ -43,11 +43,27 @@ from typing import Any
 
 from workbench.core.errors import InputError
 from workbench.core.formats import Record, parse_item
+from workbench.features.interop.shapes import check
 from workbench.features.interop.base import (SourceError, SourceItem, SourceJudgment, SourceLabel, SourceRecord,
     Skipped, export_files, producer_of, read_json, response_rows)
 
 SOURCE = "phoenix"
 _SPAN_FILES = ("span_annotations", "spans")
+# The fields read of a span (the REST API's ``Span``) and of a span annotation (``SpanAnnotation``, or a record of
+# the client's dataframe: its ``result.*`` columns flat), with the types Phoenix writes; what is missing is said
+# where it is read.
+_TEXT = {"type": ["string", "null"]}
+SPAN = {"type": "object", "properties": {
+    "name": _TEXT, "span_kind": _TEXT, "attributes": {"type": ["object", "null"]},
+    "context": {"type": "object", "properties": {"trace_id": _TEXT, "span_id": {"type": "string"}}}}}
+_RESULT = {"label": _TEXT, "score": {"type": ["number", "null"]}, "explanation": _TEXT}
+ANNOTATION = {"type": "object", "properties": {
+    "id": _TEXT, "span_id": {"type": "string"}, "name": {"type": "string"}, "annotation_name": {"type": "string"},
+    "annotator_kind": {"type": "string"}, "result": {"type": ["object", "null"], "properties": _RESULT},
+    **{f"result.{k}": v for k, v in _RESULT.items()},
+    "metadata": {"type": ["object", "null"], "properties": {"model": _TEXT}},
+    "identifier": _TEXT, "user_id": _TEXT, "created_at": _TEXT, "updated_at": _TEXT}}
+FIX = "save the response as it came"
 
 
 class PhoenixAdapter:
@@ -97,6 +113,7 @@ def _text(value: Any) -> str:
 
 
 def _item(span: Any, file: str, n: int) -> dict:
+    check(SOURCE, file, n, span, SPAN, fix=FIX)
     context = span.get("context") if isinstance(span, dict) else None
     if not isinstance(context, dict) or not (span_id := context.get("span_id")):
         raise SourceError(f"{SOURCE} {file}", n, "the span has no context.span_id", field="context.span_id",
@@ -118,8 +135,7 @@ def _item(span: Any, file: str, n: int) -> dict:
 
 def _annotation(n: int, a: Any, origin: str | None) -> SourceRecord:
     where = f"{SOURCE} {origin}" if origin else SOURCE
-    if not isinstance(a, dict):
-        raise SourceError(where, n, "an annotation must be an object", fix="save the response as it came")
+    check(SOURCE, origin, n, a, ANNOTATION, fix=FIX)
     name = a.get("name", a.get("annotation_name"))
     span_id = a.get("span_id")
     if not isinstance(name, str) or not span_id:

@@ -74,6 +74,13 @@ ROW = {
             "componentResults": {"type": ["array", "null"], "items": _COMPONENT}}},
     },
 }
+# The file around the rows (``OutputFile``): the eval's config, whose ``defaultTest`` gives a grader and metadata
+# to every test, and the eval's metadata (its ``author`` rated in the viewer).
+OUTPUT_FILE = {"type": "object", "properties": {
+    "config": {"type": ["object", "null"], "properties": {"defaultTest": {"type": ["object", "string", "null"],
+        "properties": {"metadata": {"type": ["object", "null"]},
+                       "options": {"type": ["object", "null"], "properties": {"provider": _PROVIDER}}}}}},
+    "metadata": {"type": ["object", "null"], "properties": {"author": {"type": ["string", "null"]}}}}}
 FIX = "give the results file promptfoo wrote (promptfoo eval -o results.json)"
 REFERENCE_KINDS = ("equals", "contains", "icontains", "factuality", "model-graded-factuality",
                    "model-graded-closedqa", "similar")
@@ -89,6 +96,7 @@ class PromptfooAdapter:
         if not isinstance(rows, list):
             raise SourceError(SOURCE, None, f"{uri} is not a promptfoo results file (no results.results list)",
                               fix="write it with 'promptfoo eval -o results.json'")
+        check(SOURCE, Path(uri).name, None, out, OUTPUT_FILE, fix=FIX)
         config = out.get("config") if isinstance(out.get("config"), dict) else {}
         default_metadata = ((config.get("defaultTest") or {}).get("metadata") or {}) \
             if isinstance(config.get("defaultTest"), dict) else {}

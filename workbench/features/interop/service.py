@@ -187,10 +187,24 @@ class _Read:
 
 def _read(source: str, adapter: Adapter, uri: str, maps: ImportMaps, result: InteropResult,
           progress: Progress | None, scale: Scale, read_options: dict | None = None) -> _Read:
+    # a refusal names the file: an export of one file is that file (one of several names its own already)
+    file = Path(uri).name if "://" not in str(uri) and Path(uri).is_file() else None
+    try:
+        return _read_records(source, adapter, uri, maps, result, progress, scale, read_options, file)
+    except SourceError as e:
+        if file is None or e.source != source or e.record is None:
+            raise
+        raise SourceError(f"{source} {file}", e.record, e.problem, field=e.field, fix=e.fix) from None
+
+
+def _read_records(source: str, adapter: Adapter, uri: str, maps: ImportMaps, result: InteropResult,
+                  progress: Progress | None, scale: Scale, read_options: dict | None, file: str | None) -> _Read:
     read = _Read()
     carried: dict[str, ImportMaps] = {}
     seen_repeat: dict[tuple, int] = {}
     for rec in adapter.read(str(uri), **(read_options or {})):
+        if file is not None and not isinstance(rec, Skipped) and rec.origin is None:
+            rec = dataclasses.replace(rec, origin=file)
         result.records += 1
         if progress and result.records % PROGRESS_EVERY == 0:
             progress(result.records)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from workbench.core.errors import InputError
-from workbench.core.formats import Record, read_records
+from workbench.core.formats import Record, parse_item, read_records
 from workbench.core.inputs import MAX_SEED
 from workbench.core.models import Item, Judgment, JudgeSpec
 from workbench.core.names import check_name
@@ -119,6 +119,9 @@ def _check(traces: list[Trace], sb: StreamBundle, file: str) -> None:
     seen: dict[str, int] = {}
     values = set(sb.values)
     for t in traces:
+        # every trace as the item it becomes if sampled: a trace that could not land is refused at its own line,
+        # whether or not the draw samples it (it was refused as line 1 of the staging file, when sampled)
+        parse_item(Record(file, t.line, t.as_item()))
         if t.id in seen:
             raise InputError(f"trace id '{t.id}' appears twice (also line {seen[t.id]})", file=file, line=t.line,
                              field="id", fix="give each trace its own id")
