@@ -56,7 +56,9 @@ def test_the_demo_counts_the_files_it_wrote_and_copies_what_the_readme_reads(tmp
     r = workbench(tmp_path, "demo", "--no-ui")
     assert r.returncode == 0, r.stderr
     on_disk = files_in(tmp_path)
-    assert wrote(r.stdout) == len(on_disk) == len(list(demo_files())) + 1  # the demo's files and the database
+    # the demo's files, the database, and the demo board's approved bundle (in the workspace, issue 50 item 2)
+    assert wrote(r.stdout) == len(on_disk) == len(list(demo_files())) + 2
+    assert "rubrics/approved/demo-board/demo-patch-quality@v1--test-results.yaml" in on_disk
     assert r.stdout.strip().splitlines()[-1].startswith(f"Wrote {len(on_disk)} files: workbench.db (the database), ")
     # the eval-awareness audit's rubric and golden set, where the README's block reads them
     for path in ("rubrics/examples/eval-awareness-audit.yaml", "golden_sets/eval-awareness/items.jsonl",

@@ -99,13 +99,20 @@ def test_the_demo_seeds_two_graded_boards_without_moving_its_own_numbers(demo_db
         [lead] = board.board_leads(s, "demo-week-49")
         assert lead.leader != "model-b2" and lead.runner_up is not None
 
-        # the approved bundle was exported once, to a folder that is gone: the workspace has the demo's files only
+        # the approved bundle was exported once, into the workspace (a folder of its golden set): the database
+        # records no path outside it, and the workspace holds the demo's files and that bundle
         exported = list_bundles(s)
-        assert [b.judge_id for b in exported] == [BOARD_GRADER] and not Path(exported[0].path).exists()
+        assert [(b.judge_id, b.golden_set) for b in exported] == [(BOARD_GRADER, BOARD_GOLDEN_SET)]
+        bundle = Path(exported[0].path)
+        assert bundle == tmp_path / "rubrics" / "approved" / BOARD_GOLDEN_SET / f"{RUBRIC}@v1--{BOARD_GRADER}.yaml"
+        assert bundle.is_file()
         assert {t.golden_set for t in board.board_report(s, "demo-week-48").tiers} == {BOARD_GOLDEN_SET}
         on_disk = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")
                          if p.is_file() and not p.name.endswith(("-wal", "-shm", "-journal")))
-        assert on_disk == sorted(["workbench.db", *(str(rel) for rel, _ in demo_files())])
+        assert on_disk == sorted(["workbench.db", bundle.relative_to(tmp_path).as_posix(),
+                                  *(str(rel) for rel, _ in demo_files())])
+        assert [Path(r[0]) for r in s.conn.execute("SELECT path FROM exports")] == [bundle]
+        assert {r[0] for r in s.conn.execute("SELECT path FROM board_bundles")} == {bundle.name}  # a name, no folder
 
         # a second seed adds nothing and grades nothing
         before = {b.name: (b.n_items, b.n_bundles) for b in board.list_boards(s)}

@@ -88,7 +88,8 @@ def demo(ctx: Ctx, no_ui: bool, port: int) -> None:
     for path in summary.files_kept:
         click.echo(f"Kept {_shown(path)}: it differs from the demo's copy (the database has the demo's).", err=True)
     click.echo(f"In the UI, pick the rater '{summary.lead}' to see the lead pages; a new name is a reviewer.")
-    click.echo(_files_written(ctx.workspace, summary.files_written,
+    bundles = sorted({b.bundle for b in summary.boards if getattr(b, "bundle", None) is not None})
+    click.echo(_files_written(ctx.workspace, summary.files_written + bundles,
                               db if not db_existed or summary.changed else None, created=not db_existed))
     if not no_ui:
         _run_ui(ctx.workspace, port)

@@ -606,8 +606,11 @@ class Store(Connection):
         return self._one("SELECT 1 AS x FROM exports WHERE sha256 = ?", (sha256,)) is not None
 
     def exports(self) -> list[dict]:
-        return self._all("""SELECT e.*, r.name AS rubric_name, r.version AS rubric_version, j.judge_id
+        return self._all("""SELECT e.*, r.name AS rubric_name, r.version AS rubric_version, j.judge_id,
+                                   g.name AS golden_set
                             FROM exports e JOIN rubrics r ON r.id = e.rubric_id JOIN judges j ON j.pk = e.judge_pk
+                            JOIN golden_set_versions v ON v.id = e.golden_set_version_id
+                            JOIN golden_sets g ON g.id = v.golden_set_id
                             ORDER BY e.id""")
 
     # -- batches ----------------------------------------------------------

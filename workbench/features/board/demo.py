@@ -7,21 +7,21 @@ of runs (``examples/board/week-48.jsonl`` and ``week-49.jsonl``: three models on
 boards ``demo-week-48`` and ``demo-week-49``. Every number the Board page shows is computed by the functions
 `workbench judge run`, `workbench export` and `workbench board grade` call.
 
-The bundle file is written to a temporary folder, gone once graded: the boards keep the bundle itself (and the
-database its export record), and the workspace holds only the demo's own files. ``workbench demo`` hands this to
+The bundle file is written inside the workspace, in a folder of its golden set
+(``rubrics/approved/demo-board/``, so exporting the same rubric and judge on the demo golden set never overwrites
+it): the database records only paths the workspace holds, and the Export page can offer the file. ``workbench demo`` hands this to
 the demo's seeding (the demo knows nothing of boards: it passes its run files).
 """
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from workbench.core.workspace import Workspace
 from workbench.features.board import service as board
-from workbench.features.export.bundle import export_bundle
+from workbench.features.export.bundle import approved_dir, export_bundle
 from workbench.features.judging import service as judging
 from workbench.store import Store
 
@@ -34,6 +34,7 @@ class SeededBoard:
     name: str
     items: int    # runs on the board
     graded: int   # grades recorded by this seeding (0 when the board was graded already)
+    bundle: Path | None = None  # the approved bundle file it graded with (in the workspace)
 
 
 def board_name(run_file: str | Path) -> str:
@@ -50,11 +51,11 @@ def seed_demo_boards(store: Store, golden_set: str, rubric: str, run_files: Sequ
     """
     judging.run_summary(store, golden_set, rubric, BOARD_GRADER, concurrency=1)
     out = []
-    with tempfile.TemporaryDirectory(prefix="workbench-demo-bundle-") as tmp:
-        bundle = export_bundle(store, golden_set, rubric, BOARD_GRADER, out_dir=tmp, workspace=workspace,
-                               signing_key=None, actor=actor)
-        for path in run_files:
-            summary = board.grade_board(store, board_name(path), [path], [bundle.path], concurrency=1,
-                                        workspace=workspace)
-            out.append(SeededBoard(summary.board, summary.n_items, sum(t.n_recorded for t in summary.tiers)))
+    bundle = export_bundle(store, golden_set, rubric, BOARD_GRADER, out_dir=approved_dir(workspace) / golden_set,
+                           workspace=workspace, signing_key=None, actor=actor)
+    for path in run_files:
+        summary = board.grade_board(store, board_name(path), [path], [bundle.path], concurrency=1,
+                                    workspace=workspace)
+        out.append(SeededBoard(summary.board, summary.n_items, sum(t.n_recorded for t in summary.tiers),
+                               bundle.path))
     return out

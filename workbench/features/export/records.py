@@ -249,3 +249,4 @@ class ExportedBundle:
     rubric_name: str
     rubric_version: int
     judge_id: str
+    golden_set: str = ""  # the golden set the bundle was calibrated on (its version's)

@@ -10,6 +10,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.calibration.gate import FAILED, NOT_MEASURABLE, PASSED, UNDECIDED, WARNING
 from workbench.calibration.report import CalibrationReport
 from workbench.features.export.bundle import UNSIGNED_HINT, GateFailed, export_bundle, list_bundles
+from workbench.features.export.records import ExportedBundle
 from workbench.features.selective.service import gate_and_section
 from workbench.calibration.rubric_versions import get_rubric
 from workbench.ui import auth
@@ -74,20 +75,46 @@ def render() -> None:
                          args=(golden_set, f"{rubric}@v{rep.rubric.version}", spec.id),
                          type="primary" if ok else "secondary",
                          help=None if ok else "Only a pair whose every check is decided and passed can be exported.")
+    _approved(golden_set, rubric)
+
+
+def _approved(golden_set: str, rubric: str) -> None:
+    """The approved bundles of the golden set and rubric on screen (so a bundle is never listed beside the same
+    judge's "no verdict yet" of another golden set), the newest export of each pair; the others in one line."""
     st.subheader("Approved bundles")
-    bundles = list_bundles(store())
-    if not bundles:
-        st.info("No approved bundle yet.")
-    for b in bundles:
+    latest: dict[tuple, ExportedBundle] = {}
+    for b in list_bundles(store()):  # oldest first: an export again of the same pair replaces the earlier one
+        latest[(b.golden_set, b.rubric_name, b.rubric_version, b.judge_id)] = b
+    here = [b for b in latest.values() if b.golden_set == golden_set and b.rubric_name == rubric]
+    elsewhere = [b for b in latest.values() if b not in here]
+    if not here:
+        st.info(f"No approved bundle of rubric {code_span(rubric)} on golden set {code_span(golden_set)} yet.")
+    for b in here:
         path = Path(b.path)
         cols = st.columns([4, 1])
         cols[0].markdown(f"{code_span(path.name)} — rubric {plain(b.rubric_name)} v{b.rubric_version}, judge "
                          f"{plain(b.judge_id)}, sha256 {code_span(b.sha256[:16])}, {plain(b.created_at)}")
-        if path.exists():
+        if path.is_file():
             cols[1].download_button("Download", path.read_bytes(), file_name=path.name, mime="application/yaml",
                                     key=f"dl-{b.id}")
         else:
-            cols[1].caption("file moved")
+            st.warning(missing_sentence(b), icon="📄")
+    if elsewhere:
+        sets: dict[str, int] = {}
+        for b in elsewhere:
+            sets[b.golden_set] = sets.get(b.golden_set, 0) + 1
+        st.caption("Approved on other golden sets or rubrics: "
+                   + ", ".join(f"{code_span(g)} ({n} bundle{'s' * (n != 1)})" for g, n in sorted(sets.items()))
+                   + ". Pick the golden set and rubric in the sidebar to see and download them.")
+
+
+def missing_sentence(b: ExportedBundle) -> str:
+    """One sentence for an approved bundle whose file is gone, with what to do."""
+    return (f"{code_span(Path(b.path).name)} (judge {plain(b.judge_id)}, rubric {plain(b.rubric_name)} "
+            f"v{b.rubric_version}) was approved on {plain(b.created_at[:10])}, but its file is no longer at "
+            f"{code_span(b.path)}: export it again with its Export button above, or run "
+            f"{code_span(f'workbench export -g {b.golden_set} -r {b.rubric_name}@v{b.rubric_version} -j {b.judge_id}')}"
+            ", to write it into this workspace's rubrics/approved folder.")
 
 
 if __name__ == "__main__":
