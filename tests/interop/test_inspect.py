@@ -124,7 +124,7 @@ def test_a_value_the_map_does_not_cover_names_the_record_and_nothing_lands(logs,
     with pytest.raises(InputError) as e:
         import_from(store, "inspect", str(logs / "arith.eval"), "qa", "qa")
     message = str(e.value)
-    assert message.startswith("inspect record ") and "field scores.model_graded_qa" in message
+    assert message.startswith("inspect arith.eval record ") and "field scores.model_graded_qa" in message
     assert "value \"I\" of 'model_graded_qa' is not covered by its map" in message
     assert message.endswith("; add the value to the map.")
     assert store.golden_sets() == []  # nothing landed

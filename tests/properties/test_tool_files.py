@@ -4,6 +4,7 @@ tool's shape (or, for Langfuse and Phoenix, the API responses of tests/interop/f
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -254,4 +255,171 @@ def test_a_refused_record_of_a_one_file_export_names_the_file(workspace):
         "phoenix-model"])
 def test_a_field_of_the_wrong_type_is_refused_by_its_shape(workspace, source, files, uri, rubric, needle):
     message = _message(workspace, source, files, uri, rubric)
+    assert message.startswith(needle), message
+
+
+# --------------------------------------------------------------------------- Inspect AI and MLflow: their file forms
+
+INSPECT_MAPS = "model_graded_qa: {categorical: {C: 0, I: -1}}\n"
+MLFLOW_MAPS = "correctness: {boolean: {true: 0, false: -1}}\n"
+
+
+@pytest.fixture(scope="module")
+def inspect_log() -> dict:
+    """An Inspect log as ``write_eval_log`` writes its .json form: three samples graded by model_graded_qa."""
+    pytest.importorskip("inspect_ai")
+    import tempfile
+
+    from inspect_ai.log import (
+        EvalConfig,
+        EvalDataset,
+        EvalLog,
+        EvalSample,
+        EvalSpec,
+        write_eval_log,
+    )
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput
+    from inspect_ai.scorer import Score
+
+    spec = EvalSpec(created="2026-11-20T09:00:00+00:00", task="arith", dataset=EvalDataset(name="arith", samples=3,
+                                                                                sample_ids=["q0", "q1", "q2"]),
+                    model="mockllm/model", config=EvalConfig())
+    samples = [EvalSample(id=f"q{i}", epoch=1, input=f"What is {i}+{i}?", target=str(2 * i),
+                          messages=[ChatMessageUser(content=f"What is {i}+{i}?"), ChatMessageAssistant(content="4")],
+                          output=ModelOutput.from_content("mockllm/model", str(2 * i)),
+                          scores={"model_graded_qa": Score(value="C" if i % 2 else "I", explanation="checked")})
+               for i in range(3)]
+    with tempfile.TemporaryDirectory() as tmp:
+        write_eval_log(EvalLog(status="success", eval=spec, samples=samples), f"{tmp}/arith.json")
+        return json.loads(Path(f"{tmp}/arith.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def mlflow_traces() -> list:
+    """MLflow traces as ``Trace.to_dict()`` writes them: three, each with a judge's and a reviewer's feedback."""
+    pytest.importorskip("mlflow")
+    from mlflow.entities import (
+        AssessmentSource,
+        AssessmentSourceType,
+        Feedback,
+        Span,
+        Trace,
+        TraceData,
+        TraceInfo,
+        TraceState,
+    )
+    from mlflow.entities.trace_location import TraceLocation
+
+    traces = []
+    for i in range(3):
+        feedback = [Feedback(name="correctness", value=bool(i % 2), rationale="checked", trace_id=f"tr-{i}",
+                             source=AssessmentSource(source_type=AssessmentSourceType.LLM_JUDGE,
+                                                     source_id="openai:/gpt-4o")),
+                    Feedback(name="correctness", value=True, trace_id=f"tr-{i}",
+                             source=AssessmentSource(source_type=AssessmentSourceType.HUMAN, source_id="ana"))]
+        for n, f in enumerate(feedback):
+            f.assessment_id = f"a-{i}-{n}"
+        info = TraceInfo(trace_id=f"tr-{i}", trace_location=TraceLocation.from_experiment_id("1"),
+                         request_time=1_700_000_000_000 + i, state=TraceState.OK,
+                         request_preview=json.dumps({"question": f"{i}+{i}"}), response_preview=json.dumps(str(2 * i)),
+                         assessments=feedback)
+        root = Span.from_dict({  # the root span: the trace's request and response
+            "trace_id": base64.b64encode(i.to_bytes(16, "big")).decode(), "parent_span_id": "",
+            "span_id": base64.b64encode((i + 1).to_bytes(8, "big")).decode(), "name": "qa",
+            "start_time_unix_nano": 1, "end_time_unix_nano": 2, "status": {"code": "STATUS_CODE_OK", "message": ""},
+            "events": [], "attributes": {"mlflow.traceRequestId": json.dumps(f"tr-{i}"),
+                                         "mlflow.spanType": json.dumps("CHAIN"),
+                                         "mlflow.spanInputs": json.dumps({"question": f"{i}+{i}"}),
+                                         "mlflow.spanOutputs": json.dumps(str(2 * i))}})
+        traces.append(Trace(info=info, data=TraceData(spans=[root])).to_dict())
+    return traces
+
+
+def _with_map(workspace: Workspace, source: str, name: str, data: bytes, maps: str, how: str, located: bool):
+    db, inputs = workspace.fresh()
+    (inputs / name).write_bytes(data)
+    (inputs.parent / "map.yaml").write_text(maps)
+    with Store(db) as s:
+        res = outcome(db, inputs, name, lambda: import_from(s, source, str(inputs / name), "imported", "qa",
+                                                            map_file=str(inputs.parent / "map.yaml")),
+                      what=f"{source} {name} ({how}): {data[:400]!r}", record_level=located)
+        if res is not None:
+            assert s.conn.execute("SELECT count(*) FROM items").fetchone()[0] == res.items_added == res.items_read
+    return res
+
+
+@settings(settings.get_profile(PROFILE))
+@given(st.data())
+def test_inspect_logs_land_whole_or_are_refused_by_record(workspace, inspect_log, data):
+    raw, how, located = data.draw(one_file(st.just(inspect_log), ("samples",)))
+    _with_map(workspace, "inspect", "arith.json", raw, INSPECT_MAPS, how, located)
+
+
+@settings(settings.get_profile(PROFILE))
+@given(st.data())
+def test_mlflow_traces_land_whole_or_are_refused_by_record(workspace, mlflow_traces, data):
+    raw, how, located = data.draw(one_file(st.just(mlflow_traces), ()))
+    _with_map(workspace, "mlflow", "traces.json", raw, MLFLOW_MAPS, how, located)
+
+
+def test_the_unmutated_inspect_and_mlflow_files_import(workspace, inspect_log, mlflow_traces):
+    """What refuses a mutation is the mutation: the files as the tools write them import whole."""
+    res = _with_map(workspace, "inspect", "arith.json", json.dumps(inspect_log).encode(), INSPECT_MAPS, "as written",
+                    True)
+    assert res is not None and res.items_added == 3 and sum(j.added for j in res.judges) == 3
+    res = _with_map(workspace, "mlflow", "traces.json", json.dumps(mlflow_traces).encode(), MLFLOW_MAPS, "as written",
+                    True)
+    assert res is not None and res.items_added == 3 and res.labels_added == 3
+
+
+def _mutated_copy(doc, path: tuple, value=None, *, drop: bool = False):
+    doc = json.loads(json.dumps(doc))
+    at = doc
+    for p in path[:-1]:
+        at = at[p]
+    if drop:
+        del at[path[-1]]
+    else:
+        at[path[-1]] = value
+    return doc
+
+
+def _message_with_map(workspace, source, name, doc, maps) -> str:
+    from workbench.core.errors import WorkbenchError
+
+    db, inputs = workspace.fresh()
+    (inputs / name).write_text(json.dumps(doc))
+    (inputs.parent / "map.yaml").write_text(maps)
+    with Store(db) as s, pytest.raises(WorkbenchError) as e:
+        import_from(s, source, str(inputs / name), "imported", "qa", map_file=str(inputs.parent / "map.yaml"))
+    assert _with_map(workspace, source, name, json.dumps(doc).encode(), maps, "kept", True) is None
+    return str(e.value)
+
+
+def test_an_inspect_sample_inspect_cannot_read_is_refused_as_its_record(workspace, inspect_log):
+    """Found: a log without eval.dataset.sample_ids (and a sample pydantic refuses) raised Inspect's RuntimeError
+    (or ValidationError) through the import."""
+    message = _message_with_map(workspace, "inspect", "arith.json",
+                                _mutated_copy(inspect_log, ("eval", "dataset", "sample_ids"), drop=True), INSPECT_MAPS)
+    assert message.startswith("inspect arith.json record 1: Inspect cannot read the log from this sample on "
+                              "(RuntimeError: "), message
+    message = _message_with_map(workspace, "inspect", "arith.json",
+                                _mutated_copy(inspect_log, ("samples", 1, "scores"), True), INSPECT_MAPS)
+    # a .json log is read whole: refused at its first sample, Inspect's words naming the second
+    assert message.startswith("inspect arith.json record 1: Inspect cannot read the log from this sample on "
+                              "(ValidationError: ") and "samples.1.scores" in message, message
+
+
+@pytest.mark.parametrize("path, value, needle", [
+    # found: AttributeError ('partition' of a grader id that is not text; 'mlflow_experiment' of no location)
+    ((0, "info", "assessments", 0, "source", "source_id"), True,
+     "mlflow traces.json record 1: field info.assessments[0].source.source_id: found true, expected a string"),
+    ((0, "info", "trace_location"), None,
+     "mlflow traces.json record 1: field info.trace_location: found null, expected an object"),
+    # found: MLflow's parser refused a field it does not know as 'got an unexpected keyword argument'
+    ((1, "info", "surplus"), 1, "mlflow traces.json record 2: has a field MLflow's TraceInfo does not have ('surplus')"),
+], ids=["source-id-boolean", "location-null", "unknown-field"])
+def test_an_mlflow_trace_of_the_wrong_shape_is_refused_by_its_record(workspace, mlflow_traces, path, value, needle):
+    message = _message_with_map(workspace, "mlflow", "traces.json", _mutated_copy(mlflow_traces, path, value),
+                                MLFLOW_MAPS)
     assert message.startswith(needle), message

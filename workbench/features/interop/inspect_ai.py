@@ -17,6 +17,7 @@ Record N is the N-th sample of the log.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,9 +54,8 @@ class InspectAdapter:
         scorers = [s.name for s in spec.scorers or []]
         _check_scorers(log_name, scorers, scorer, judge_per_scorer)
         run = spec.eval_id or spec.task_id or None  # one eval of the task: the judgments' run
-        samples = self.log.read_eval_log_samples(uri, all_samples_required=False)
         seen: set[str] = set()  # a sample's epochs are one item (samples are written as they finish, in any order)
-        for n, sample in enumerate(samples, start=1):
+        for n, sample in self._samples(uri, log_name):
             item_id = str(sample.id)
             if item_id not in seen:
                 seen.add(item_id)
@@ -70,6 +70,23 @@ class InspectAdapter:
                 yield from _judgments(n, item_id, sample.epoch - 1, name, score, graders.get(name, graders[None]),
                                       run)
                 yield from _labels(n, item_id, name, score)
+
+
+    def _samples(self, uri: str, log_name: str) -> Iterator[tuple[int, Any]]:
+        """The log's samples, numbered; where Inspect cannot read on, the import is refused at the first sample not
+        read (a .json log is read whole: its record 1, with Inspect's words saying which sample is wrong)."""
+        samples = iter(self.log.read_eval_log_samples(uri, all_samples_required=False))
+        for n in itertools.count(1):
+            try:
+                sample = next(samples)
+            except StopIteration:
+                return
+            except Exception as e:  # noqa: BLE001 - inspect raises many kinds (pydantic's, its own) for a bad sample
+                problem = " ".join(str(e).split())
+                raise SourceError(f"{SOURCE} {log_name}", n, "Inspect cannot read the log from this sample on ("
+                                  f"{type(e).__name__}: {problem[:200]})",
+                                  fix="give the log as 'inspect eval' wrote it") from None
+            yield n, sample
 
 
 def _check_scorers(log_name: str, scorers: list[str], scorer: str | None, judge_per_scorer: bool, *,

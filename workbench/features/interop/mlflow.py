@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from workbench.features.interop.shapes import check
 from workbench.features.interop.base import (SourceError, SourceItem, SourceJudgment, SourceLabel, SourceRecord,
     Skipped, read_json, require, text_of)
 
@@ -37,6 +38,23 @@ PAGE = 500
 #: ``AssessmentMetadataKey.SOURCE_RUN_ID``: where an evaluation records its run (a store returns the assessment's
 #: ``run_id`` only there)
 SOURCE_RUN_ID = "mlflow.assessment.sourceRunId"
+# A trace as ``Trace.to_dict()`` writes it (MLflow 3's ``TraceInfo``, ``Assessment``, ``AssessmentSource``): the
+# fields read, with their types, before MLflow's own parser (whose refusals name no field) reads the rest.
+_TEXT = {"type": ["string", "null"]}
+_ASSESSMENT = {"type": "object", "properties": {
+    "assessment_id": _TEXT, "assessment_name": {"type": "string"}, "trace_id": _TEXT, "rationale": _TEXT,
+    "run_id": _TEXT, "overrides": _TEXT, "valid": {"type": ["boolean", "null"]},
+    "metadata": {"type": ["object", "null"]}, "feedback": {"type": ["object", "null"]},
+    "expectation": {"type": ["object", "null"]},
+    "source": {"type": "object", "properties": {"source_type": {"type": "string"}, "source_id": {"type": "string"}}}}}
+TRACE = {"type": "object", "required": ["info"], "properties": {
+    "info": {"type": "object", "properties": {"trace_id": {"type": "string"}, "trace_location": {"type": "object"},
+                                              "request_preview": _TEXT,
+                                              "response_preview": _TEXT,
+                                              "assessments": {"type": ["array", "null"], "items": _ASSESSMENT}}},
+    "data": {"type": ["object", "null"], "properties": {"spans": {"type": ["array", "null"],
+                                                                  "items": {"type": "object"}}}}}}
+FIX = "export traces with Trace.to_dict()"
 
 
 class MlflowAdapter:
@@ -59,11 +77,15 @@ class MlflowAdapter:
                 raise SourceError(SOURCE, None, f"{uri} holds no list of traces",
                                   fix="write [trace.to_dict() for trace in mlflow.search_traces(return_type='list')]")
             for n, t in enumerate(traces, start=1):
+                check(SOURCE, Path(uri).name, n, t, TRACE, fix=FIX)
                 try:
                     yield Trace.from_dict(t)
                 except Exception as e:  # noqa: BLE001 - MLflow's own parser decides what a trace is
-                    raise SourceError(SOURCE, n, f"is not an MLflow trace ({type(e).__name__}: {e})",
-                                      fix="export traces with Trace.to_dict()") from None
+                    # its refusal of a field it does not know, in words that do not read as a crash
+                    known = re.search(r"(\w+)\.__init__\(\) got an unexpected keyword argument '([^']+)'", str(e))
+                    problem = (f"has a field MLflow's {known[1]} does not have ('{known[2]}')" if known
+                               else f"is not an MLflow trace ({type(e).__name__}: {e})")
+                    raise SourceError(SOURCE, n, problem, fix=FIX) from None
             return
         tracking_uri, _, fragment = uri.partition("#")
         with _bounded_http():
