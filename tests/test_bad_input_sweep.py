@@ -571,6 +571,24 @@ for args in (["golden-set", "show", "nope"], ["golden-set", "freeze", "nope"], [
              ["board", "show", "nope", "--seed", "-5"], ["board", "compare", "a", "b", "--pair", "x"], ["refine-decide", "99999", "--accept", "--lead", "x"]):
     case("options-" + "-".join(a.strip("-./{}") for a in args if a)[:60], args)
 
+# issue 49 item 5: a cascade naming one judge twice; a stream name that is no name, or no stream
+SELECTIVE = ["--selective", "--target-agreement", "0.8", "--risk", "0.1"]
+for cmd in ("calibrate", "export"):  # export names the cascade's first judge with --judge
+    first = lambda j: ["-j", j] if cmd == "export" else []  # noqa: E731
+    case(f"options-{cmd}-cascade-twice", [cmd, "-g", G, "-r", R, *first("careful-sonnet"), *SELECTIVE, "--cascade",
+                                          "careful-sonnet,careful-sonnet"],
+         needle="--cascade names judge 'careful-sonnet' twice")
+    case(f"options-{cmd}-cascade-twice-of-three", [cmd, "-g", G, "-r", R, *first("a"), *SELECTIVE, "--cascade",
+                                                   "a,b,a"], needle="--cascade names judge 'a' twice")
+for cmd, extra in (("report", []), ("promote", ["--golden-set", "x"])):
+    case(f"options-monitor-{cmd}-stream-traversal", ["monitor", cmd, "--stream", "../x", *extra], needle="stream")
+    case(f"options-monitor-{cmd}-stream-unknown", ["monitor", cmd, "--stream", "no-such-stream", *extra],
+         needle="no-such-stream")
+case("options-monitor-ingest-stream-traversal", ["monitor", "ingest", "--stream", "../x", "--bundle", "{ws}/" + BUNDLE,
+                                                 "--from", "jsonl", "{in}/t.jsonl"],
+     {"in/t.jsonl": jl({"id": "t1", "timestamp": "2026-11-20T09:00:00Z", "input": "q", "output": "a"})},
+     needle="stream name")
+
 # --------------------------------------------------------------------------- imports from other tools
 
 SOURCES = ("inspect", "promptfoo", "deepeval", "mlflow", "langfuse", "phoenix")

@@ -44,7 +44,7 @@ def test_a_judge_without_any_confidence_is_refused_by_sentence(demo_store):
     (None, None, False, "no judge given"),
     ("a", "a,b", False, "--cascade works with --selective"),
     ("b", "a,b", True, "--judge is 'b' but the cascade starts with 'a'"),
-    (None, "a,a", True, "--cascade is 'a,a', not two or three different judges"),
+    (None, "a,a", True, "--cascade names judge 'a' twice"),
     (None, "a,b,c,d", True, "not two or three different judges")])
 def test_which_judges(judge, cascade, selective, said):
     with pytest.raises(InputError, match=said.replace("(", r"\(")):

@@ -343,7 +343,11 @@ def judges_of_cascade(judge: str | None, cascade: str | None, selective: bool, t
     if not selective:
         raise InputError("--cascade works with --selective", fix="add --selective --target-agreement A --risk D")
     judges = [j.strip() for j in cascade.split(",")]
-    if not 2 <= len(judges) <= 3 or not all(judges) or len(set(judges)) != len(judges):
+    twice = next((j for n, j in enumerate(judges) if j and j in judges[:n]), None)
+    if twice is not None:
+        raise InputError(f"--cascade names judge '{twice}' twice ('{cascade}')",
+                         fix="give two or three different judges, in order, e.g. --cascade cheap-judge,strong-judge")
+    if not 2 <= len(judges) <= 3 or not all(judges):
         raise InputError(f"--cascade is '{cascade}', not two or three different judges",
                          fix="give them in order, e.g. --cascade cheap-judge,strong-judge")
     if judge is not None and judge != judges[0]:
