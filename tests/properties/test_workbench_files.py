@@ -100,14 +100,23 @@ def test_items_land_whole_or_are_refused_by_line(workspace, file):
 @given(jsonl_file(label))
 def test_labels_land_whole_or_are_refused_by_line(workspace, file):
     data, how = file
-    _run(workspace, "labels.jsonl", data, how, lambda s, p: import_labels(s, p, "qa", "qa"))
+    res = _run(workspace, "labels.jsonl", data, how, lambda s, p: import_labels(s, p, "qa", "qa"))
+    if res is not None:  # whole: one label per item and rater of the file (the template holds none)
+        rows = [json.loads(line) for line in data.decode("utf-8-sig").splitlines() if line.strip()]
+        with Store(workspace.root / f"ex{workspace.n}" / "workbench.db") as s:
+            n = s.conn.execute("SELECT count(*) FROM labels").fetchone()[0]
+        assert n == len({(r["item_id"], r["rater"]) for r in rows}), how
 
 
 @settings(settings.get_profile(PROFILE))
 @given(jsonl_file(judgment))
 def test_judgments_land_whole_or_are_refused_by_line(workspace, file):
     data, how = file
-    _run(workspace, "judgments.jsonl", data, how, lambda s, p: import_judgments(s, p, "qa", "qa", "j"))
+    res = _run(workspace, "judgments.jsonl", data, how, lambda s, p: import_judgments(s, p, "qa", "qa", "j"))
+    if res is not None:  # whole: every record of the file is a judgment (the template holds none)
+        with Store(workspace.root / f"ex{workspace.n}" / "workbench.db") as s:
+            n = s.conn.execute("SELECT count(*) FROM judgments").fetchone()[0]
+        assert n == res.added >= 1, how
 
 
 # --------------------------------------------------------------------------- monitor ingest
