@@ -170,6 +170,8 @@ def test_refine_with_an_optimizer_has_one_key_field_and_asks_with_the_estimates_
         start.click()
         settle(page)
         assert confirmation_of(page, "Start the round") == figures == estimate_of(page)
+        expect(page.get_by_role("button", name="Confirm: start the round")).to_be_visible()
+        expect(page.get_by_role("button", name="Cancel")).to_be_visible()
         page.screenshot(path=str(demo.shots / "refine-confirm.png"), full_page=True)
         page.get_by_role("button", name="Cancel").click()
         settle(page)
