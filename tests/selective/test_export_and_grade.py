@@ -83,7 +83,10 @@ def test_selective_export_refused_when_no_threshold_qualifies(cli, tmp_path):
     assert ("[UNDECIDED] selective guarantee: No confidence threshold of judge 'careful-sonnet' reaches 99% agreement"
             in r.output)
     assert "workbench plan" not in r.output  # plan knows the whole-set checks, not this one
-    assert not (tmp_path / BUNDLE).exists() and not (tmp_path / "rubrics" / "approved").exists()
+    # nothing written: the only approved bundle is the demo's own board grader, in its own folder
+    approved = tmp_path / "rubrics" / "approved"
+    assert not (tmp_path / BUNDLE).exists()
+    assert [p.relative_to(approved).parts[0] for p in approved.rglob("*") if p.is_file()] == ["demo-board"]
 
 
 def test_a_plain_bundle_grades_as_before(cli, tmp_path):
