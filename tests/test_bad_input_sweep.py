@@ -24,7 +24,6 @@ port, so a case that got past validation by mistake fails instead of reaching th
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import shutil
 import sqlite3
@@ -35,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli
+from tests.db_digest import db_content
 
 SECRETS = {"OPENAI_API_KEY": "sk-sweep-canary-openai-5f3e9b1c2d", "ANTHROPIC_API_KEY": "sk-ant-sweep-canary-77aa01"}
 # A case that got past validation by mistake must not reach a provider: every SDK points at a closed local port.
@@ -791,29 +791,6 @@ case("db-another-applications-sqlite", ["golden-set", "list"], {"ws/workbench.db
 
 
 # --------------------------------------------------------------------------- running the cases
-
-
-def db_content(db: Path) -> str | None:
-    """A digest of every table's rows (None when there is no database)."""
-    if not db.exists():
-        return None
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError:  # not a database at all (a case about --db itself): its bytes
-        conn.close()
-        return hashlib.sha256(db.read_bytes()).hexdigest()
-    try:
-        h = hashlib.sha256()
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        for t in tables:
-            rows = sorted(repr(r) for r in conn.execute(f'SELECT * FROM "{t}"'))
-            h.update(f"{t}:{len(rows)}\n".encode())
-            for r in rows:
-                h.update(r.encode())
-        return h.hexdigest()
-    finally:
-        conn.close()
 
 
 def _same_bytes(db: Path, template: Path) -> bool:

@@ -104,18 +104,20 @@ def test_a_second_demo_after_a_rubric_v2_changes_no_table(tmp_path):
 @pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs git and a checkout")
 def test_the_demo_in_a_fresh_clone_leaves_git_status_clean(tmp_path):
     """The repository is itself a workspace: its demo files are links to the package data, so the demo writes only
-    the database there, which .gitignore covers."""
+    its outputs there (the database and the board's signed bundle), which .gitignore covers."""
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=300)
     r = workbench(clone, "demo", "--no-ui", pythonpath=clone)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip().splitlines()[-1] == "Wrote 1 file: workbench.db (the database)."
+    assert r.stdout.strip().splitlines()[-1] == (
+        "Wrote 2 files: workbench.db (the database), "
+        "rubrics/approved/demo-board/demo-patch-quality@v1--test-results.yaml.")
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=clone,
                             capture_output=True, text=True, check=True).stdout
     assert status == "", f"the demo left files git does not cover:\n{status}"
     ignored = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=clone, capture_output=True,
                              text=True, check=True).stdout
-    assert "!! workbench.db" in ignored
+    assert "!! workbench.db" in ignored and "!! rubrics/approved/" in ignored
 
 
 def test_every_demo_file_is_at_its_workspace_path_in_the_repository_as_a_link_to_the_package_data():

@@ -12,12 +12,10 @@ another encoding, an invalid UTF-8 byte, a NUL.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
 import shutil
-import sqlite3
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from tests.db_digest import db_content
 from workbench.core.errors import WorkbenchError
 
 #: Values of every JSON type (and a few edge numbers) that a field's own value is swapped for.
@@ -143,21 +142,6 @@ def damaged(draw, text: str):
     if kind == "bom":
         return b"\xef\xbb\xbf" + data, kind
     return data, kind
-
-
-def db_content(db: Path) -> str:
-    """A digest of every table's rows (as tests/test_bad_input_sweep.py takes it)."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        h = hashlib.sha256()
-        for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall():
-            rows = sorted(repr(r) for r in conn.execute(f'SELECT * FROM "{t}"'))
-            h.update(f"{t}:{len(rows)}\n".encode())
-            for r in rows:
-                h.update(r.encode())
-        return h.hexdigest()
-    finally:
-        conn.close()
 
 
 def _listing(folder: Path) -> set[str]:

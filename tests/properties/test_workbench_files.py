@@ -91,18 +91,19 @@ def test_items_land_whole_or_are_refused_by_line(workspace, file):
             n = s.conn.execute("SELECT count(*) FROM items i JOIN golden_sets g ON g.id = i.golden_set_id "
                                "WHERE g.name = 'new-set'").fetchone()[0]
         assert n == res.added >= 1
-        rows = [json.loads(line) for line in data.decode("utf-8-sig").splitlines() if line.strip()]
+        rows = [json.loads(line) for line in data.decode("utf-8-sig").split("\n") if line.strip()]
         if all(isinstance(r.get("id"), str) for r in rows):
             assert n == len({r["id"] for r in rows}), how
 
 
 @settings(settings.get_profile(PROFILE))
 @given(jsonl_file(label))
+@example((b'{"item_id": "i0", "rater": "ana", "score": 0, "rationale": "\xc2\x85\xe2\x80\xa8"}\n', "raw U+0085 and U+2028 in a string"))
 def test_labels_land_whole_or_are_refused_by_line(workspace, file):
     data, how = file
     res = _run(workspace, "labels.jsonl", data, how, lambda s, p: import_labels(s, p, "qa", "qa"))
     if res is not None:  # whole: one label per item and rater of the file (the template holds none)
-        rows = [json.loads(line) for line in data.decode("utf-8-sig").splitlines() if line.strip()]
+        rows = [json.loads(line) for line in data.decode("utf-8-sig").split("\n") if line.strip()]
         with Store(workspace.root / f"ex{workspace.n}" / "workbench.db") as s:
             n = s.conn.execute("SELECT count(*) FROM labels").fetchone()[0]
         assert n == len({(r["item_id"], r["rater"]) for r in rows}), how

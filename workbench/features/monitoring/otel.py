@@ -74,7 +74,8 @@ def _requests(path: Path) -> Iterator[tuple[int, dict]]:
         return
     except json.JSONDecodeError:
         pass
-    for n, line in enumerate(text.splitlines(), 1):
+    # split on "\n" only: str.splitlines() also breaks at U+0085 and U+2028, which JSON strings may hold raw
+    for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:

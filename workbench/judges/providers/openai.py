@@ -189,7 +189,7 @@ class OpenAIProvider(ChatProvider):
             if not file_id:
                 continue
             content = await self._call(self.client.files.content(file_id))
-            for raw in content.text.splitlines():
+            for raw in content.text.split("\n"):  # not splitlines(): a reply may hold a raw U+2028
                 if not raw.strip():
                     continue
                 line = json.loads(raw)
