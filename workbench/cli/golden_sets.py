@@ -1,4 +1,4 @@
-"""`workbench golden-set list|show|freeze|queue|export`."""
+"""`workbench golden-set list|show|freeze|queue|gold|export`."""
 
 from __future__ import annotations
 
@@ -116,6 +116,38 @@ def golden_set_queue(ctx: Ctx, name: str, order: str | None, rubric: str | None,
         for r in q.strata:
             click.echo(f"  {r['stratum']:50s}{r['n_items']:>7} items  inclusion {r['probability']:.3f}  "
                        f"labeled {r['n_labeled']}")
+
+
+@golden_set.command("gold")
+@click.argument("name")
+@click.option("-r", "--rubric", required=True, help="The rubric whose adjudications are the gold answers.")
+@click.option("--item", "items", multiple=True, help="An adjudicated item to mark gold (repeat for more).")
+@click.option("--all-adjudicated", is_flag=True, help="Mark every adjudicated item gold.")
+@click.option("--remove", is_flag=True, help="Unmark the items named with --item instead.")
+@click.option("--rate", type=float, default=None,
+              help="Share of each reviewer's turns that serve a gold item (0 stops mixing them in).")
+@pass_ctx
+@clean_errors
+def golden_set_gold(ctx: Ctx, name: str, rubric: str, items: tuple[str, ...], all_adjudicated: bool, remove: bool,
+                    rate: float | None) -> None:
+    """Mark adjudicated items gold and mix them into reviewers' queues, unannounced; without options, show them.
+
+    A reviewer's labels on gold items given after the marking are their accuracy on gold in 'workbench rater
+    report'.
+
+    \b
+    Example:
+      workbench golden-set gold demo -r demo-patch-quality --all-adjudicated --rate 0.1
+    """
+    from workbench.features.labeling.gold import set_gold, status
+
+    _require(not (remove and all_adjudicated), "--remove", "with --all-adjudicated", "name the items with --item",
+             "--remove --item ITEM")
+    if items or all_adjudicated or rate is not None:
+        s = set_gold(ctx.store, name, rubric, items=items, all_adjudicated=all_adjudicated, remove=remove, rate=rate)
+    else:
+        s = status(ctx.store, name, rubric)
+    click.echo(s.summary())
 
 
 @golden_set.command("export")

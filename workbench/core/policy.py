@@ -57,6 +57,8 @@ class Policy:
     # the raters report names a reviewer whose alpha with the others' consensus lies wholly below this bound
     # (None: min_agreement_lower, the bound a judge is held to)
     min_rater_agreement: float | None = None
+    # ... and a reviewer whose exact accuracy on gold items lies wholly below this (None: DEFAULT_GOLD_ACCURACY)
+    min_gold_accuracy: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.selective, dict):  # read back from a report's or a bundle's JSON
@@ -67,8 +69,9 @@ class Policy:
         bundles of such policies, and their cache keys, are what they were before the section existed)."""
         out = asdict(self)
         out.pop("selective")
-        if out["min_rater_agreement"] is None:  # unset: the JSON (and cache keys) of policies from before it
-            out.pop("min_rater_agreement")
+        for key in ("min_rater_agreement", "min_gold_accuracy"):
+            if out[key] is None:  # unset: the JSON (and cache keys) of policies from before it
+                out.pop(key)
         if self.selective is not None:
             out["selective"] = self.selective.to_dict()
         return out
@@ -87,9 +90,12 @@ POLICY_RANGES = {
     "min_tpr_lower": (0.0, 1.0), "min_tnr_lower": (0.0, 1.0), "max_flip_rate": (0.0, 1.0),
     "max_unscored_share": (0.0, 1.0), "drift_min_p": (0.0, 1.0), "drift_max_agreement_drop": (0.0, 2.0),
     "max_probe_shift": (0.0, None), "revalidate_after": (1, None), "min_rater_agreement": (-1.0, 1.0),
+    "min_gold_accuracy": (0.0, 1.0),
 }
 #: Keys whose default is None (unset) and whose value, when set, is a number.
-OPTIONAL_NUMBERS = {"min_rater_agreement": 0.667}
+OPTIONAL_NUMBERS = {"min_rater_agreement": 0.667, "min_gold_accuracy": 0.8}
+#: The raters report's bound on a reviewer's accuracy on gold items when the policy sets none.
+DEFAULT_GOLD_ACCURACY = 0.8
 
 
 def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None, source: str = "policy",

@@ -177,6 +177,63 @@ class LabelingQueries:
         return query(self.conn, sql + " ORDER BY f.id", params)
 
 
+    # -- gold items ----------------------------------------------------------------------------
+
+    def gold_rate(self, golden_set_id: int, rubric_name: str) -> float:
+        row = self.conn.execute("SELECT rate FROM gold_rates WHERE golden_set_id = ? AND rubric_name = ?",
+                                (golden_set_id, rubric_name)).fetchone()
+        return float(row[0]) if row else 0.0
+
+    def set_gold_rate(self, golden_set_id: int, rubric_name: str, rate: float) -> None:
+        self.conn.execute("""INSERT INTO gold_rates (golden_set_id, rubric_name, rate) VALUES (?, ?, ?)
+                             ON CONFLICT (golden_set_id, rubric_name) DO UPDATE SET rate = excluded.rate""",
+                          (golden_set_id, rubric_name, rate))
+
+    def mark_gold(self, item_pks: list[int], rubric_name: str, *, marked_by: str | None) -> int:
+        """Mark items gold (those already gold keep their first marking, and when it was made); returns how many
+        were new."""
+        at, added = now(), 0
+        for pk in item_pks:
+            added += self.conn.execute(
+                """INSERT INTO gold_items (item_pk, rubric_name, marked_by, marked_at) VALUES (?, ?, ?, ?)
+                   ON CONFLICT (item_pk, rubric_name) DO NOTHING""", (pk, rubric_name, marked_by, at)).rowcount
+        return added
+
+    def unmark_gold(self, item_pks: list[int], rubric_name: str) -> int:
+        return sum(self.conn.execute("DELETE FROM gold_items WHERE item_pk = ? AND rubric_name = ?",
+                                     (pk, rubric_name)).rowcount for pk in item_pks)
+
+    def gold_items(self, golden_set_id: int, rubric_name: str) -> list[dict]:
+        """The gold items with their answer (the adjudicated score now) and when they were marked; a gold item
+        whose adjudication was removed has no answer and is left out."""
+        return query(self.conn, """
+            SELECT i.pk, i.item_id, a.score, g.marked_at, g.marked_by FROM gold_items g
+            JOIN items i ON i.pk = g.item_pk
+            JOIN adjudications a ON a.item_pk = g.item_pk AND a.rubric_name = g.rubric_name
+            WHERE i.golden_set_id = ? AND g.rubric_name = ? ORDER BY i.position""", (golden_set_id, rubric_name))
+
+    def rater_turns(self, golden_set_id: int, rubric_name: str, rater: str) -> int:
+        """Items this rater has labeled or set aside here: the number of their next turn in the queue."""
+        return self.conn.execute("""
+            SELECT (SELECT count(*) FROM labels l JOIN items i ON i.pk = l.item_pk
+                    WHERE i.golden_set_id = :gs AND l.rubric_name = :rubric AND l.rater = :rater)
+                 + (SELECT count(DISTINCT f.item_pk) FROM flags f JOIN items i ON i.pk = f.item_pk
+                    WHERE i.golden_set_id = :gs AND f.rubric_name = :rubric AND f.rater = :rater)""",
+            self._params(golden_set_id, rubric_name, rater)).fetchone()[0]
+
+    def gold_candidates(self, golden_set_id: int, rubric_name: str, rater: str) -> list[dict]:
+        """Gold items with an answer this rater has not labeled, skipped or flagged (whatever their overlap: a gold
+        item is served beyond it), as ``{pk, item_id}``."""
+        return query(self.conn, """
+            SELECT i.pk, i.item_id FROM gold_items g JOIN items i ON i.pk = g.item_pk
+            JOIN adjudications a ON a.item_pk = g.item_pk AND a.rubric_name = g.rubric_name
+            WHERE i.golden_set_id = :gs AND g.rubric_name = :rubric
+              AND NOT EXISTS (SELECT 1 FROM labels l WHERE l.item_pk = i.pk AND l.rubric_name = :rubric
+                              AND l.rater = :rater)
+              AND NOT EXISTS (SELECT 1 FROM flags f WHERE f.item_pk = i.pk AND f.rubric_name = :rubric
+                              AND f.rater = :rater)""", self._params(golden_set_id, rubric_name, rater))
+
+
 def _as_text(value: object) -> object:
     """A field as SQLite's json_extract gave it: text and numbers as they are, an object or list as compact JSON."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False) if isinstance(value, (dict, list)) else value

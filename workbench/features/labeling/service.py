@@ -33,6 +33,7 @@ from workbench.store import active_queue as q
 from workbench.store import audit
 from workbench.features.labeling import masking as masking_service
 from workbench.calibration.golden_sets import consensus, item_pk, label_rows
+from workbench.features.labeling.gold import gold_turn
 from workbench.features.labeling.masking import Masking
 from workbench.features.people.raters import local_rater, refuse_removed
 from workbench.calibration.rubric_versions import get_rubric, rubric_summaries
@@ -159,8 +160,9 @@ def next_item(store: Store, golden_set: str, rubric: str, rater: str, *, at: dat
             queries.purge_expired_reservations(rv.name, at=at_s)
             held = queries.first_candidate(gs.id, rv.name, rater, overlap=gs.overlap, at=at_s,
                                            order_key=order_key(store, gs) or queue_key)
-            if held is None:
+            if held is None:  # a rater whose work is done is not kept busy with gold
                 return None
+            held = gold_turn(store, gs, rv.name, rater) or held
         h = HeldItem(**held)
         queries.reserve(h.pk, rv.name, rater, expires_at=until)
         return _blind(store, gs, queries.blind_item(gs.id, h.item_id))

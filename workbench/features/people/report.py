@@ -23,6 +23,7 @@ from workbench.calibration.golden_sets import consensus, item_index
 from workbench.calibration.rubric_versions import get_rubric_ref
 from workbench.core.consensus import consensus_label
 from workbench.core.errors import NotFound
+from workbench.core.policy import DEFAULT_GOLD_ACCURACY
 from workbench.core.scale import fmt
 from workbench.core.workspace import Workspace
 from workbench.features.people.raters import list_raters
@@ -64,6 +65,8 @@ class ReviewerMeasures:
     harshness: str | None = None  # "harsher" or "more lenient" than the others, beyond FAIL_SHARE_MARGIN
     over_time: AgreementOverTime | None = None  # the validity alarm's test on their labels in the order given
     alarm_since: str | None = None  # when the label at which the alarm went off was given
+    gold: MetricInterval | None = None  # exact accuracy on gold items labeled after their marking (None: none)
+    below_gold: bool = False
 
     def to_json(self) -> dict[str, Any]:
         a, f = self.agreement, self.fail_share
@@ -78,7 +81,8 @@ class ReviewerMeasures:
                     "n": o.n_labels, "alarm": o.alarm, "alarm_at_label": None if o.alarm_at is None else o.alarm_at + 1,
                     "alarm_since": self.alarm_since, "wealth": o.wealth, "alpha": o.alpha, "floor": o.floor,
                     "recent_agreement": o.recent_agreement},
-                "reasons": a.reasons}
+                "gold": None if self.gold is None else {"n": self.gold.n, "accuracy": self.gold.to_json()},
+                "below_gold_bound": self.below_gold, "reasons": a.reasons}
 
 
 @dataclass(slots=True)
@@ -95,6 +99,9 @@ class RatersReport:
     reviewers: list[ReviewerMeasures]
     findings: list[str] = field(default_factory=list)  # one sentence each, naming reviewers and what to do
     time_per_label: str = TIME_NOT_RECORDED
+    gold_bound: float = DEFAULT_GOLD_ACCURACY
+    gold_bound_source: str = "default"  # "min_gold_accuracy" when the policy sets it
+    n_gold: int = 0  # gold items of the golden set under the rubric (with an answer)
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": "workbench.raters/1", "golden_set": self.golden_set,
@@ -102,6 +109,7 @@ class RatersReport:
                 "bound": {"metric": "krippendorff_alpha_ordinal", "value": self.bound, "policy_key": self.bound_source},
                 "fail_share_margin": FAIL_SHARE_MARGIN,
                 "bootstrap": {"resamples": self.resamples, "seed": self.seed, "cluster": "task_id"},
+                "gold": {"n_items": self.n_gold, "bound": self.gold_bound, "policy_key": self.gold_bound_source},
                 "reviewers": [r.to_json() for r in self.reviewers], "findings": self.findings,
                 "time_per_label": self.time_per_label}
 
@@ -160,8 +168,43 @@ def raters_report(store: Store, golden_set: str, rubric: str, *, workspace: Work
             below_bound=bool(agreement.krippendorff_alpha_ordinal.ci_high < bound),
             harshness=_harshness(fails.difference)))
     _watch_over_time(rows, pairs, by_rater, given, scale, bound)
+    gold_bound, gold_source = ((policy.min_gold_accuracy, "min_gold_accuracy") if policy.min_gold_accuracy is not None
+                               else (DEFAULT_GOLD_ACCURACY, "default"))
+    gold = store.labeling.gold_items(gs.id, rv.name)
+    _score_gold(rows, gold, c.human, given, adjudicator, gold_bound)
     return RatersReport(golden_set, rv.name, rv.version, bound, source, resamples, seed, rows,
-                        _findings(rows, bound, source))
+                        _findings(rows, bound, source) + _gold_findings(rows, gold_bound, gold_source),
+                        gold_bound=gold_bound, gold_bound_source=gold_source, n_gold=len(gold))
+
+
+def _score_gold(rows: list[ReviewerMeasures], gold: list[dict], human: dict, given: dict, adjudicator: dict,
+                bound: float) -> None:
+    """Each rater's exact accuracy on the gold items they labeled after the marking (labels given before it were
+    ordinary work, and may have made the adjudication); the item's adjudicator is not scored on it."""
+    for row in rows:
+        hits = n = 0
+        for g in gold:
+            label = human.get(g["item_id"], {}).get(row.name)
+            if label is None or adjudicator.get(g["item_id"]) == row.name:
+                continue
+            if given.get((g["item_id"], row.name), ("", 0))[0] <= g["marked_at"]:
+                continue
+            n += 1
+            hits += label == g["score"]
+        if n:
+            row.gold = _rate(hits, n)
+            row.below_gold = bool(row.gold.ci_high < bound)
+
+
+def _gold_findings(rows: list[ReviewerMeasures], bound: float, source: str) -> list[str]:
+    low = [r for r in rows if r.below_gold and r.gold is not None]
+    if not low:
+        return []
+    who = "; ".join(f"'{r.name}' ({_num(r.gold.value)}, 95% {_num(r.gold.ci_low)} to {_num(r.gold.ci_high)}, on "
+                    f"{r.gold.n} gold items)" for r in low)
+    return [f"Below the gold bound ({source} {bound:g}) in exact accuracy on gold items: {who}; go over their gold "
+            f"items with them, and until they label gold right again calibrate without them ('workbench calibrate "
+            "... " + " ".join(f"--exclude-rater {r.name}" for r in low) + "')."]
 
 
 def _watch_over_time(rows: list[ReviewerMeasures], pairs: dict, by_rater: dict[str, list[str]], given: dict,
@@ -201,13 +244,15 @@ def render_text(report: RatersReport) -> str:
     title = (f"Raters of '{report.golden_set}' under {report.rubric}@v{report.rubric_version}, each against the "
              "consensus of the others (95% intervals):")
     lines = [title,
-             "rater\tlabels\tcompared\texact agreement\talpha (ordinal)\tfails - others'\tskipped\tflagged\tover time"]
+             "rater\tlabels\tcompared\texact agreement\talpha (ordinal)\tfails - others'\tskipped\tflagged\tover time"
+             + ("\tgold accuracy" if report.n_gold else "")]
     for r in report.reviewers:
         a = r.agreement
         name = r.name + (" (removed)" if r.removed else "")
         lines.append(f"{name}\t{r.n_labels}\t{a.n_items}\t{iv(a.exact_agreement)}\t"
                      f"{iv(a.krippendorff_alpha_ordinal)}\t{iv(r.fail_share.difference)}\t"
-                     f"{num(r.skip_rate.value)}\t{num(r.flag_rate.value)}\t{_over_time_cell(r.over_time)}")
+                     f"{num(r.skip_rate.value)}\t{num(r.flag_rate.value)}\t{_over_time_cell(r.over_time)}"
+                     + (f"\t{_gold_cell(r.gold)}" if report.n_gold else ""))
     lines.append(f"Not shown: {report.time_per_label}.")
     nobody = (f"No reviewer is below the agreement bound ({report.bound_source} {report.bound:g}) or marks fails "
               "differently from the others beyond doubt.")
@@ -237,6 +282,12 @@ def _harshness(d: MetricInterval) -> str | None:
     if d.ci_high < -FAIL_SHARE_MARGIN:
         return "more lenient"
     return None
+
+
+def _gold_cell(g: MetricInterval | None) -> str:
+    if g is None:
+        return "none labeled"
+    return f"{_num(g.value)} [{_num(g.ci_low)}, {_num(g.ci_high)}] of {g.n}"
 
 
 def _over_time_cell(o: AgreementOverTime | None) -> str:
