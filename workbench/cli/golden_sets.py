@@ -1,4 +1,4 @@
-"""`workbench golden-set list|show|freeze|queue|gold|export`."""
+"""`workbench golden-set list|show|freeze|queue|gold|assign|export`."""
 
 from __future__ import annotations
 
@@ -147,6 +147,37 @@ def golden_set_gold(ctx: Ctx, name: str, rubric: str, items: tuple[str, ...], al
         s = set_gold(ctx.store, name, rubric, items=items, all_adjudicated=all_adjudicated, remove=remove, rate=rate)
     else:
         s = status(ctx.store, name, rubric)
+    click.echo(s.summary())
+
+
+@golden_set.command("assign")
+@click.argument("name")
+@click.option("-r", "--rubric", required=True, help="The rubric the reviewers label the items under.")
+@click.option("--to", "raters", multiple=True, help="A reviewer, by email or name (repeat for more).")
+@click.option("--share", type=float, default=1.0, show_default=True,
+              help="The share of the golden set's items each named reviewer labels.")
+@click.option("--remove", is_flag=True, help="Unassign the reviewers named with --to.")
+@click.option("--clear", is_flag=True, help="Drop every assignment: every reviewer is served the golden set again.")
+@pass_ctx
+@clean_errors
+def golden_set_assign(ctx: Ctx, name: str, rubric: str, raters: tuple[str, ...], share: float, remove: bool,
+                      clear: bool) -> None:
+    """Assign the golden set (or a share of it) to named reviewers; without options, show who has what left.
+
+    Each item still reaches its overlap in distinct reviewers when the shares add up to the overlap.
+
+    \b
+    Example:
+      workbench golden-set assign demo -r demo-patch-quality --to ana@example.com --to ben@example.com --share 1
+    """
+    from workbench.features.labeling.assignment import assign, assignment_status
+
+    _require(not (clear and (raters or remove)), "--clear", "given alone", "on its own", "--clear")
+    _require(not remove or raters, "--remove", "given with the reviewers to unassign", "--to EMAIL", "--remove --to EMAIL")
+    if raters or clear:
+        s = assign(ctx.store, name, rubric, raters, share=share, remove=remove, clear=clear)
+    else:
+        s = assignment_status(ctx.store, name, rubric)
     click.echo(s.summary())
 
 

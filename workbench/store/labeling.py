@@ -234,6 +234,51 @@ class LabelingQueries:
                               AND f.rater = :rater)""", self._params(golden_set_id, rubric_name, rater))
 
 
+    # -- assignments ---------------------------------------------------------------------------
+
+    def assignments(self, golden_set_id: int, rubric_name: str) -> list[dict]:
+        """``{rater, share, assigned_by, assigned_at, labeled}`` of each assigned reviewer, by name."""
+        return query(self.conn, """
+            SELECT a.rater, a.share, a.assigned_by, a.assigned_at,
+                   (SELECT count(*) FROM labels l JOIN items i ON i.pk = l.item_pk
+                    WHERE i.golden_set_id = a.golden_set_id AND l.rubric_name = a.rubric_name
+                      AND l.rater = a.rater) AS labeled
+            FROM assignments a WHERE a.golden_set_id = ? AND a.rubric_name = ? ORDER BY a.rater""",
+                     (golden_set_id, rubric_name))
+
+    def assign(self, golden_set_id: int, rubric_name: str, raters: list[str], share: float, *,
+               assigned_by: str | None) -> None:
+        at = now()
+        for rater in raters:
+            self.conn.execute(
+                """INSERT INTO assignments (golden_set_id, rubric_name, rater, share, assigned_by, assigned_at)
+                   VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (golden_set_id, rubric_name, rater)
+                   DO UPDATE SET share = excluded.share, assigned_by = excluded.assigned_by,
+                                 assigned_at = excluded.assigned_at""",
+                (golden_set_id, rubric_name, rater, share, assigned_by, at))
+
+    def unassign(self, golden_set_id: int, rubric_name: str, raters: list[str] | None) -> int:
+        """Drop the named raters' assignments (None: every one, so the golden set serves everyone again)."""
+        if raters is None:
+            return self.conn.execute("DELETE FROM assignments WHERE golden_set_id = ? AND rubric_name = ?",
+                                     (golden_set_id, rubric_name)).rowcount
+        return sum(self.conn.execute("DELETE FROM assignments WHERE golden_set_id = ? AND rubric_name = ? "
+                                     "AND rater = ?", (golden_set_id, rubric_name, r)).rowcount for r in raters)
+
+    def rater_share(self, golden_set_id: int, rubric_name: str, rater: str) -> float | None:
+        """The rater's share of the golden set's items: None when the set has no assignment (everyone labels it),
+        0 when it has some and none for this rater."""
+        rows = self.conn.execute("SELECT rater, share FROM assignments WHERE golden_set_id = ? AND rubric_name = ?",
+                                 (golden_set_id, rubric_name)).fetchall()
+        if not rows:
+            return None
+        return next((float(share) for name, share in rows if name == rater), 0.0)
+
+    def rater_labels(self, golden_set_id: int, rubric_name: str, rater: str) -> int:
+        return self.conn.execute("""SELECT count(*) FROM labels l JOIN items i ON i.pk = l.item_pk
+                                    WHERE i.golden_set_id = ? AND l.rubric_name = ? AND l.rater = ?""",
+                                 (golden_set_id, rubric_name, rater)).fetchone()[0]
+
 def _as_text(value: object) -> object:
     """A field as SQLite's json_extract gave it: text and numbers as they are, an object or list as compact JSON."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False) if isinstance(value, (dict, list)) else value

@@ -33,6 +33,7 @@ from workbench.store import active_queue as q
 from workbench.store import audit
 from workbench.features.labeling import masking as masking_service
 from workbench.calibration.golden_sets import consensus, item_pk, label_rows
+from workbench.features.labeling.assignment import dealt_to
 from workbench.features.labeling.gold import gold_turn
 from workbench.features.labeling.masking import Masking
 from workbench.features.people.raters import local_rater, refuse_removed
@@ -145,7 +146,9 @@ def next_item(store: Store, golden_set: str, rubric: str, rater: str, *, at: dat
 
     A rater who already holds a live reservation gets the same item again (a
     rerun, a refresh or a second tab shows the same item) and its reservation
-    is extended.
+    is extended. In an assigned golden set the rater is served the items dealt
+    to them only (``assignment.py``); at the set's gold rate a turn serves a
+    gold item instead (``gold.py``).
     """
     rv = get_rubric(store, rubric)
     rater = local_rater(store, rater)
@@ -158,14 +161,29 @@ def next_item(store: Store, golden_set: str, rubric: str, rater: str, *, at: dat
         held = queries.live_reservation(gs.id, rv.name, rater, at=at_s)
         if held is None:
             queries.purge_expired_reservations(rv.name, at=at_s)
-            held = queries.first_candidate(gs.id, rv.name, rater, overlap=gs.overlap, at=at_s,
-                                           order_key=order_key(store, gs) or queue_key)
+            key = order_key(store, gs) or queue_key
+            dealt = dealt_to(store, gs, rv.name, rater)
+            held = (queries.first_candidate(gs.id, rv.name, rater, overlap=gs.overlap, at=at_s, order_key=key)
+                    if dealt is None else _first_dealt(store, gs, rv.name, rater, dealt, at_s, key))
             if held is None:  # a rater whose work is done is not kept busy with gold
                 return None
             held = gold_turn(store, gs, rv.name, rater) or held
         h = HeldItem(**held)
         queries.reserve(h.pk, rv.name, rater, expires_at=until)
         return _blind(store, gs, queries.blind_item(gs.id, h.item_id))
+
+
+def _free_dealt(store: Store, gs: GoldenSetRecord, rubric_name: str, rater: str, dealt: set[str],
+                at: str) -> list[dict]:
+    return [r for r in store.labeling.queue_candidates(gs.id, rubric_name, rater, overlap=gs.overlap, at=at)
+            if r["item_id"] in dealt]
+
+
+def _first_dealt(store: Store, gs: GoldenSetRecord, rubric_name: str, rater: str, dealt: set[str], at: str,
+                 key: Callable[[str, str], bytes]) -> dict | None:
+    """The first free item of those dealt to this rater (an assigned golden set), in the queue's order."""
+    free = _free_dealt(store, gs, rubric_name, rater, dealt, at)
+    return min(free, key=lambda r: key(rater, r["item_id"])) if free else None
 
 
 def open_item(store: Store, golden_set: str, item_id: str) -> BlindItem:
@@ -198,6 +216,7 @@ class LabelingProgress:
     mine: int
     set_aside: int  # items this rater skipped or flagged
     waiting: int  # items still in this rater's queue
+    assigned: int | None = None  # items dealt to this rater (None: the golden set is not assigned; 0: not to them)
 
     @property
     def fraction(self) -> float:
@@ -208,9 +227,15 @@ def labeling_progress(store: Store, golden_set: str, rubric: str, rater: str, *,
                       at: datetime | None = None) -> LabelingProgress:
     gs = store.golden_set(golden_set)
     name = get_rubric(store, rubric).name
+    rater = local_rater(store, rater)
     p = store.labeling.progress(gs.id, name, rater, overlap=gs.overlap)
-    waiting = store.labeling.count_queue(gs.id, name, rater, overlap=gs.overlap, at=_iso(at))
-    return LabelingProgress(**p, overlap=gs.overlap, waiting=waiting)
+    dealt = dealt_to(store, gs, name, rater)
+    if dealt is None:
+        waiting = store.labeling.count_queue(gs.id, name, rater, overlap=gs.overlap, at=_iso(at))
+    else:
+        waiting = len(_free_dealt(store, gs, name, rater, dealt, _iso(at)))
+    return LabelingProgress(**p, overlap=gs.overlap, waiting=waiting,
+                            assigned=None if dealt is None else len(dealt))
 
 
 # -- adjudication --------------------------------------------------------------

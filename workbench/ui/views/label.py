@@ -67,7 +67,12 @@ def render() -> None:
                                                                               user.name)
     else:
         item, current = svc.next_item(s, golden_set, rubric, user.name), None
-    _progress(svc.labeling_progress(s, golden_set, rubric, user.name), golden_set)
+    progress = svc.labeling_progress(s, golden_set, rubric, user.name)
+    _progress(progress, golden_set)
+    if item is None and progress.assigned == 0:
+        st.info(f"'{plain(golden_set)}' is assigned to named reviewers, and not to you: a lead can add you "
+                f"(`workbench golden-set assign {golden_set} -r {rubric} --to YOUR-EMAIL`).")
+        return
     if item is None:
         st.success(f"Your queue is empty: every item of '{plain(golden_set)}' has its labels, or you have labeled, skipped "
                    f"or flagged it. Items other reviewers hold come back if they are not labeled within "
@@ -87,8 +92,9 @@ def render() -> None:
 
 
 def _progress(p: svc.LabelingProgress, golden_set: str) -> None:
+    yours = f" · {p.assigned} assigned to you" if p.assigned else ""
     st.progress(p.fraction, text=f"**{p.n_complete} of {p.n_items}** items of '{plain(golden_set)}' have {p.overlap} "
-                                 f"labels · you labeled {p.mine} · {p.waiting} waiting for you")
+                                 f"labels · you labeled {p.mine}{yours} · {p.waiting} waiting for you")
 
 
 def _scoring(golden_set: str, rubric: str, user: auth.User, rv: RubricVersion, item_id: str,
