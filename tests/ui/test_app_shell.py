@@ -11,7 +11,7 @@ from tests.ui.conftest import APP, PAGE_FILES, open_app
 from workbench.store import Store
 
 
-LEAD_PAGES = {"Home", "Label", "Adjudicate", "Import", "Blind review", "Judges", "Calibration", "Compare", "Drift",
+LEAD_PAGES = {"Home", "Label", "Adjudicate", "Reviewers", "Import", "Blind review", "Judges", "Calibration", "Compare", "Drift",
               "Export", "Refine", "Board", "Monitoring", "Glossary"}
 
 

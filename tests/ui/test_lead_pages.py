@@ -156,3 +156,22 @@ def test_a_policys_selective_section_is_judged_on_the_pages_and_carried_by_the_p
     at = lead_page("export")
     assert at.button(key="export-careful-sonnet").disabled
     assert "selective guarantee" in rendered_text(at)
+
+
+def test_reviewers_page_shows_the_raters_report_with_its_sentences_first(demo_db):
+    """The page's rows and sentences are the raters report's (``workbench rater report``) on the demo."""
+    from workbench.features.people.report import raters_report
+
+    at = open_app("lead")
+    at.switch_page(LEAD_PAGES["reviewers"]).run(timeout=120)
+    assert not at.exception, [e.value for e in at.exception]
+    with Store(demo_db) as s:
+        gs = s.conn.execute("SELECT name FROM golden_sets ORDER BY name").fetchone()[0]
+        rubric = s.conn.execute("SELECT name FROM rubrics ORDER BY name").fetchone()[0]
+        report = raters_report(s, gs, rubric)
+    table = at.dataframe[0].value
+    assert list(table["reviewer"]) == [r.name for r in report.reviewers]
+    assert list(table["labels"]) == [r.n_labels for r in report.reviewers]
+    shown = [w.value for w in at.warning] + [x.value for x in at.success]
+    assert len(shown) >= 1 and all(any(f[:60] in w for w in shown) for f in report.findings)
+    assert "Gold items." in markdown(at) and "Assignments." in markdown(at)

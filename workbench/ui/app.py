@@ -47,6 +47,7 @@ PAGES: list[PageSpec] = [
     PageSpec(home.render, "Home", "🏠", "overview", auth.EVERYONE, default=True),
     PageSpec("label.py", "Label", "🏷️", "label", auth.REVIEWERS, section="Review"),
     PageSpec("adjudicate.py", "Adjudicate", "⚖️", "adjudicate", auth.LEADS, section="Lead"),
+    PageSpec("reviewers.py", "Reviewers", "🧑‍🤝‍🧑", "reviewers", auth.LEADS, section="Lead"),
     PageSpec("import_page.py", "Import", "📥", "import", auth.LEADS, section="Lead"),
     PageSpec("blind_review.py", "Blind review", "🙈", "blind-review", auth.LEADS, section="Lead"),
     PageSpec("judges.py", "Judges", "🤖", "judges", auth.LEADS, section="Lead"),

@@ -21,9 +21,10 @@ from workbench.features.judging import service as judging
 from workbench.calibration.golden_sets import list_golden_sets
 from workbench.calibration.rubric_versions import get_rubric, list_rubrics
 from workbench.features.lead.curve import SelectiveCurve, selective_curve
+from workbench.features.people.report import RatersReport, raters_report
 from workbench.features.selective.service import policy_guarantee
 from workbench.ui.components import code_span, plain, status_mark
-from workbench.ui.state import db_path, store
+from workbench.ui.state import db_path, store, workspace
 
 
 def _version() -> tuple:
@@ -73,6 +74,16 @@ def run_counts(golden_set: str, rubric: str) -> dict[str, int]:
 
 def report(golden_set: str, rubric: str, judge: str, run: str | None = None) -> CalibrationReport:
     return _calibrate(db_path(), _version(), golden_set, rubric, judge, run)
+
+
+@st.cache_data(show_spinner="Measuring each reviewer…", max_entries=16)
+def _raters(db: str, version: tuple, golden_set: str, rubric: str) -> RatersReport:
+    return raters_report(store(), golden_set, rubric, workspace=workspace())
+
+
+def raters(golden_set: str, rubric: str) -> RatersReport:
+    """The raters report (``workbench rater report``) of the golden set under the rubric, cached by data version."""
+    return _raters(db_path(), _version(), golden_set, rubric)
 
 
 def comparison(golden_set: str, rubric: str) -> Comparison:
