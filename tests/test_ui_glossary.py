@@ -124,7 +124,14 @@ def test_unknown_addresses_and_the_home_pages_name_go_home_but_another_roles_pag
     assert app.goes_home("no-such-page", lead) and app.goes_home("/overview/", lead)
     assert app.goes_home("overview", reviewer)  # a reviewer has a home page too
     assert not app.goes_home("", lead) and not app.goes_home("calibration", lead)
-    assert not app.goes_home("calibration", reviewer)  # not theirs: Streamlit's "Page not found" stands
+    assert not app.goes_home("calibration", reviewer)  # not theirs: sent home with a sentence instead
+    assert app.page_of_another_role("/calibration/", reviewer).title == "Calibration"
+    assert app.page_of_another_role("calibration", lead) is None and app.page_of_another_role("label", reviewer) is None
+    before = app.page_of_another_role("calibration", [app.ACCESS])  # before signing in: the sign-in page, told why
+    assert app.sent_away_sentence(before, None).startswith("The Calibration page is for leads and admins: sign in")
+    sentence = app.sent_away_sentence(app.page_of_another_role("adjudicate", reviewer),
+                                      app.auth.User("eli", "reviewer"))
+    assert sentence.startswith("The Adjudicate page is for leads and admins, and you are signed in as reviewer 'eli'")
     assert not app.goes_home("overview", [app.ACCESS])  # no home page to land on before signing in
     assert any(p.title == "Glossary" and p.roles == app.auth.LEADS for p in app.PAGES)
 

@@ -62,10 +62,11 @@ def test_two_reviewers_label_the_same_items_and_a_lead_adjudicates(review_server
         finn = Reviewer(contexts[2].new_page(), server.url).open_with_url_name("finn", E2E_SET)
         assert finn.shown() is None
 
-        # a reviewer cannot open a lead page by URL
+        # a reviewer cannot open a lead page by URL: they land on their home page, told why
         eli.page.goto(f"{server.url}/adjudicate?rater=eli&golden_set={E2E_SET}")
-        expect(eli.page.get_by_text("Page not found")).to_be_visible()
+        expect(eli.page.get_by_text("The Adjudicate page is for leads and admins")).to_be_visible()
         expect(eli.page.get_by_role("heading", name="Adjudicate")).to_have_count(0)
+        expect(eli.page.get_by_text("Page not found")).to_have_count(0)
 
         # the lead settles the disagreement on ids[1] (dora -1, eli 0)
         Lead(contexts[3].new_page(), server.url).adjudicate(E2E_SET, ids[1], "-1 fail",

@@ -104,8 +104,9 @@ def goes_home(path: str, mine: list[PageSpec]) -> bool:
     """Whether an address should open this user's home page without a word: one no page has (an old link, a
     typo) or the home page's own name (``/overview``: Streamlit serves the default page only at the root).
 
-    Streamlit would show "Page not found" over the home page. A page of another role keeps that answer (an
-    address is no way around the roles), and so does the home page's name for a user without a home page."""
+    Streamlit would show "Page not found" over the home page. A page of another role is not one of these: the
+    home page says why the user landed there (:func:`page_of_another_role`); the home page's name for a user
+    without a home page keeps Streamlit's answer."""
     path = path.strip("/")
     if not path:
         return False
@@ -113,16 +114,45 @@ def goes_home(path: str, mine: list[PageSpec]) -> bool:
     return (home is not None and path == home.url_path) or path not in {s.url_path for s in [*PAGES, ACCESS]}
 
 
+SENT_AWAY_KEY = "_sent_away_from"  # session key: the page of another role an address asked for
+
+
+def page_of_another_role(path: str, mine: list[PageSpec]) -> PageSpec | None:
+    """The page an address names when it is a page this user may not open (a lead page for a reviewer)."""
+    path = path.strip("/")
+    home = next((s for s in mine if s.default), None)
+    if home is None or path in {s.url_path for s in mine}:
+        return None
+    return next((s for s in PAGES if s.url_path == path), None)
+
+
+def sent_away_sentence(spec: PageSpec, user: auth.User | None) -> str:
+    """What a user sent home from another role's page reads there: which page, whose it is, who can change that."""
+    roles = " and ".join(f"{r}s" for r in spec.roles)
+    if user is None:
+        return (f"The {spec.title} page is for {roles}: sign in first; it is in the menu once you are signed in "
+                "with that role.")
+    return (f"The {spec.title} page is for {roles}, and you are signed in as {user.role} '{user.name}', so you are "
+            f"on your home page instead. If you need it, ask an admin for the lead role ('workbench rater set "
+            f"{user.name} --role lead').")
+
+
 def land_unknown_paths_on_home(mine: list[PageSpec]) -> bool:
-    """Before ``st.navigation``: forget an address :func:`goes_home` sends home, so that Streamlit resolves the run to
-    the default page as for the root address, with no "Page not found"; True when it did (the caller then moves
-    the browser to the root address)."""
+    """Before ``st.navigation``: forget an address :func:`goes_home` sends home, or one of a page of another role
+    (remembered, so that the home page says why), so that Streamlit resolves the run to the default page as for
+    the root address, with no "Page not found"; True when it did (the caller then moves the browser to the root
+    address). The other role's page is not run: an address is no way around the roles."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
     manager = getattr(ctx, "pages_manager", None)
     wanted = getattr(manager, "intended_page_name", None)
-    if wanted and not getattr(manager, "intended_page_script_hash", None) and goes_home(wanted, mine):
+    if not wanted or getattr(manager, "intended_page_script_hash", None):
+        return False
+    other = page_of_another_role(wanted, mine)
+    if other is not None or goes_home(wanted, mine):
+        if other is not None:
+            st.session_state[SENT_AWAY_KEY] = other.url_path
         manager.set_script_intent("", "")
         return True
     return False
@@ -147,6 +177,10 @@ def main() -> None:
     if toolbar_was_stale or sent_home:
         st.switch_page(page, query_params=st.query_params.to_dict())
     st.session_state[auth.ROUTER_KEY] = True
+    away = st.session_state.pop(SENT_AWAY_KEY, None)
+    spec = next((s for s in PAGES if s.url_path == away), None)
+    if spec is not None:
+        st.info(sent_away_sentence(spec, user), icon="🔒")
     try:
         page.run()
     except WorkbenchError as e:  # a user's error a page did not expect: its one sentence says what to fix
