@@ -151,3 +151,23 @@ def test_every_metric_of_every_page_has_help():
                     and len(node.args) >= 2 and not {k.arg for k in node.keywords} & {"help", "term"}):
                 bare.append(f"{path.name}:{node.lineno}")
     assert not bare, f"st.metric without help at {bare}"
+
+
+def test_the_glossary_is_grouped_by_topic_with_every_term_once_and_a_filter():
+    grouped = [k for _, keys in glossary.TOPICS for k in keys]
+    assert sorted(grouped) == sorted(t.key for t in glossary.TERMS) and len(grouped) == len(set(grouped))
+    everything = glossary.matching("")
+    assert [topic for topic, _ in everything] == [topic for topic, _ in glossary.TOPICS]
+    tpr = glossary.matching("tpr")  # a name, any case: its term, in its topic, and the terms that mention it
+    assert ("Agreement with people", glossary.term("tpr")) in [(topic, t) for topic, ts in tpr for t in ts]
+    assert all("tpr" in " ".join((t.label, *t.names, t.meaning)).casefold() for _, ts in tpr for t in ts)
+    assert glossary.matching("no such word anywhere") == []
+
+
+def test_the_boards_pass_k_is_the_glossarys():
+    from workbench.ui.views import board
+
+    text = " ".join(board.HELP.values())
+    meaning = glossary.term("pass_k").meaning
+    assert "all k runs of a model on a task pass" in meaning and "all k repeats of a task pass" in text
+    assert "results board" in glossary.term("mean_k").meaning

@@ -72,9 +72,10 @@ TERMS: tuple[Term, ...] = (
     Term("stuart_maxwell", "change in the score mix (Stuart-Maxwell test)", ("Stuart-Maxwell",),
          "A test of whether the judge's mix of scores changed between two runs on the same items. A p-value of 0.01 "
          "or more is good (no sign of drift)."),
-    Term("pass_k", "always right over k repeats (pass^k)", ("pass^k",),
-         "The share of items where every one of the judge's k repeated gradings agrees with the consensus. Close to 1 "
-         "is good: the judge is right reliably, not by luck on one try."),
+    Term("pass_k", "all k repeats succeed (pass^k)", ("pass^k",),
+         "The chance that all k repeats succeed, averaged over items: on the Calibration page, that every one of the "
+         "judge's k repeated gradings of an item agrees with the consensus; on a results board, that all k runs of a "
+         "model on a task pass. Close to 1 is good: right reliably, not by luck on one try."),
     Term("flip_rate", "score changes between repeats (flip rate)", ("flip rate",),
          "The share of items where the judge gives different scores when asked again the same thing. Low is good; "
          "the gate allows at most 10% by default."),
@@ -153,7 +154,32 @@ TERMS: tuple[Term, ...] = (
          "two parts. A difference whose interval excludes zero is real."),
 )
 
+#: The Glossary page's sections, each term in one (tests/test_ui_glossary.py checks that every term is in one).
+TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Agreement with people", ("alpha", "kappa", "ac2", "exact", "spearman", "tpr", "tnr", "mse", "consensus",
+                               "human_ceiling", "alt_test", "epsilon", "icc")),
+    ("Intervals and tests", ("ci", "bootstrap", "bca", "wilson", "clopper_pearson", "mover", "p_value",
+                             "stuart_maxwell", "sign_flip", "benjamini_hochberg", "by", "ols", "interim")),
+    ("Repeats, drift and bias", ("pass_k", "flip_rate", "self_preference")),
+    ("Planning labels and weights", ("mde", "kish", "design_effect", "ppi")),
+    ("Selective judging", ("coverage", "confidence", "risk")),
+    ("The verdict", ("gate",)),
+    ("Results boards", ("mean_k", "rogan_gladen")),
+)
+
 _BY_KEY = {t.key: t for t in TERMS}
+
+
+def matching(query: str) -> list[tuple[str, list[Term]]]:
+    """The topics and their terms whose label, names or meaning hold ``query`` (any case); every one for ''."""
+    q = query.strip().casefold()
+    out = []
+    for topic, keys in TOPICS:
+        terms = [_BY_KEY[k] for k in keys
+                 if not q or q in " ".join((_BY_KEY[k].label, *_BY_KEY[k].names, _BY_KEY[k].meaning)).casefold()]
+        if terms:
+            out.append((topic, terms))
+    return out
 
 
 def term(key: str) -> Term:
@@ -172,13 +198,19 @@ def help(key: str) -> str:  # named after the help= it feeds
 
 
 def render() -> None:
-    """The Glossary page: every term, its plain label first, in the order pages show them (app.py checks the
+    """The Glossary page: the terms by topic, each with its plain label first, and a filter box (app.py checks the
     role first: this module imports nothing of the UI, so every page may import it)."""
     st.title("Glossary")
     st.caption("The statistical names the pages show, in plain words: what each measures and when it is good. "
                "Hover over a number's (?) on any page for the same text.")
-    for t in TERMS:
-        st.markdown(f"**{t.label}** — {t.meaning}")
+    query = st.text_input("Filter", key="glossary-filter", placeholder="a word, e.g. interval, fails or TPR")
+    found = matching(query)
+    if not found:
+        st.info(f"No entry mentions “{query.strip()}”; try a shorter word.")
+    for topic, terms in found:
+        st.subheader(topic)
+        for t in terms:
+            st.markdown(f"**{t.label}** — {t.meaning}")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from workbench.features.board.render import (
     heatmap_html,
     lead_sentence,
 )
-from workbench.ui import auth, jobs
+from workbench.ui import auth, glossary, jobs
 from workbench.ui.components import code_span, flash, plain, prose, run_action, score_text, show_flash
 from workbench.ui.lead import show_table
 from workbench.ui.state import db_path, store, workspace
@@ -126,8 +126,8 @@ def render() -> None:
                f"{rep.settings.q}); † the judged tier's judge shares the model's family.")
     st.html(f"<div class='board-wrap'>{board_grid_html(rep)}</div>")
     st.subheader("Down each column", help=HELP["columns"])
-    st.caption("mean@k: the share of a model's repeats that pass; pass^k: the chance that k repeats of a task all "
-               "pass (every repeat, averaged over tasks).")
+    st.caption(f"mean@k, {glossary.label('mean_k')}: the share of a model's repeats of a task that pass; pass^k, "
+               f"{glossary.label('pass_k')}: the chance that all k repeats of a task pass; each averaged over tasks.")
     head, rows = column_rows(rep)
     show_table(pd.DataFrame(rows, columns=head), key="board-columns")
     _rates(rep)
