@@ -14,6 +14,7 @@ from tests.properties.conftest import PROFILE
 from tests.properties.harness import Workspace, damaged, dump, mutated, outcome
 from workbench.calibration.rubric_versions import add_rubric
 from workbench.features.importing.service import (
+    import_adjudications,
     import_items,
     import_judgments,
     import_labels,
@@ -118,6 +119,22 @@ def test_judgments_land_whole_or_are_refused_by_line(workspace, file):
         with Store(workspace.root / f"ex{workspace.n}" / "workbench.db") as s:
             n = s.conn.execute("SELECT count(*) FROM judgments").fetchone()[0]
         assert n == res.added >= 1, how
+
+
+adjudication = st.fixed_dictionaries({"item_id": item_ids, "score": st.sampled_from([0, 1]),
+                                      "lead": st.sampled_from(["lee", "mo"])}, optional={"note": texts})
+
+
+@settings(settings.get_profile(PROFILE))
+@given(jsonl_file(adjudication))
+def test_adjudications_land_whole_or_are_refused_by_line(workspace, file):
+    data, how = file
+    res = _run(workspace, "adjudications.jsonl", data, how, lambda s, p: import_adjudications(s, p, "qa", "qa"))
+    if res is not None:  # whole: one final label per item of the file (the template holds none)
+        rows = [json.loads(line) for line in data.decode("utf-8-sig").split("\n") if line.strip()]
+        with Store(workspace.root / f"ex{workspace.n}" / "workbench.db") as s:
+            n = s.conn.execute("SELECT count(*) FROM adjudications").fetchone()[0]
+        assert n == len({r["item_id"] for r in rows}), how
 
 
 # --------------------------------------------------------------------------- monitor ingest
