@@ -131,8 +131,10 @@ def _progress(db: str, golden_set: str, rubric: str, judge: str, status: dict, *
         st.error(plain(current.error))
     elif not live and current and current.result:
         r = current.result
-        st.success(f"Run {code_span(r['run'])}: {r.get('n_recorded', 0)} judgments recorded, {r.get('n_skipped', 0)} "
-                   f"already done, cost {jobs.usd(None if r.get('cost_unknown') and not r.get('cost_usd') else r.get('cost_usd'))}"
+        skipped = r.get("n_skipped", 0)  # "0 already done" says nothing: only a resumed run names them
+        st.success(f"Run {code_span(r['run'])}: {r.get('n_recorded', 0)} judgments recorded"
+                   + (f" ({skipped} were done before and not paid again)" if skipped else "")
+                   + f", cost {jobs.usd(None if r.get('cost_unknown') and not r.get('cost_usd') else r.get('cost_usd'))}"
                    + (f"; stopped ({plain(r['stopped'])})" if r.get("stopped") else ""))
     if not status["runs"]:
         st.caption("No runs yet.")
