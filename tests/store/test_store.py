@@ -218,3 +218,18 @@ def test_the_schema_checks_the_same_roles_as_the_code(sqlite_store):
     sql = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'raters'").fetchone()[0]
     checked = re.search(r"role IN \(([^)]*)\)", sql).group(1)
     assert {v.strip(" '") for v in checked.split(",")} == {r.value for r in Role}
+
+
+def test_migrations_run_in_the_order_of_their_numbers_whatever_imported_one_first(tmp_path):
+    """Found through the suite: a test that imported every module (test_architecture) registered m014 before
+    m001, and the next fresh database of that worker failed with "no such table: raters". A fresh interpreter
+    importing one late migration first, then migrating: every table is there."""
+    import subprocess
+    import sys
+
+    code = ("import importlib, sys; importlib.import_module('workbench.store.migrations.m014_one_identity');"
+            "from workbench.store import Store; s = Store(sys.argv[1]);"
+            "print(s.conn.execute('SELECT count(*) FROM raters').fetchone()[0])")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "w.db")], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "0", r.stderr[-2000:]

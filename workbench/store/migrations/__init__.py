@@ -38,12 +38,13 @@ def dialect(conn: Conn) -> str:
 
 
 def _load() -> None:
-    """Import every migration module once, in the order of its number (registration order is history order)."""
-    if MIGRATIONS:
-        return
+    """Import every migration module, and keep them in the order of their numbers: history order. Not the order
+    they registered in: a module imported on its own first (a test importing every module of the package, in
+    whatever order) would otherwise run before those it builds on ("no such table: raters")."""
     names = sorted(m.name for m in pkgutil.iter_modules(__path__) if re.fullmatch(r"m\d{3}_\w+", m.name))
     for name in names:
         importlib.import_module(f"{__name__}.{name}")
+    MIGRATIONS.sort(key=lambda m: m[0])
 
 
 def all_migrations() -> list[tuple[str, Migration]]:
