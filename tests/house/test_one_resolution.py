@@ -47,7 +47,9 @@ def counted(demo_db_template, tmp_path, monkeypatch):
     (("calibrate", "-j", "careful-sonnet", *SELECTIVE), 1),
     (("calibrate", *CASCADE), 2),
     (("report", "-j", "careful-sonnet", "--format", "md", *SELECTIVE), 1),
-], ids=["export", "export-selective", "export-cascade", "calibrate-selective", "calibrate-cascade", "report-card"])
+    (("report", "-j", "careful-sonnet", "--format", "eee"), 1),
+], ids=["export", "export-selective", "export-cascade", "calibrate-selective", "calibrate-cascade", "report-card",
+        "report-eee"])
 def test_a_command_resolves_once_and_reads_the_consensus_once(counted, args, judges):
     cli, calls = counted
     r = cli(args[0], "-g", "demo", "-r", RUBRIC, *args[1:], "--resamples", "200")
