@@ -83,7 +83,7 @@ def server_render_ms(folder: Path, *, per_page: int | None = None, runs: int = 9
     """Median ms of a Label page run on the 500-step item; per_page overrides the viewer's steps per page."""
     from streamlit.testing.v1 import AppTest
 
-    from workbench.ui import trajectory
+    from workbench.ui.views.parts import trajectory
 
     folder.mkdir()
     os.environ["WORKBENCH_DB"] = str(make_db(folder, n_long=1, n_demo=1))
@@ -167,7 +167,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as d:
         folder = Path(d)
-        from workbench.ui.trajectory import STEPS_PER_PAGE
+        from workbench.ui.views.parts.trajectory import STEPS_PER_PAGE
 
         paged = server_render_ms(folder / "paged")
         whole = server_render_ms(folder / "whole", per_page=1000)

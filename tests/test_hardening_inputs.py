@@ -178,7 +178,9 @@ def test_report_refuses_a_traversal_name_in_its_default_file_name(demo_store, tm
 
     report = calibrate(demo_store, "demo", "demo-patch-quality", "careful-sonnet", Options(resamples=50))
     report = report.but(rubric=report.rubric.but(name="../../../escaped"))
-    monkeypatch.setattr(report_card, "calibrate", lambda *a, **k: report)
+    from workbench.calibration.versions import Context
+
+    monkeypatch.setattr(Context, "report", lambda *a, **k: report)  # the card's one report, named to escape
     work = tmp_path / "work" / "dir"
     work.mkdir(parents=True)
     monkeypatch.chdir(work)

@@ -21,7 +21,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from workbench.core.errors import InputError, NotFound, WorkbenchError
 from workbench.calibration.gate import Policy, evaluate, load_policy
@@ -200,6 +200,19 @@ def judge_data(store: Store, golden_set: str, rubric: str, judge: str, run: str 
     return JudgeData(scope, frame)
 
 
+class Reads(Protocol):
+    """What a command has read once and keeps (``versions.Context``): calibrating takes these from it instead of
+    reading them from the store again."""
+
+    def consensus(self, rubric: str) -> Consensus: ...
+
+    def judge_data(self, scope: Scope) -> JudgeData: ...
+
+    def item_index(self) -> list[dict]: ...
+
+    def snapshot(self) -> tuple[str, dict]: ...
+
+
 def _check_raters_present(policy: Policy, cons: Consensus, rv: RubricVersion, workspace: Workspace | None,
                           registered: list[str]) -> None:
     """Refuse a policy that sets more raters per item than there are raters (who labeled this golden set, or are
@@ -267,11 +280,13 @@ def _scores(frame: pd.DataFrame, run_id: int, repeat: int | None = 0) -> pd.Seri
 
 def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: Options = Options(), *,
               use_cache: bool = True, data: JudgeData | None = None, scope: Scope | None = None,
-              workspace: Workspace | None = None, labels_of: str | None = None) -> CalibrationReport:
+              workspace: Workspace | None = None, labels_of: str | None = None,
+              reads: Reads | None = None) -> CalibrationReport:
     """The calibration report of DESIGN section 8 (``calibrate --json`` is its ``to_json()``), with the verdict.
 
     ``data`` is the judge's data when the caller has already loaded it (``compare`` needs it too), ``scope`` the
-    names already resolved (``export``); either way each is read once.
+    names already resolved, ``reads`` the command's context (``versions.Context``: its consensus, judge data, item
+    index and snapshot); either way each is read once.
     ``workspace`` holds the gate policy (rubrics/policy.yaml); ``labels_of`` names the rubric whose human labels
     the judge is compared with (default its own: a refinement candidate is compared with its base rubric's).
     """
@@ -294,7 +309,7 @@ def calibrate(store: Store, golden_set: str, rubric: str, judge: str, options: O
     fresh = "numpy" not in sys.modules
     with _cycle_collection_paused(freeze=fresh), _one_blas_thread(fresh):
         return _computed(store, golden_set, rubric, judge, options, scope, policy, quick_key, use_cache=use_cache,
-                         data=data, workspace=workspace, labels_of=labels_of)
+                         data=data, workspace=workspace, labels_of=labels_of, reads=reads)
 
 
 @contextmanager
@@ -336,7 +351,7 @@ def _one_blas_thread(fresh: bool):
 
 def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: Options, scope: Scope,
               policy: Policy, quick_key: str, *, use_cache: bool, data: JudgeData | None, workspace: Workspace | None,
-              labels_of: str | None) -> CalibrationReport:
+              labels_of: str | None, reads: Reads | None = None) -> CalibrationReport:
     """The report computed from the data (or found under the key of the data itself), saved under both keys."""
     import numpy as np
     import pandas as pd
@@ -345,10 +360,12 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
     from workbench.calibration import design_weights
 
     rv, gs = scope.rubric, scope.golden_set
-    data = data or judge_data(store, golden_set, rubric, judge, options.run, scope=scope)
+    data = data or (reads.judge_data(scope) if reads else judge_data(store, golden_set, rubric, judge, options.run,
+                                                                      scope=scope))
     spec = data.spec
     scale = list(rv.rubric.scale.values)
-    stored = cons = consensus(store, golden_set, labels_of or rv.name, gs=gs)
+    stored = cons = (reads.consensus(labels_of or rv.name) if reads else
+                     consensus(store, golden_set, labels_of or rv.name, gs=gs))
     excluded = _excluded(cons, options.exclude_raters, golden_set, labels_of or rv.name)
     if excluded:
         cons = cons.without(tuple(excluded))
@@ -356,7 +373,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
     _check_raters_present(policy, cons, rv, workspace, [r["name"] for r in store.raters()])
     # labels from the active queue carry inclusion probabilities: then estimates are weighted (design_weights.py)
     inclusion = design_weights.item_inclusion(store, gs, rv.name)
-    index_rows = store.item_index(gs.id)
+    index_rows = reads.item_index() if reads else store.item_index(gs.id)
     index = pd.DataFrame(index_rows).set_index("item_id")
     from workbench.calibration.probes import probe_frame, probe_section  # probe runs: never calibration runs
     probes = probe_frame(store, gs.id, data.judge.pk)
@@ -376,8 +393,8 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
         if cached is not None:
             store.save_report(quick_key, gs.id, rv.id, data.judge.pk, "calibration", cached)
             return _current(store, CalibrationReport.from_json(cached), scope)
-    version_hash, snapshot = current_snapshot(store, golden_set, known={labels_of or rv.name: stored}, gs=gs,
-                                              index=index_rows)
+    version_hash, snapshot = reads.snapshot() if reads else current_snapshot(
+        store, golden_set, known={labels_of or rv.name: stored}, gs=gs, index=index_rows)
     _remember(version_hash, snapshot)
     version_id, version = golden_set_version(store, gs.id, version_hash)
 
@@ -486,13 +503,21 @@ def _remember(version_hash: str, snapshot: dict) -> None:
         _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
 
 
-def freeze_version(store: Store, report: CalibrationReport, scope: Scope) -> CalibrationReport:
+def snapshot_needed(report: CalibrationReport) -> bool:
+    """Whether freezing the report's golden-set version needs its snapshot read (not frozen yet, and not computed by
+    this process): a writer reads it inside its read snapshot, with the report."""
+    frozen = report.ids is not None and report.ids.golden_set_version_id is not None
+    return not frozen and report.golden_set.version_hash not in _SNAPSHOTS
+
+
+def freeze_version(store: Store, report: CalibrationReport, scope: Scope, *,
+                   snapshot: tuple[str, dict] | None = None) -> CalibrationReport:
     """Freeze the golden-set version the report was computed on (a writer's explicit step: ``export``); the report
-    with that version's number and id."""
+    with that version's number and id. ``snapshot`` is the (hash, snapshot) the command read (``Context``)."""
     if report.ids is not None and report.ids.golden_set_version_id is not None:
         return report
     version_hash = report.golden_set.version_hash
-    snapshot = _SNAPSHOTS.get(version_hash)
+    snapshot = snapshot[1] if snapshot is not None and snapshot[0] == version_hash else _SNAPSHOTS.get(version_hash)
     if snapshot is None:
         now, snapshot = current_snapshot(store, scope.golden_set.name, gs=scope.golden_set)
         if now != version_hash:

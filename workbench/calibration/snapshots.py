@@ -69,18 +69,20 @@ def freeze(store: Store, golden_set: str, *, known: dict[str, Consensus] | None 
 
 
 def current_snapshot(store: Store, golden_set: str, *, known: dict[str, Consensus] | None = None,
-                     gs: GoldenSetRecord | None = None, index: list[dict] | None = None) -> tuple[str, dict]:
-    """(hash, snapshot) of the golden set as it is now, without recording a version (what freeze would record)."""
-    payload = _snapshot(store, golden_set, known=known, gs=gs, index=index).to_json()
+                     gs: GoldenSetRecord | None = None, index: list[dict] | None = None,
+                     rubrics: list[str] | None = None) -> tuple[str, dict]:
+    """(hash, snapshot) of the golden set as it is now, without recording a version (what freeze would record);
+    ``rubrics`` the golden set's labeled rubrics (``Store.label_rubrics``) when the caller has read them."""
+    payload = _snapshot(store, golden_set, known=known, gs=gs, index=index, rubrics=rubrics).to_json()
     return sha256_hex(payload), payload
 
 
 def _snapshot(store: Store, golden_set: str, *, known: dict[str, Consensus] | None,
-              gs: GoldenSetRecord | None, index: list[dict] | None) -> Snapshot:
+              gs: GoldenSetRecord | None, index: list[dict] | None, rubrics: list[str] | None = None) -> Snapshot:
     gs = gs or store.golden_set(golden_set)
     rows = [ItemIndexRow(**r) for r in index] if index is not None else item_index(store, gs.id)
     cons = {}
-    for rubric in store.label_rubrics(gs.id):
+    for rubric in store.label_rubrics(gs.id) if rubrics is None else rubrics:
         c = (known or {}).get(rubric) or consensus(store, golden_set, rubric, gs=gs)
         cons[rubric] = {i: s for i, s in sorted(c.labels.items())}
     return Snapshot(golden_set, sorted([r.item_id, r.content_hash] for r in rows), cons)

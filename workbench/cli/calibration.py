@@ -56,8 +56,7 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str | None, as_json
       workbench calibrate -g demo -r demo-patch-quality --selective --target-agreement 0.85 --risk 0.1 --cascade noisy-llama,careful-sonnet
       workbench calibrate -g demo -r demo-patch-quality -j careful-sonnet --exclude-rater ben
     """
-    from workbench.calibration.calibrate import calibrate as run
-    from workbench.calibration.versions import resolve_ref
+    from workbench.calibration.versions import Context
     from workbench.features.selective.service import judges_of_cascade, selective_request, with_guarantee
 
     options = _options(**opts)
@@ -66,14 +65,15 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str | None, as_json
 
         options = replace(options, exclude_raters=tuple(find_rater(ctx.store, who).name for who in exclude))
     judges = judges_of_cascade(judge, cascade, selective, target_agreement, risk)
-    scope = resolve_ref(ctx.store, golden_set, rubric, judges[0], options.run)  # NAME, or NAME@vN for that version
-    report = run(ctx.store, golden_set, scope.rubric.name, judges[0], options, scope=scope, workspace=ctx.workspace)
-    # the guarantee asked for (the flags, else the policy's selective section) joins the verdict as a gate check
-    request = selective_request(report.policy, judges[0], selective=selective, target=target_agreement, risk=risk,
-                                cascade=cascade)
-    chosen = None
-    if request is not None:
-        report, chosen = with_guarantee(ctx.store, golden_set, rubric, report, request, run=options.run)
+    # NAME, or NAME@vN for that version: resolved once, and every part of the output read in one snapshot
+    with Context.reading(ctx.store, golden_set, rubric, options.run) as names:
+        report = names.report(judges[0], options, workspace=ctx.workspace)
+        # the guarantee asked for (the flags, else the policy's selective section) joins the verdict as a gate check
+        request = selective_request(report.policy, judges[0], selective=selective, target=target_agreement,
+                                    risk=risk, cascade=cascade)
+        chosen = None
+        if request is not None:
+            report, chosen = with_guarantee(names, report, request)
     if as_json:
         _echo_json({**report.to_json(), **({"selective": chosen.to_json()} if chosen else {})})
         return
@@ -103,10 +103,12 @@ def compare(ctx: Ctx, golden_set: str, rubric: str, as_json: bool, **opts: Any) 
       workbench compare --golden-set demo --rubric demo-patch-quality
     """
     from workbench.calibration.calibrate import compare as run
+    from workbench.calibration.versions import Context
     from workbench.features.selective.service import policy_guarantee
 
-    result = run(ctx.store, golden_set, rubric, _options(**opts), workspace=ctx.workspace,
-                 judged=policy_guarantee(ctx.store, golden_set, rubric, run=opts.get("run")))
+    with Context.reading(ctx.store, golden_set, rubric, opts.get("run")) as names:
+        result = run(ctx.store, golden_set, rubric, _options(**opts), workspace=ctx.workspace,
+                     judged=policy_guarantee(names))
     if as_json:
         _echo_json(result.to_json())
         return

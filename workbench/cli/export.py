@@ -64,14 +64,7 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
     A selective export (or a rubric whose policy has a selective section) is
     refused, exit 3, unless its "selective guarantee" check passes too.
     """
-    from workbench.calibration.versions import VersionNotRun
-    from workbench.features.export.bundle import (
-        UNSIGNED_HINT,
-        GateFailed,
-        VersionMismatch,
-        export_bundle,
-        require_valid_signature,
-    )
+    from workbench.features.export.bundle import require_valid_signature
     from workbench.features.export.tool_files import export_judge
 
     if bundle_file is not None:
@@ -83,28 +76,37 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
         for option, value in (("--golden-set", golden_set), ("--rubric", rubric), ("--judge", judge)):
             _require(value is not None, option, "nothing", "given (or give --bundle FILE with --to)",
                      f"{option} NAME")
-        from workbench.features.selective.service import gate_and_section, selective_request
+        from workbench.features.selective.service import selective_request
 
         request = selective_request(None, judge, selective=selective, target=target_agreement, risk=risk,
                                     cascade=cascade)  # the flags checked before anything is computed
-        try:
-            res = export_bundle(ctx.store, golden_set, rubric, judge, out_dir=out_dir, options=_options(**opts),
-                                workspace=ctx.workspace, selective=request,
-                                guarantee=gate_and_section(ctx.store, golden_set, rubric, run=opts.get("run")))
-        except GateFailed as e:
-            _refused(e, golden_set, rubric, judge)
-        except (VersionNotRun, VersionMismatch) as e:  # nothing of that version to approve: refused like the gate
-            click.secho(f"Not exported: {e}", fg="red", err=True)
-            sys.exit(EXIT_GATE_FAILED)
-        click.echo(f"Exported {_shown(res.path)} (sha256 {res.sha256[:16]}"
-                   + (f", signed with {res.signed_by})." if res.signed_by else f"). {UNSIGNED_HINT}"))
-        if res.note:
-            click.echo(res.note)
-        bundle, path = res.approved, res.path
+        bundle, path = _exported(ctx, golden_set, rubric, judge, out_dir, request, _options(**opts))
     for target in targets:
         written = export_judge(bundle, path, target, out_dir or path.parent)
         click.echo(f"Wrote {_shown(written)} ({target}); check it with: workbench check {_shown(path)} "
                    f"--judge-config {_shown(written)}")
+
+
+def _exported(ctx: Ctx, golden_set: str, rubric: str, judge: str, out_dir: str | None, request: Any,
+              options: Any) -> tuple[Any, Path]:
+    """Export the pair and say so (the bundle and its file), or say why not and exit 3."""
+    from workbench.calibration.versions import VersionNotRun
+    from workbench.features.export.bundle import UNSIGNED_HINT, GateFailed, VersionMismatch, export_bundle
+    from workbench.features.selective.service import gate_and_section
+
+    try:
+        res = export_bundle(ctx.store, golden_set, rubric, judge, out_dir=out_dir, options=options,
+                            workspace=ctx.workspace, selective=request, guarantee=gate_and_section)
+    except GateFailed as e:
+        _refused(e, golden_set, rubric, judge)
+    except (VersionNotRun, VersionMismatch) as e:  # nothing of that version to approve: refused like the gate
+        click.secho(f"Not exported: {e}", fg="red", err=True)
+        sys.exit(EXIT_GATE_FAILED)
+    click.echo(f"Exported {_shown(res.path)} (sha256 {res.sha256[:16]}"
+               + (f", signed with {res.signed_by})." if res.signed_by else f"). {UNSIGNED_HINT}"))
+    if res.note:
+        click.echo(res.note)
+    return res.approved, res.path
 
 
 def _refused(e: Any, golden_set: str, rubric: str, judge: str) -> None:
@@ -233,14 +235,15 @@ def report(ctx: Ctx, golden_set: str, rubric: str, judge: str, fmt: str, out: st
                          workspace=ctx.workspace, organization=organization)
         click.echo(f"Wrote {_shown(path)} (Every Eval Ever schema, validated)")
         return
+    from workbench.calibration.versions import Context
     from workbench.features.export.card import write_card
     from workbench.features.selective.service import card_guarantee
 
-    # the guarantee asked for (the flags, else the policy's selective section): its check and its one sentence
-    guarantee = card_guarantee(ctx.store, golden_set, rubric, selective=selective, target=target_agreement,
-                               risk=risk, run=opts.get("run"))
-    path = write_card(ctx.store, golden_set, rubric, judge, fmt=fmt, out=out, options=_options(**opts),
-                      workspace=ctx.workspace, guarantee=guarantee)
+    with Context.reading(ctx.store, golden_set, rubric, opts.get("run")) as names:  # resolved once, one snapshot
+        # the guarantee asked for (the flags, else the policy's selective section): its check and its one sentence
+        guarantee = card_guarantee(names, selective=selective, target=target_agreement, risk=risk)
+        path = write_card(ctx.store, golden_set, rubric, judge, fmt=fmt, out=out, options=_options(**opts),
+                          workspace=ctx.workspace, guarantee=guarantee, context=names)
     click.echo(f"Wrote {_shown(path)}")
 
 

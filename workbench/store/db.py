@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence, TypeVar
 
+from workbench.core.errors import WorkbenchError
 from workbench.store.engines.urls import parse_target
 
 if TYPE_CHECKING:  # sqlite_utils imports pandas (0.4 s): only the callers of as_sqlite_utils pay for it
@@ -179,11 +180,50 @@ class Connection:
     def close(self) -> None:
         self.conn.close()
 
+    #: the writes put off while a read snapshot is open (:meth:`read_snapshot`): None when none is open
+    _deferred: list[Callable[[], None]] | None = None
+
     @contextmanager
     def transaction(self) -> Iterator["Connection"]:
         """BEGIN IMMEDIATE ... COMMIT; nested calls join the outer transaction."""
+        if self._deferred is not None:
+            raise WorkbenchError("a write inside a read snapshot: a command writes after its reads (the snapshot "
+                                 "ends first), so that what it read is one state of the database")
         with immediate(self.conn):
             yield self
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator["Connection"]:
+        """One read transaction: every read inside sees the database as it was at the first one, whatever other
+        connections write meanwhile (SQLite's WAL snapshot; Postgres' REPEATABLE READ). A command's report is then
+        one state, never labels of one moment beside a consensus of another.
+
+        Nothing is written inside: writes that may wait (``defer``: the report cache) run once the snapshot ends,
+        and any other write is refused. Nested calls join the outer snapshot.
+        """
+        if self._deferred is not None:
+            yield self
+            return
+        if self.conn.in_transaction:
+            raise WorkbenchError("a read snapshot opened inside a write transaction")
+        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if self.dialect == "postgres" else "BEGIN")
+        self.conn.execute("SELECT count(*) FROM _migrations").fetchone()  # the snapshot is taken at the first read
+        self._deferred = []
+        try:
+            yield self
+        finally:
+            deferred, self._deferred = self._deferred, None
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")  # nothing was written: ending it is all
+        for write in deferred:
+            write()
+
+    def defer(self, write: Callable[[], None]) -> None:
+        """Run ``write`` now, or when the read snapshot open on this connection ends."""
+        if self._deferred is not None:
+            self._deferred.append(write)
+        else:
+            write()
 
     def retrying(self, write: Callable[[], T], *, what: str) -> T:
         """Run ``write`` (one transaction) until it gets through a busy database: for writes that must not fail."""

@@ -587,11 +587,14 @@ class Store(Connection):
 
     def save_report(self, key_hash: str, golden_set_id: int, rubric_id: int, judge_pk: int | None, kind: str,
                     report: dict) -> None:
-        with self.transaction():
-            self.conn.execute(
-                """INSERT INTO reports (key_hash, golden_set_id, rubric_id, judge_pk, kind, report, created_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING""",
-                (key_hash, golden_set_id, rubric_id, judge_pk, kind, to_json(report), now()))
+        """Cache a report under its key; inside a read snapshot, once it ends (a cache write may wait)."""
+        def write() -> None:
+            with self.transaction():
+                self.conn.execute(
+                    """INSERT INTO reports (key_hash, golden_set_id, rubric_id, judge_pk, kind, report, created_at)
+                       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING""",
+                    (key_hash, golden_set_id, rubric_id, judge_pk, kind, to_json(report), now()))
+        self.defer(write)
 
     # -- exports ----------------------------------------------------------
     def record_export(self, path: str, sha256: str, rubric_id: int, judge_pk: int, golden_set_version_id: int) -> None:

@@ -19,6 +19,7 @@ from workbench.calibration.report import CalibrationReport, Comparison
 from workbench.calibration import calibrate as calibration, insights
 from workbench.features.judging import service as judging
 from workbench.calibration.golden_sets import list_golden_sets
+from workbench.calibration.versions import Context
 from workbench.calibration.rubric_versions import get_rubric, list_rubrics
 from workbench.features.lead.curve import SelectiveCurve, selective_curve
 from workbench.features.people.report import RatersReport, raters_report
@@ -37,12 +38,12 @@ def _version() -> tuple:
 def _calibrate(db: str, version: tuple, golden_set: str, rubric: str, judge: str,
                run: str | None) -> CalibrationReport:
     rep = calibration.calibrate(store(), golden_set, rubric, judge, calibration.Options(run=run))
-    return policy_guarantee(store(), golden_set, rubric, run=run)(rep)  # a policy's selective check, as the CLI's
+    return policy_guarantee(Context.of(store(), golden_set, rubric, run))(rep)  # a policy's selective check, as the CLI's
 
 
 @st.cache_data(show_spinner="Comparing judges…", max_entries=16)
 def _compare(db: str, version: tuple, golden_set: str, rubric: str) -> Comparison:
-    return calibration.compare(store(), golden_set, rubric, judged=policy_guarantee(store(), golden_set, rubric))
+    return calibration.compare(store(), golden_set, rubric, judged=policy_guarantee(Context.of(store(), golden_set, rubric)))
 
 
 @st.cache_data(show_spinner="Computing agreement per run…", max_entries=32)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -36,16 +37,18 @@ from workbench.core.strict_yaml import load_yaml, read_utf8
 from workbench.core.workspace import Workspace
 from workbench.core.workspace import current as current_workspace
 from workbench.core.workspace import shown_path
-from workbench.calibration.calibrate import Options, Scope, calibrate, freeze_version
+from workbench.calibration.calibrate import Options, Scope, freeze_version, snapshot_needed
 from workbench.calibration.rubric_versions import JudgeRow, get_rubric
-from workbench.calibration.versions import resolve_ref, rubric_ref
+from workbench.calibration.versions import Context, rubric_ref
 from workbench.calibration.golden_sets import RunRow
 from workbench.features.export.records import (BUNDLE_SCHEMA, Bundle, BundleCalibration, BundleGoldenSet,
                                                BundleJudge, BundleRubric, ExportedBundle, bundle_content)
 
-#: (report, guarantee asked for) -> the report with the gate's selective check, and the bundle's selective section
-#: (None when the guarantee does not hold); ``features.selective`` makes it, which this feature does not import.
-Guarantee = Callable[[CalibrationReport, SelectivePolicy], "tuple[CalibrationReport, dict[str, Any] | None]"]
+#: (the command's context, report, guarantee asked for) -> the report with the gate's selective check, and the
+#: bundle's selective section (None when the guarantee does not hold); ``features.selective``'s
+#: ``gate_and_section``, which this feature does not import.
+Guarantee = Callable[[Context, CalibrationReport, SelectivePolicy],
+                     "tuple[CalibrationReport, dict[str, Any] | None]"]
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "bundle.schema.json"
 
@@ -157,7 +160,8 @@ def workspace_signing_key(workspace: Workspace | None = None) -> SigningKey | No
 def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out_dir: str | Path | None = None,
                   options: Options = Options(), workspace: Workspace | None = None,
                   signing_key: SigningKey | str | None = WORKSPACE_KEY, actor: str | None = None,
-                  selective: SelectivePolicy | None = None, guarantee: Guarantee | None = None) -> ExportResult:
+                  selective: SelectivePolicy | None = None, guarantee: Guarantee | None = None,
+                  context: Context | None = None) -> ExportResult:
     """Write rubrics/approved/<rubric>@v<version>--<judge>.yaml of the workspace (or ``out_dir``) for a passing
     pair; refuse otherwise.
 
@@ -172,20 +176,17 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
     guarantee asked for (``export --selective``; else the policy's ``selective`` section): the gate then also judges
     it (its "selective guarantee" check, added by ``guarantee``: ``features.selective``'s ``gate_and_section``), and
     the bundle carries the threshold(s) under its sha256 and signature.
+
+    The names are resolved once, into one :class:`~workbench.calibration.versions.Context` (``context``, else
+    one made here) whose reads the report, the selective section and the version frozen share, all inside one read
+    snapshot of the database; the writes (the frozen version, the export's row, its audit entry) follow it.
     """
     key = workspace_signing_key(workspace) if signing_key == WORKSPACE_KEY else signing_key
-    scope = resolve_ref(store, golden_set, rubric, judge, options.run)  # the names, looked up once for all below
-    report = calibrate(store, golden_set, scope.rubric.name, judge, options, scope=scope, workspace=workspace)
-    check_one_version(store, report, scope)
-    section = None
-    if (request := selective if selective is not None else report.policy.selective) is not None:
-        if guarantee is None:  # never exported without the guarantee the policy asks for
-            raise WorkbenchError(f"rubric '{rubric}' asks for a selective guarantee (its policy's selective section), "
-                                 "which this export does not judge; export it with 'workbench export'")
-        report, section = guarantee(report, request)
-    if not report.calibrated:
-        raise GateFailed(rubric, judge, report.verdict)
-    report = freeze_version(store, report, scope)
+    with (nullcontext(context) if context is not None
+          else Context.reading(store, golden_set, rubric, options.run)) as ctx:
+        report, section, note = _approved(ctx, judge, options, workspace, selective, guarantee)
+        scope, snapshot = ctx.scope(judge, options.run), ctx.snapshot() if snapshot_needed(report) else None
+    report = freeze_version(store, report, scope, snapshot=snapshot)
     bundle = approve(report, scope)
     if section is not None:
         bundle = bundle.but(selective=section)
@@ -211,8 +212,27 @@ def export_bundle(store: Store, golden_set: str, rubric: str, judge: str, *, out
                          target=f"{bundle.rubric.name}@v{bundle.rubric.version}--{judge}",
                          detail={"golden_set": golden_set, "path": path.name, "sha256": bundle.sha256,
                                  "signed_by": key.key_id if key is not None else None})
-    return ExportResult(path, bundle.sha256, bundle, _older_version_note(store, rubric, scope),
+    return ExportResult(path, bundle.sha256, bundle, note,
                         f"key {key.key_id} from {key.source}" if key is not None else None)
+
+
+def _approved(ctx: Context, judge: str, options: Options, workspace: Workspace | None,
+              selective: SelectivePolicy | None,
+              guarantee: Guarantee | None) -> tuple[CalibrationReport, dict | None, str | None]:
+    """The reads of an export: the report with its verdict (and the selective check asked for), the bundle's
+    selective section, and the note for an older version; :class:`GateFailed` when the pair does not pass."""
+    report = ctx.report(judge, options, workspace=workspace)
+    scope = ctx.scope(judge, options.run)
+    check_one_version(ctx.store, report, scope)
+    section = None
+    if (request := selective if selective is not None else report.policy.selective) is not None:
+        if guarantee is None:  # never exported without the guarantee the policy asks for
+            raise WorkbenchError(f"rubric '{ctx.rubric}' asks for a selective guarantee (its policy's selective "
+                                 "section), which this export does not judge; export it with 'workbench export'")
+        report, section = guarantee(ctx, report, request)
+    if not report.calibrated:
+        raise GateFailed(ctx.rubric, judge, report.verdict)
+    return report, section, _older_version_note(ctx.store, ctx.rubric, scope)
 
 
 def _older_version_note(store: Store, rubric: str, scope: Scope) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import shutil
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
@@ -21,11 +22,10 @@ from workbench.calibration.report import CalibrationReport
 from workbench.store import Store
 from workbench.core.workspace import Workspace
 from workbench.core.workspace import current as current_workspace
-from workbench.calibration.calibrate import Options, calibrate
+from workbench.calibration.calibrate import Options
 from workbench.features.export.bundle import write_atomic
 from workbench.features.refine.service import card_note
-from workbench.calibration.rubric_versions import rubric_ref
-from workbench.calibration.versions import resolve_ref
+from workbench.calibration.versions import Context
 
 
 def _png(chart) -> bytes:
@@ -48,23 +48,26 @@ CardGuarantee = Callable[[CalibrationReport], tuple[CalibrationReport, "str | No
 
 def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: str = "html",
                out: str | Path | None = None, options: Options = Options(),
-               workspace: Workspace | None = None, guarantee: CardGuarantee | None = None) -> Path:
+               workspace: Workspace | None = None, guarantee: CardGuarantee | None = None,
+               context: Context | None = None) -> Path:
     """Write the card to ``out``, by default to the workspace's reports/ folder; returns the file. With
-    ``guarantee``, the card's verdict holds the selective check and a section says the guarantee in one sentence."""
+    ``guarantee``, the card's verdict holds the selective check and a section says the guarantee in one sentence.
+    ``context`` is the command's (the one ``guarantee`` reads too); without it one is made, in a read snapshot."""
     if fmt not in ("md", "html"):
         raise ValueError(f"unknown format {fmt!r}")
     workspace = workspace or current_workspace()
-    name, version = rubric_ref(store, rubric)  # NAME@vN: that version's own scope; NAME: calibrate resolves it
-    scope = resolve_ref(store, golden_set, rubric, judge, options.run) if version is not None else None
-    r = calibrate(store, golden_set, name, judge, options, scope=scope, workspace=workspace)
-    r, selective_sentence = guarantee(r) if guarantee else (r, None)
-    # The default file name is made of names from the database: built only through safe_path.
-    name = f"calibration-{r.rubric.name}-v{r.rubric.version}-{judge}.{fmt}"
-    out = Path(out) if out else safe_path(workspace.reports, name)
+    with (nullcontext(context) if context is not None
+          else Context.reading(store, golden_set, rubric, options.run)) as ctx:
+        r = ctx.report(judge, options, workspace=workspace)
+        r, selective_sentence = guarantee(r) if guarantee else (r, None)
+        # The default file name is made of names from the database: built only through safe_path.
+        name = f"calibration-{r.rubric.name}-v{r.rubric.version}-{judge}.{fmt}"
+        out = Path(out) if out else safe_path(workspace.reports, name)
+        note = card_note(store, r.rubric.name, r.rubric.version)  # accepted from the refinement loop
     images = [(name, _png(chart)) for name, chart in card_charts(r)]
     title = f"Calibration card: {judge} on {r.rubric.name} v{r.rubric.version}"
     sections = card_sections(r)
-    if note := card_note(store, r.rubric.name, r.rubric.version):  # accepted from the refinement loop
+    if note:
         sections.insert(1, ("Refinement", [note]))
     if selective_sentence:
         sections.insert(1, ("Selective judging", [selective_sentence]))

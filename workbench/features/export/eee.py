@@ -31,9 +31,9 @@ from workbench.stats.bias import INTERVAL as SELF_PREFERENCE_INTERVAL
 from workbench.store import Store
 from workbench.core.workspace import Workspace
 from workbench.core.workspace import current as current_workspace
-from workbench.calibration.calibrate import Options, calibrate
+from workbench.calibration.calibrate import Options
 from workbench.features.export.bundle import write_atomic
-from workbench.calibration.versions import resolve_ref
+from workbench.calibration.versions import Context
 
 EEE_SCHEMA_VERSION = "0.3.0"
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "every_eval_ever" / "eval.schema.json"
@@ -194,8 +194,9 @@ def write_eee(store: Store, golden_set: str, rubric: str, judge: str, *, out: st
               organization: str = "unspecified") -> Path:
     """Calibrate (or read the cached report), build the record, validate it, write it; returns the file."""
     workspace = workspace or current_workspace()
-    scope = resolve_ref(store, golden_set, rubric, judge, options.run)  # the prompt needs the rubric, not the judgments
-    report = calibrate(store, golden_set, scope.rubric.name, judge, options, scope=scope, workspace=workspace)
+    with Context.reading(store, golden_set, rubric, options.run) as ctx:  # resolved once, read in one snapshot
+        scope = ctx.scope(judge, options.run)  # the prompt needs the rubric, not the judgments
+        report = ctx.report(judge, options, workspace=workspace)
     prompt = system_prompt(scope.rubric.rubric, scope.spec) if scope.spec.provider != "python" else None
     record = build_eee(report, prompt, scope.spec, organization=organization)
     validate_eee(record)

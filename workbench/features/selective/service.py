@@ -13,11 +13,9 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from workbench.calibration.calibrate import judge_data
 from workbench.calibration.gate import with_selective_check
-from workbench.calibration.golden_sets import consensus
 from workbench.calibration.report import CalibrationReport
-from workbench.calibration.versions import resolve_ref
+from workbench.calibration.versions import Context
 from workbench.core.errors import InputError, NotFound
 from workbench.core.policy import Policy, SelectivePolicy
 from workbench.features.selective.records import (
@@ -69,11 +67,16 @@ def _missing(x: float | None) -> bool:
 
 def judge_items(store: Store, golden_set: str, rubric: str, judge: str, run: str | None = None) -> JudgeItems:
     """The judge's verdicts on the golden set with a confidence for each (see the module's docstring)."""
+    return items_of(Context.of(store, golden_set, rubric, run), judge, run)
+
+
+def items_of(ctx: Context, judge: str, run: str | None = None) -> JudgeItems:
+    """:func:`judge_items` on the command's context (its scope and judge data, read once)."""
     # numpy and scipy: loaded when computing
     from workbench.stats.selective import confidence_from_repeats
 
-    scope = resolve_ref(store, golden_set, rubric, judge, run)  # NAME, or NAME@vN as export pins it
-    frame = judge_data(store, golden_set, rubric, judge, run, scope=scope).judgments
+    scope = ctx.scope(judge, run)  # NAME, or NAME@vN as export pins it
+    frame = ctx.judge_data(scope).judgments
     frame = frame[(frame["run_id"] == scope.chosen.id) & frame["score"].notna()]
     by_item: dict[str, list[int]] = {}
     verdict: dict[str, int] = {}
@@ -111,24 +114,30 @@ def calibrate_selective(store: Store, golden_set: str, rubric: str, judges: list
     so that agreement on the kept items is >= ``target`` with probability >= 1 - ``risk``: a cascade's combined
     verdicts (each item graded by the first judge confident enough, the rest abstained), the risk held over the
     whole choice among its configurations and its judges alone."""
+    return selective_of(Context.of(store, golden_set, rubric, run), judges, target=target, risk=risk)
+
+
+def selective_of(ctx: Context, judges: list[str], *, target: float | None, risk: float | None) -> SelectiveResult:
+    """:func:`calibrate_selective` on the command's context: ``ctx.run`` is the first judge's run."""
     target, risk = check_target_and_risk(target, risk)
     if not judges:
         raise InputError("no judge given", fix="name the judge with --judge J, or a cascade with --cascade J1,J2")
-    rv = resolve_ref(store, golden_set, rubric, judges[0], run).rubric
-    resolved = consensus(store, golden_set, rv.name).resolved
-    per_judge = [judge_items(store, golden_set, rubric, j, run if i == 0 else None) for i, j in enumerate(judges)]
+    run = ctx.run
+    rv = ctx.scope(judges[0], run).rubric
+    resolved = ctx.consensus(rv.name).resolved
+    per_judge = [items_of(ctx, j, run if i == 0 else None) for i, j in enumerate(judges)]
     first = per_judge[0]
     ids = [i for i in first.verdict if i in resolved]  # the cascade sees every item its first judge graded
     if not ids:
         raise NotFound(f"judge '{judges[0]}' has no verdict on an item with a human consensus in golden set "
-                       f"'{golden_set}'; label (or adjudicate) items it judged first")
+                       f"'{ctx.golden_set.name}'; label (or adjudicate) items it judged first")
     if all(math.isnan(first.confidence[i]) for i in ids) and len(judges) == 1:
         raise NoConfidence(f"judge '{judges[0]}' has no confidence on any item: a threshold needs one",
                          fix="import its judgments with a 'confidence' field (0..1), or run it with --repeats 2 "
                              "or more so the share of agreeing repeats serves as its confidence")
     if len(judges) == 1:
         return _single(first, ids, resolved, target, risk)
-    costs, cost_source = _costs(store, golden_set, rubric, per_judge, ids, run)
+    costs, cost_source = _costs(ctx, per_judge, ids)
     return _cascade(per_judge, ids, resolved, target, risk, costs, cost_source)
 
 
@@ -156,8 +165,7 @@ def _single(ji: JudgeItems, ids: list[str], resolved: dict, target: float, risk:
     return replace(result, sentence=selective_sentence(result, [ji.judge], more, opening))
 
 
-def _costs(store: Store, golden_set: str, rubric: str, per_judge: list[JudgeItems], ids: list[str],
-           run: str | None) -> tuple[list[float | None], str | None]:
+def _costs(ctx: Context, per_judge: list[JudgeItems], ids: list[str]) -> tuple[list[float | None], str | None]:
     """Each judge's cost per item graded as calibrated (every repeat where its confidence comes from repeats): the
     mean recorded cost where every item has one, else the price table's estimate for its model on these items,
     else None (a cost is never guessed); and where they came from (None unless every judge has one)."""
@@ -169,7 +177,7 @@ def _costs(store: Store, golden_set: str, rubric: str, per_judge: list[JudgeItem
             out.append(sum(recorded) / len(recorded))
             sources.append("recorded")
             continue
-        out.append(_estimated_cost(store, golden_set, rubric, ji, ids, run if n == 0 else None))
+        out.append(_estimated_cost(ctx, ji, ids, ctx.run if n == 0 else None))
         sources.append("estimated")
     if any(c is None for c in out):
         return out, None
@@ -177,15 +185,14 @@ def _costs(store: Store, golden_set: str, rubric: str, per_judge: list[JudgeItem
                  ", ".join(f"{ji.judge}: {s}" for ji, s in zip(per_judge, sources)))
 
 
-def _estimated_cost(store: Store, golden_set: str, rubric: str, ji: JudgeItems, ids: list[str],
-                    run: str | None) -> float | None:
+def _estimated_cost(ctx: Context, ji: JudgeItems, ids: list[str], run: str | None) -> float | None:
     """The price table's estimate of one item's grading (``judge run --dry-run``'s, on these items, with the
     repeats its confidence needs), or None where the model has no price."""
-    from workbench.calibration.golden_sets import load_items
     from workbench.judges.runner import estimate_run
 
-    scope = resolve_ref(store, golden_set, rubric, ji.judge, run)
-    items = [it for it in load_items(store, golden_set) if it.id in set(ids)]
+    scope = ctx.scope(ji.judge, run)
+    wanted = set(ids)
+    items = [it for it in ctx.items() if it.id in wanted]
     if not items:
         return None
     repeats = ji.repeats if "repeats" in ji.source else 1
@@ -374,32 +381,31 @@ def judges_of_request(request: SelectivePolicy, judge: str) -> list[str]:
     return list(request.cascade) if request.cascade and request.cascade[0] == judge else [judge]
 
 
-def with_guarantee(store: Store, golden_set: str, rubric: str, report: CalibrationReport, request: SelectivePolicy,
-                   *, run: str | None = None) -> tuple[CalibrationReport, SelectiveResult]:
+def with_guarantee(ctx: Context, report: CalibrationReport,
+                   request: SelectivePolicy) -> tuple[CalibrationReport, SelectiveResult]:
     """The report whose verdict also holds the gate's "selective guarantee" check (``gate.selective_check``), and
-    the threshold chosen: what ``calibrate`` shows and ``export`` decides by when a guarantee is asked for."""
+    the threshold chosen: what ``calibrate`` shows and ``export`` decides by when a guarantee is asked for. The
+    threshold is chosen on the command's context, the consensus and judge data the report was computed on."""
     judges = judges_of_request(request, report.judge.id)
     try:
-        chosen = calibrate_selective(store, golden_set, rubric, judges, target=request.target_agreement,
-                                     risk=request.risk, run=run)
+        chosen = selective_of(ctx, judges, target=request.target_agreement, risk=request.risk)
     except (NoConfidence, NotFound) as e:  # no threshold to test: the check waits for confidences or labels
         chosen = SelectiveResult(None, 0.0, None, None, request.target_agreement, request.risk, 0, False,
                                  f"No selective guarantee yet: {e}", "none")
     return report.but(verdict=with_selective_check(report.verdict, chosen)), chosen
 
 
-def bundle_section(store: Store, golden_set: str, rubric: str, judge: str, chosen: SelectiveResult, *,
-                   run: str | None = None) -> dict:
+def bundle_section(ctx: Context, judge: str, chosen: SelectiveResult) -> dict:
     """The bundle's ``selective`` section for a guarantee that holds: the threshold and its guarantee, the confusion
     on the items the (first) judge keeps, and for a cascade each judge's threshold, coverage and share of items."""
     section = {"threshold": chosen.threshold, "target": chosen.target, "risk": chosen.risk,
                "coverage": chosen.coverage, "agreement": chosen.agreement,
                "agreement_lower_bound": chosen.agreement_lower_bound, "n_calibration": chosen.n_calibration,
                "confidence_source": chosen.confidence_source, "sentence": chosen.sentence,
-               "confusion": kept_confusion(store, golden_set, rubric, judge, chosen.kept_by_judge[0], run)}
+               "confusion": kept_confusion(ctx, judge, chosen.kept_by_judge[0], ctx.run)}
     if chosen.cascade:  # each judge's confusion on the items it keeps: grade corrects a cascade with their sum
-        section["cascade"] = [{**s.to_json(), "confusion": kept_confusion(store, golden_set, rubric, s.judge, kept,
-                                                                          run if n == 0 else None)}
+        section["cascade"] = [{**s.to_json(), "confusion": kept_confusion(ctx, s.judge, kept,
+                                                                          ctx.run if n == 0 else None)}
                               for n, (s, kept) in enumerate(zip(chosen.cascade, chosen.kept_by_judge))]
         section["cost_per_graded_item"] = chosen.cost_per_graded_item
         section["cost_last_judge_alone"] = chosen.cost_last_judge_alone
@@ -409,20 +415,16 @@ def bundle_section(store: Store, golden_set: str, rubric: str, judge: str, chose
     return section
 
 
-def gate_and_section(store: Store, golden_set: str, rubric: str, *, run: str | None = None):
-    """``export_bundle``'s ``guarantee``: (report, request) -> (the report with the selective check, the bundle's
-    section or None)."""
-    def guarantee(report: CalibrationReport, request: SelectivePolicy) -> tuple[CalibrationReport, dict | None]:
-        report, chosen = with_guarantee(store, golden_set, rubric, report, request, run=run)
-        section = (bundle_section(store, golden_set, rubric, report.judge.id, chosen, run=run) if chosen.guaranteed
-                   else None)
-        return report, section
-    return guarantee
+def gate_and_section(ctx: Context, report: CalibrationReport,
+                     request: SelectivePolicy) -> tuple[CalibrationReport, dict | None]:
+    """``export_bundle``'s ``guarantee``: (context, report, request) -> (the report with the selective check, the
+    bundle's section or None)."""
+    report, chosen = with_guarantee(ctx, report, request)
+    return report, bundle_section(ctx, report.judge.id, chosen) if chosen.guaranteed else None
 
 
-def card_guarantee(store: Store, golden_set: str, rubric: str, *, selective: bool = False,
-                   target: float | None = None, risk: float | None = None, cascade: str | None = None,
-                   run: str | None = None):
+def card_guarantee(ctx: Context, *, selective: bool = False, target: float | None = None,
+                   risk: float | None = None, cascade: str | None = None):
     """``write_card``'s ``guarantee``: report -> (the report with the selective check, the guarantee's sentence), or
     (the report, None) when no guarantee is asked for (no flags, no policy section)."""
     def guarantee(report: CalibrationReport) -> tuple[CalibrationReport, str | None]:
@@ -430,28 +432,27 @@ def card_guarantee(store: Store, golden_set: str, rubric: str, *, selective: boo
                                     cascade=cascade)
         if request is None:
             return report, None
-        report, chosen = with_guarantee(store, golden_set, rubric, report, request, run=run)
+        report, chosen = with_guarantee(ctx, report, request)
         return report, chosen.sentence
     return guarantee
 
 
-def policy_guarantee(store: Store, golden_set: str, rubric: str, *, run: str | None = None):
+def policy_guarantee(ctx: Context):
     """report -> the report whose verdict also holds the check of the guarantee its policy asks for (unchanged
     without a selective section): what ``compare`` and the pages complete each verdict with, as ``calibrate``
     does."""
-    card = card_guarantee(store, golden_set, rubric, run=run)
+    card = card_guarantee(ctx)
     return lambda report: card(report)[0]
 
 
-def kept_confusion(store: Store, golden_set: str, rubric: str, judge: str, kept: tuple[str, ...],
-                   run: str | None = None) -> dict:
+def kept_confusion(ctx: Context, judge: str, kept: tuple[str, ...], run: str | None = None) -> dict:
     """The confusion matrix (rows consensus, columns judge, in scale order) on the kept calibration items: what
     ``grade`` corrects a selective bundle's pass rate with, since the judge's TPR and TNR on the items it keeps
     are not those on all items."""
-    scope = resolve_ref(store, golden_set, rubric, judge, run)
+    scope = ctx.scope(judge, run)
     values = list(scope.rubric.rubric.scale.values)
-    resolved = consensus(store, golden_set, scope.rubric.name).resolved
-    verdict = judge_items(store, golden_set, rubric, judge, run).verdict
+    resolved = ctx.consensus(scope.rubric.name).resolved
+    verdict = items_of(ctx, judge, run).verdict
     matrix = [[0] * len(values) for _ in values]
     for i in kept:
         matrix[values.index(resolved[i])][values.index(verdict[i])] += 1

@@ -15,7 +15,7 @@ from workbench.ui import auth
 from workbench.ui.components import (code_span, flash, golden_set_and_rubric, plain, prose, run_action, score_text,
     show_flash)
 from workbench.ui.state import store
-from workbench.ui.trajectory import render_item
+from workbench.ui.views.parts.trajectory import render_item
 
 ROLES = auth.LEADS
 

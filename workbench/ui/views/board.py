@@ -37,7 +37,7 @@ from workbench.ui import auth, glossary, jobs
 from workbench.ui.components import code_span, flash, plain, prose, run_action, score_text, show_flash
 from workbench.ui.lead import show_table
 from workbench.ui.state import db_path, store, workspace
-from workbench.ui.trajectory import display_step, render_item
+from workbench.ui.views.parts.trajectory import display_step, render_item
 
 ROLES = auth.LEADS
 OPEN_KEY = "board-open"  # (board, task_id, model) of the cell in the viewer

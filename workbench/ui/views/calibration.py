@@ -18,13 +18,14 @@ from workbench.calibration.presentation import (alt_test_rows, category_table, d
 from workbench.calibration.report import CalibrationReport
 from workbench.core.scale import fmt as _fmt
 from workbench.calibration.insights import item_evidence
-from workbench.ui import auth, glossary, probes_view
+from workbench.ui import auth, glossary
 from workbench.ui.components import code_span, metric, plain, prose
 from workbench.ui.lead import (DEFAULT_RISK, DEFAULT_TARGET, NUMBER, RIGHT, SIGNED, curve, disagreement_table,
     page_header, report, report_chart, show_spec, show_table, verdict_box)
 from workbench.ui.state import db_path, store
-from workbench.ui.trajectory import display_step, render_item
-from workbench.ui.planning_view import render_plan
+from workbench.ui.views.parts.trajectory import display_step, render_item
+from workbench.ui.views.parts import probes as probes_part
+from workbench.ui.views.parts.planning import render_plan
 
 ROLES = auth.LEADS
 TABS = ("Agreement", "Humans", "Self-preference", "Noise & drift", "Robustness", "Confidence", "Disagreements")
@@ -58,9 +59,9 @@ def render() -> None:
                f"{code_span(rep.rubric.name)} v{rep.rubric.version} · {code_span(rep.judge.model)} "
                f"({rep.judge.mode}) · run {code_span(rep.run.name)} · {rep.n_items} items with "
                f"consensus and judge score, {rep.n_unresolved} unresolved, {rep.n_unscored} unscored")
-    render_plan(store(), golden_set, rubric, judge, rep)  # labels to a decision, in words (ui/planning_view.py)
+    render_plan(store(), golden_set, rubric, judge, rep)  # labels to a decision, in words (ui/views/parts/planning.py)
     # on_change="rerun": only the open tab runs, so a lead does not wait for four tabs they are not reading
-    sections = (_agreement, _humans, _self_preference, _noise_and_drift, probes_view.render, _confidence,
+    sections = (_agreement, _humans, _self_preference, _noise_and_drift, probes_part.render, _confidence,
                 _disagreements)
     picked = (golden_set, rubric, judge)
     for tab, section in zip(st.tabs(TABS, key=TAB_KEY, on_change="rerun"), sections):

@@ -32,7 +32,7 @@ def _export(golden_set: str, rubric: str, judge: str) -> None:
         user = auth.current_user()  # the lead approving: the audit log's actor
         # a policy's selective section is judged and carried as `workbench export` does it
         res = export_bundle(store(), golden_set, rubric, judge, actor=user.name if user else None,
-                            guarantee=gate_and_section(store(), golden_set, rubric))
+                            guarantee=gate_and_section)
     except GateFailed as e:
         st.session_state["export-msg"] = ("error", plain(str(e)))
     except WorkbenchError as e:
