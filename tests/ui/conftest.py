@@ -86,7 +86,7 @@ def demo_db(demo_store, monkeypatch) -> Iterator[Path]:
 # -- lead pages ------------------------------------------------------------------------------------------
 
 LEAD_PAGES = {"calibration": "views/calibration.py", "compare": "views/compare.py", "drift": "views/drift.py",
-              "export": "views/export_page.py", "judges": "views/judges.py", "reviewers": "views/reviewers.py"}
+              "export": "views/export_page.py", "judges": "views/judges.py"}
 
 
 def lead_page(page: str) -> AppTest:

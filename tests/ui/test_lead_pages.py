@@ -162,8 +162,11 @@ def test_reviewers_page_shows_the_raters_report_with_its_sentences_first(demo_db
     """The page's rows and sentences are the raters report's (``workbench rater report``) on the demo."""
     from workbench.features.people.report import raters_report
 
-    at = open_app("lead")
-    at.switch_page(LEAD_PAGES["reviewers"]).run(timeout=120)
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_reviewers_page, default_timeout=120)
+    at.query_params["rater"] = "lead"
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     with Store(demo_db) as s:
         gs = s.conn.execute("SELECT name FROM golden_sets ORDER BY name").fetchone()[0]
@@ -175,3 +178,15 @@ def test_reviewers_page_shows_the_raters_report_with_its_sentences_first(demo_db
     shown = [w.value for w in at.warning] + [x.value for x in at.success]
     assert len(shown) >= 1 and all(any(f[:60] in w for w in shown) for f in report.findings)
     assert "Gold items." in markdown(at) and "Assignments." in markdown(at)
+
+
+def _reviewers_page() -> None:
+    """The Reviewers page as app.py's router runs it (ROUTER_KEY set around it), for the rater of the URL."""
+    import streamlit as st
+
+    from workbench.ui import auth
+    from workbench.ui.views import team
+
+    st.session_state[auth.ROUTER_KEY] = True
+    st.session_state[auth.RATER_KEY] = st.query_params.get("rater")
+    team.render()

@@ -21,7 +21,7 @@ import streamlit as st
 from workbench.core.errors import WorkbenchError
 from workbench.ui import auth, glossary
 from workbench.ui.components import log_unexpected_error, prose, unexpected_error_sentence
-from workbench.ui.views import home, monitoring
+from workbench.ui.views import home, monitoring, team
 
 # Not named pages/: Streamlit would treat such a folder as a legacy multipage app and serve its files directly.
 PAGES_DIR = Path(__file__).parent / "views"
@@ -47,7 +47,7 @@ PAGES: list[PageSpec] = [
     PageSpec(home.render, "Home", "🏠", "overview", auth.EVERYONE, default=True),
     PageSpec("label.py", "Label", "🏷️", "label", auth.REVIEWERS, section="Review"),
     PageSpec("adjudicate.py", "Adjudicate", "⚖️", "adjudicate", auth.LEADS, section="Lead"),
-    PageSpec("reviewers.py", "Reviewers", "🧑‍🤝‍🧑", "reviewers", auth.LEADS, section="Lead"),
+    PageSpec(team.render, "Reviewers", "🧑‍🤝‍🧑", "reviewers", auth.LEADS, section="Lead"),
     PageSpec("import_page.py", "Import", "📥", "import", auth.LEADS, section="Lead"),
     PageSpec("blind_review.py", "Blind review", "🙈", "blind-review", auth.LEADS, section="Lead"),
     PageSpec("judges.py", "Judges", "🤖", "judges", auth.LEADS, section="Lead"),

@@ -1,4 +1,5 @@
-"""Reviewers (leads): each reviewer measured against the others, as a judge is against them all.
+"""Reviewers (leads): each reviewer measured against the others, as a judge is against them all (the team's room
+of the lead pages: ``views/`` holds at most 12 modules).
 
 The raters report (``features/people/report.py``, the same numbers as ``workbench rater report``): what to do
 first, in its sentences, then one row per reviewer; then the golden set's gold items and assignments.
@@ -82,6 +83,3 @@ def render() -> None:
         if (w := a.warning()):
             st.warning(prose(w))
 
-
-if __name__ == "__main__":
-    render()
