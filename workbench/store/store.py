@@ -362,19 +362,20 @@ class Store(Connection):
         at = now()
         rows = [{"item_pk": item_pks[lab.item_id], "rater": lab.rater, "rubric_name": rubric_name,
                  "rubric_id": rubric_id, "score": lab.score, "rationale": lab.rationale,
-                 "created_at": lab.created_at, "at": at} for lab in labels]
+                 "created_at": lab.created_at, "at": at, "step": lab.step, "agent": lab.agent} for lab in labels]
         with self.transaction():
             self.ensure_raters({lab.rater for lab in labels})
             before = self.count_label_events()
             self.conn.executemany(
                 """INSERT INTO labels (item_pk, rater, rubric_name, rubric_id, score, rationale, created_at,
-                                       updated_at)
+                                       updated_at, step, agent)
                    VALUES (:item_pk, :rater, :rubric_name, :rubric_id, :score, :rationale, coalesce(:created_at, :at),
-                           :at)
+                           :at, :step, :agent)
                    ON CONFLICT (item_pk, rater, rubric_name) DO UPDATE
                    SET score = excluded.score, rationale = excluded.rationale, rubric_id = excluded.rubric_id,
-                       updated_at = excluded.updated_at
-                   WHERE labels.score IS DISTINCT FROM excluded.score OR labels.rationale IS DISTINCT FROM excluded.rationale""", rows)
+                       updated_at = excluded.updated_at, step = excluded.step, agent = excluded.agent
+                   WHERE labels.score IS DISTINCT FROM excluded.score OR labels.rationale IS DISTINCT FROM excluded.rationale
+                      OR labels.step IS DISTINCT FROM excluded.step OR labels.agent IS DISTINCT FROM excluded.agent""", rows)
             active_queue.record_inclusion(self, [
                 {"item_pk": item_pks[lab.item_id], "rater": lab.rater, "rubric_name": rubric_name,
                  "inclusion_probability": lab.inclusion_probability}
@@ -393,7 +394,8 @@ class Store(Connection):
 
     def labels(self, golden_set_id: int, rubric_name: str) -> list[dict]:
         return self._all("""
-            SELECT i.item_id, i.pk AS item_pk, l.rater, l.score, l.rationale, l.created_at, l.updated_at
+            SELECT i.item_id, i.pk AS item_pk, l.rater, l.score, l.rationale, l.created_at, l.updated_at, l.step,
+                   l.agent
             FROM labels l JOIN items i ON i.pk = l.item_pk
             WHERE i.golden_set_id = ? AND l.rubric_name = ? ORDER BY i.position, l.rater""",
                          (golden_set_id, rubric_name))
@@ -506,16 +508,16 @@ class Store(Connection):
         at = now()
         rows = [{**verdict_columns(j), "run_id": run_id, "item_pk": items[j.item_id]["pk"],
                  "item_content_hash": items[j.item_id]["content_hash"], "config_hash": config_hash, "at": at,
-                 "confidence": j.confidence}
+                 "confidence": j.confidence, "step": j.step, "agent": j.agent}
                 for j in judgments]
         before = self.conn.total_changes
         self.conn.executemany(
             """INSERT INTO judgments (run_id, item_pk, item_content_hash, config_hash, repeat, score, unscored_reason,
                    rationale, evidence_steps, trace, tokens_in, tokens_out, tokens_cached, cost_usd, latency_ms,
-                   model_version, created_at, confidence)
+                   model_version, created_at, confidence, step, agent)
                VALUES (:run_id, :item_pk, :item_content_hash, :config_hash, :repeat, :score, :unscored_reason,
                    :rationale, :evidence_steps, :trace, :tokens_in, :tokens_out, :tokens_cached, :cost_usd,
-                   :latency_ms, :model_version, coalesce(:created_at, :at), :confidence)
+                   :latency_ms, :model_version, coalesce(:created_at, :at), :confidence, :step, :agent)
                ON CONFLICT (run_id, item_pk, repeat) DO NOTHING""", rows)
         return self.conn.total_changes - before
 

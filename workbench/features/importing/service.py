@@ -27,6 +27,7 @@ from workbench.calibration.golden_sets import ItemIndexRow
 from workbench.calibration.rubric_versions import get_rubric, get_rubric_ref, judge_row
 from workbench.features.importing.records import ItemColumns, ParsedAdjudication
 from workbench.features.people.raters import add_new_raters, raters_of_import
+from workbench.features.steps.records import StepCounter, check_step
 
 Progress = Callable[[int], None]
 BATCH = 1000
@@ -146,9 +147,11 @@ def import_labels(store: Store, path: str | Path, golden_set: str, rubric: str, 
     pks = store.item_pks(gs.id)  # items are never changed or removed: safe to read before the lock
     parsed: list[tuple[Label, int]] = []
     first_line: dict[str, int] = {}
+    n_steps = StepCounter(lambda item_id: store.item(gs.id, item_id).trajectory)
     for rec in read_records(path):
         label = parse_label(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
         _item_pk(pks, label.item_id, rec, golden_set)
+        check_step(rec, label.item_id, label.step, n_steps)
         first_line.setdefault(label.rater, rec.line)
         parsed.append((label, rec.line))
         result.records += 1
@@ -240,6 +243,7 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
     by_run: dict[str, list[Judgment]] = defaultdict(list)
     seen: dict[tuple, int] = {}
     n_steps: dict[str, int] = {}
+    steps_of = StepCounter(lambda item_id: store.item(gs.id, item_id).trajectory)
     for rec in read_records(path):
         run, j = parse_judgment_with_confidence(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
         item = items.get(j.item_id)
@@ -250,6 +254,7 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
             if j.item_id not in n_steps:  # each item's content is read once, and only when steps are cited
                 n_steps[j.item_id] = len(store.item(gs.id, j.item_id).trajectory or ())
             check_evidence_steps(rec, j, n_steps[j.item_id])
+        check_step(rec, j.item_id, j.step, steps_of)
         run_name = run or f"import-{file_hash[:12]}"
         key = (run_name, j.item_id, j.repeat)
         if key in seen:
