@@ -521,6 +521,15 @@ def check_evidence_steps(rec: Record, j: Judgment, n_steps: int) -> None:
                         field="evidence_steps", fix="cite steps of the item's trajectory, numbered from 0")
 
 
+def check_step(rec: Record, item_id: str, step: int | None, n_steps: int) -> None:
+    """A label's or judgment's ``step`` must be a step of the item's trajectory (0 to n_steps - 1)."""
+    if step is not None and step >= n_steps:
+        have = f"steps 0 to {n_steps - 1}" if n_steps else "no trajectory steps"
+        raise rec.error(f"step {step} is not a step of item '{item_id}', which has {have}", field="step",
+                        fix="write the number of the decisive step in the item's trajectory (from 0), "
+                            "or leave 'step' out")
+
+
 def judgment_to_dict(run: str | None, j: Judgment) -> dict:
     d: dict[str, Any] = {"item_id": j.item_id, "score": j.score}
     if j.score is None:

@@ -24,6 +24,7 @@ from workbench.core.workspace import current as current_workspace
 from workbench.calibration.calibrate import Options, calibrate
 from workbench.features.export.bundle import write_atomic
 from workbench.features.refine.service import card_note
+from workbench.features.steps.presentation import card_sections as step_sections
 from workbench.calibration.rubric_versions import rubric_ref
 from workbench.calibration.versions import resolve_ref
 
@@ -63,7 +64,7 @@ def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: s
     out = Path(out) if out else safe_path(workspace.reports, name)
     images = [(name, _png(chart)) for name, chart in card_charts(r)]
     title = f"Calibration card: {judge} on {r.rubric.name} v{r.rubric.version}"
-    sections = card_sections(r)
+    sections = card_sections(r) + step_sections(r)  # failure attribution, where labels mark steps
     if note := card_note(store, r.rubric.name, r.rubric.version):  # accepted from the refinement loop
         sections.insert(1, ("Refinement", [note]))
     if selective_sentence:
