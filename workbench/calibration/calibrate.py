@@ -472,6 +472,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
         report["steps"] = step_section(steps.labels, steps.judged, steps.step_agents, resolved=resolved,
                                        pass_threshold=rv.rubric.pass_threshold,
                                        task_of={i: t if isinstance(t, str) else i for i, t in index["task_id"].items()},
+                                       within=(policy.locates_failures.within,) if policy.locates_failures else (),
                                        resamples=options.resamples, seed=options.seed)
     # the statistics return plain dicts with numpy numbers and NaN: they become the typed report here, once
     typed = CalibrationReport.from_json(stats.jsonable(report))

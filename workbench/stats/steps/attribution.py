@@ -79,19 +79,24 @@ def consensus_agent(agents: Sequence[str | None]) -> str | None:
 
 # -- the per-item values ----------------------------------------------------------------------------------------------
 
-def _hits(judge: np.ndarray, human: np.ndarray) -> dict[str, np.ndarray]:
+def window_name(k: int) -> str:
+    """'exact' for 0 steps, else 'within_k'."""
+    return "exact" if k == 0 else f"within_{k}"
+
+
+def _hits(judge: np.ndarray, human: np.ndarray, windows: dict[str, int] = WITHIN) -> dict[str, np.ndarray]:
     d = np.abs(judge - human)
-    return {name: (d <= k).astype(float) for name, k in WITHIN.items()}
+    return {name: (d <= k).astype(float) for name, k in windows.items()}
 
 
-def random_hits(human: np.ndarray, n_steps: np.ndarray) -> dict[str, np.ndarray]:
+def random_hits(human: np.ndarray, n_steps: np.ndarray, windows: dict[str, int] = WITHIN) -> dict[str, np.ndarray]:
     """Each item's expected hit of a uniformly random step, and its expected offset.
 
     >>> {k: v.tolist() for k, v in random_hits(np.array([0, 5]), np.array([4, 10])).items()}
     {'exact': [0.25, 0.1], 'within_1': [0.5, 0.3], 'within_3': [1.0, 0.7], 'offset': [1.5, -0.5]}
     """
     out = {name: (np.minimum(human + k, n_steps - 1) - np.maximum(human - k, 0) + 1) / n_steps
-           for name, k in WITHIN.items()}
+           for name, k in windows.items()}
     return {**out, "offset": (n_steps - 1) / 2 - human}
 
 
@@ -155,10 +160,12 @@ def _beats(diff: np.ndarray, codes: np.ndarray, n_clusters: int, draws: np.ndarr
 def attribution(human_step: Any, judge_step: Any, n_steps: Any, clusters: Any = None, *,
                 human_agent: Sequence[Any] | None = None, judge_agent: Sequence[Any] | None = None,
                 step_agents: Sequence[Sequence[Any] | None] | None = None, long_after: int = LONG_AFTER,
-                resamples: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
+                within: Sequence[int] = (), resamples: int = 2000, seed: int = 0,
+                level: float = 0.95) -> dict[str, Any]:
     """Step and agent accuracy of a judge against the people's consensus, with the baselines, for all items and by
     length (see the module's docstring). ``step_agents[i]`` lists who took each step of item i (the agent of a
-    step a judge or reviewer named without an agent, and the baselines' agents); None where unknown."""
+    step a judge or reviewer named without an agent, and the baselines' agents); None where unknown. ``within``
+    adds step accuracies within other numbers of steps (``within_k``) to exact, within 1 and within 3."""
     check_bootstrap_options(resamples, seed, level)
     h = np.asarray(human_step, dtype=float)
     j = np.asarray(judge_step, dtype=float)
@@ -180,33 +187,34 @@ def attribution(human_step: Any, judge_step: Any, n_steps: Any, clusters: Any = 
 
     ha = [of_step(a, s, x) for a, s, x in zip(ha, agents, h)]
     ja = [of_step(a, s, x) for a, s, x in zip(ja, agents, j)]
-    judge = {**_hits(j, h), "offset": j - h,
+    windows = {**WITHIN, **{window_name(int(k)): int(k) for k in within}}
+    judge = {**_hits(j, h, windows), "offset": j - h,
              "agent": np.array([_agent_match(a, b) for a, b in zip(ja, ha)], dtype=float)}
     last = n - 1
     baselines = {
-        "last_step": {**_hits(last, h), "offset": last - h,
+        "last_step": {**_hits(last, h, windows), "offset": last - h,
                       "agent": np.array([_agent_match(s[-1] if s else None, a) for s, a in zip(agents, ha)],
                                         dtype=float)},
-        "random": {**random_hits(h, n),
+        "random": {**random_hits(h, n, windows),
                    "agent": np.array([_agent_share(a, s) for a, s in zip(ha, agents)], dtype=float)},
     }
     codes, _ = cluster_codes(clusters, m)
     long_ = n > long_after
     masks = {"all": np.ones(m, bool), "short": ~long_, "long": long_}
     return {"long_after": long_after, "resamples": resamples, "seed": seed, "level": level,
-            "groups": {group: _group(mask, codes, judge, baselines, resamples, seed, level)
+            "groups": {group: _group(mask, codes, judge, baselines, tuple(windows), resamples, seed, level)
                        for group, mask in masks.items()}}
 
 
-def _group(mask: np.ndarray, codes: np.ndarray, judge: dict, baselines: dict, resamples: int, seed: int,
-           level: float) -> dict[str, Any]:
+def _group(mask: np.ndarray, codes: np.ndarray, judge: dict, baselines: dict, hits: tuple[str, ...], resamples: int,
+           seed: int, level: float) -> dict[str, Any]:
     n_items = int(mask.sum())
     if n_items == 0:
         return {"n_items": 0, "n_clusters": 0, "judge": None, "baselines": None, "beats": None}
     sub = np.unique(codes[mask], return_inverse=True)[1]  # the group's clusters, numbered 0..g-1
     g = int(sub.max()) + 1
     draws = _draws(g, resamples, seed)
-    metric_names = (*HITS, "agent", "offset")
+    metric_names = (*hits, "agent", "offset")
 
     def measured(values: dict) -> dict[str, Any]:
         return {k: _interval(values[k][mask], sub, g, draws, level,
@@ -217,7 +225,7 @@ def _group(mask: np.ndarray, codes: np.ndarray, judge: dict, baselines: dict, re
         "n_items": n_items, "n_clusters": g,
         "judge": measured(judge),
         "baselines": {name: measured(b) for name, b in baselines.items()},
-        "beats": {name: {k: _beats((judge[k] - b[k])[mask], sub, g, draws, level) for k in (*HITS, "agent")}
+        "beats": {name: {k: _beats((judge[k] - b[k])[mask], sub, g, draws, level) for k in (*hits, "agent")}
                   for name, b in baselines.items()},
     }
 

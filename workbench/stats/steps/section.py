@@ -29,8 +29,8 @@ class JudgedStep:
 
 
 def step_section(labels: Sequence[StepMark], judged: dict[str, JudgedStep], step_agents: dict[str, list], *,
-                 resolved: dict[str, int], pass_threshold: int, task_of: dict[str, Any], resamples: int = 2000,
-                 seed: int = 0) -> dict[str, Any]:
+                 resolved: dict[str, int], pass_threshold: int, task_of: dict[str, Any], within: Sequence[int] = (),
+                 resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
     """The calibration report's ``steps`` section.
 
     ``labels``: people's marks; ``judged``: item id -> the judge's step; ``step_agents``: item id -> who took each step; ``resolved``: the consensus score of each item. An
@@ -58,7 +58,7 @@ def step_section(labels: Sequence[StepMark], judged: dict[str, JudgedStep], step
             [human[i][0] for i in both], [judged[i].step for i in both], [len(step_agents[i]) for i in both],
             [task_of.get(i, i) for i in both], human_agent=[human[i][1] for i in both],
             judge_agent=[judged[i].agent for i in both], step_agents=[step_agents[i] for i in both],
-            resamples=resamples, seed=seed)
+            within=within, resamples=resamples, seed=seed)
     multi = [i for i, rows in marks.items() if len(rows) >= 2 and step_agents.get(i)]
     if multi:
         def agent_of(i: str, r: StepMark) -> Any:
