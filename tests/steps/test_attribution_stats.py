@@ -8,6 +8,7 @@ import pytest
 
 from tests.steps.shared import needs_data, runs
 from workbench.features.steps.who_and_when import step_agent
+from validation.who_and_when_steps import early_blamer, planted
 from workbench.stats.steps import agent_key, attribution, human_vs_human
 
 pytestmark = needs_data
@@ -53,35 +54,6 @@ def test_agent_names_compare_as_people_write_them():
     assert agent_key("Websurfer") == agent_key("WebSurfer") == agent_key("Web Surfer")
     assert agent_key("Orchestrator (thought)") == agent_key("Orchestrator")
     assert agent_key("Orchestrator (-> WebSurfer)") != agent_key("WebSurfer")
-
-
-def planted(h, n, clusters, rng):
-    """A judge whose accuracy varies by task (so clustering matters): exact with the task's probability a_t, else a
-    uniformly drawn other step; the agent right with the task's probability b_t. Returns its steps, agent hits and
-    the planted (expected) values of each measure."""
-    tasks, codes = np.unique(clusters, return_inverse=True)
-    a = rng.beta(2, 5, len(tasks))[codes]
-    b = rng.beta(5, 3, len(tasks))[codes]
-    hit = rng.random(len(h)) < a
-    other = np.array([rng.choice([s for s in range(k) if s != x]) for x, k in zip(h, n)])
-    j = np.where(hit, h, other)
-    truth = {"exact": a, "agent": b}
-    for name, k in (("within_1", 1), ("within_3", 3)):
-        near = np.minimum(h + k, n - 1) - np.maximum(h - k, 0)  # steps within k of h, h itself left out
-        truth[name] = a + (1 - a) * near / (n - 1)
-    agent_right = rng.random(len(h)) < b
-    return j, agent_right, truth
-
-
-def early_blamer(h, clusters, rng):
-    """A judge that blames D steps too early (never before step 0): D = m_t * D0, D0 in {0, 1, 2, 3} with
-    probabilities 1/2, 1/6, 1/6, 1/6 and m_t in {1, 2} by task. Returns its steps and the planted offset per item."""
-    tasks, codes = np.unique(clusters, return_inverse=True)
-    m = rng.integers(1, 3, len(tasks))[codes]
-    d0 = rng.choice([0, 1, 2, 3], size=len(h), p=[0.5, 1 / 6, 1 / 6, 1 / 6])
-    j = np.maximum(h - m * d0, 0)
-    expected = -sum(p * np.minimum(m * d, h) for d, p in ((1, 1 / 6), (2, 1 / 6), (3, 1 / 6)))
-    return j, expected
 
 
 SIMS = 200
