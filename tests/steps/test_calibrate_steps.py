@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.conftest import Cli, write
+from tests.conftest import write
 from tests.steps.shared import WHO_AND_WHEN, needs_data, runs
 from workbench.features.steps.who_and_when import step_agent
 from workbench.stats.steps import attribution
@@ -28,8 +28,7 @@ def rubric_with_judge(tmp_path, gate: dict | None = None):
 
 
 @pytest.fixture
-def ww(tmp_path):
-    cli = Cli(tmp_path / "w.db")
+def ww(tmp_path, cli):  # the conftest's cli: SQLite, or Postgres with WORKBENCH_TEST_ENGINE=postgres
     assert cli("import", "items", "--from", "who-and-when", str(WHO_AND_WHEN), "-g", "ww").exit_code == 0
     data = runs()  # in the order the import lands them (folder, then run number): the bootstrap draws follow it
     data = dict(sorted(data.items(), key=lambda kv: (kv[0].split("/")[0], int(kv[0].split("/")[1][:-5]))))
