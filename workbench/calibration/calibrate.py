@@ -377,6 +377,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
     index = pd.DataFrame(index_rows).set_index("item_id")
     from workbench.calibration.probes import probe_frame, probe_section  # probe runs: never calibration runs
     probes = probe_frame(store, gs.id, data.judge.pk)
+    steps = store.step_marks(gs.id, labels_of or rv.name, data.chosen.id)  # failure attribution (features/steps)
 
     # frames enter the key as digests of their row hashes, so missing values (NaN/NA) never reach the JSON
     key = sha256_hex({
@@ -387,7 +388,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
         "rubric": rv.hash, "judge": data.judge.config_hash, "run": data.chosen.id,
         "options": options.to_dict(), "policy": policy.to_dict(), "methods": INTERVAL_METHODS,
         "probes": _digest(probes[["probe", "item_id", "repeat", "score"]]),
-        **({"inclusion": sorted(inclusion.items())} if inclusion else {})})
+        **({"inclusion": sorted(inclusion.items())} if inclusion else {}), **steps.key})
     if use_cache:
         cached = store.report(key)
         if cached is not None:
@@ -483,6 +484,13 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
     }
     if sampling:
         report["sampling_design"] = sampling
+    if steps.labels:
+        from workbench.stats.steps import step_section
+        report["steps"] = step_section(steps.labels, steps.judged, steps.step_agents, resolved=resolved,
+                                       pass_threshold=rv.rubric.pass_threshold,
+                                       task_of={i: t if isinstance(t, str) else i for i, t in index["task_id"].items()},
+                                       within=(policy.locates_failures.within,) if policy.locates_failures else (),
+                                       resamples=options.resamples, seed=options.seed)
     # the statistics return plain dicts with numpy numbers and NaN: they become the typed report here, once
     typed = CalibrationReport.from_json(stats.jsonable(report))
     typed = typed.but(verdict=evaluate(typed, policy), ids=_ids(scope, version_id))

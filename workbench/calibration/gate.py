@@ -44,7 +44,7 @@ def evaluate(report: CalibrationReport, policy: Policy) -> Verdict:
     return Verdict((_evidence(report, policy), _agreement(report, policy), _pass_fail(report, policy),
                     _as_good_as_human(report, policy), _self_preference(report, policy), _categories(report, policy),
                     _stable(report, policy), _complete(report, policy), _no_drift(report, policy))
-                   + _probes(report, policy))
+                   + _probes(report, policy) + _locates_failures(report, policy))
 
 
 def _direction(low: Any, high: Any) -> str | None:
@@ -594,3 +594,34 @@ def with_selective_check(verdict: Verdict | None, s: SelectiveGuarantee) -> Verd
     has a ``selective`` section or a selective export was asked for."""
     checks = tuple(c for c in (verdict.checks if verdict else ()) if c.id != "selective")
     return Verdict(checks + (selective_check(s),))
+
+
+def step_measure_name(within: int) -> str:
+    """The name of the step accuracy within ``within`` steps in the report's ``steps`` section."""
+    return "exact" if within == 0 else f"within_{within}"
+
+
+def _locates_failures(r: CalibrationReport, p: Policy) -> tuple[Check, ...]:
+    """Only where the policy has a ``locates_failures`` section: the lower bound of the judge's step accuracy
+    within k steps of the people's (all failing items with both steps) against the policy's bound."""
+    lf = p.locates_failures
+    if lf is None:
+        return ()
+    name, bound = f"step accuracy within {lf.within}", lf.min_lower_bound
+    group = ((((r.steps or {}).get("judge") or {}).get("groups") or {}).get("all") or {})
+    m = (group.get("judge") or {}).get(step_measure_name(lf.within)) or {}
+    value, low, high, n = _num(m.get("value")), _num(m.get("ci_low")), _num(m.get("ci_high")), int(m.get("n") or 0)
+    threshold = {"within": lf.within, "min_lower_bound": bound}
+    if value is None or low is None or high is None:
+        text = (f"{name} cannot be measured yet: no failing item has both the people's decisive step and the "
+                "judge's. Label steps on failing trajectories (docs/steps.md) and have the judge name steps.")
+        return (Check("locates_failures", "locates failures", UNDECIDED, None, threshold, text, text),)
+    state = _decide_lower_bound(value, low, high, bound)
+    head = f"{name} {value:.2f} {_iv(low, high)} on {n} failing items"
+    more = (_more_to_clear(value, se_from_interval(low, high), n, bound, half=_facing(value, low, high, bound))
+            if state == UNDECIDED else None)
+    reason = {PASSED: f"{head} clears {bound:g} with 95% confidence.",
+              FAILED: f"{head} is below {bound:g} beyond doubt.",
+              UNDECIDED: f"{head} is not yet shown to clear {bound:g}; {_decides(more)} (failing, with steps)."}[state]
+    msg = reason + ("" if state == PASSED else " Read where the judge and the people disagree on the step.")
+    return (Check("locates_failures", "locates failures", state, value, threshold, msg, reason, more),)

@@ -43,12 +43,15 @@ class LabelRow:
     rationale: str | None
     created_at: str
     updated_at: str | None
+    step: int | None = None  # the decisive error step the reviewer marked (features/steps)
+    agent: str | None = None
 
     def to_json(self, inclusion_probability: float | None = None) -> dict[str, Any]:
         """The labels.jsonl record (with the active queue's inclusion probability), without fields that are None."""
         return {k: v for k, v in {"item_id": self.item_id, "rater": self.rater, "score": self.score,
                                   "rationale": self.rationale, "created_at": self.created_at,
-                                  "inclusion_probability": inclusion_probability}.items() if v is not None}
+                                  "inclusion_probability": inclusion_probability, "step": self.step,
+                                  "agent": self.agent}.items() if v is not None}
 
 
 @dataclass(frozen=True, slots=True)

@@ -479,6 +479,8 @@ class CalibrationReport(Record):
     policy: Policy = field(default_factory=Policy)
     computed_at: str = ""
     sampling_design: SamplingDesign | None = optional()
+    # failure attribution (calibration/steps.py): present only where labels mark steps
+    steps: dict[str, Any] | None = optional()
     verdict: Verdict | None = None
     ids: Ids | None = optional()  # added after schema 1's first shape: absent from older reports
 

@@ -79,7 +79,15 @@ def calibrate(ctx: Ctx, golden_set: str, rubric: str, judge: str | None, as_json
         return
     from workbench.calibration.presentation import report_text
 
-    for line in report_text(report):
+    from workbench.features.steps.presentation import report_lines as step_lines
+
+    lines = report_text(report)
+    gate = next((n for n, line in enumerate(lines) if line.text == "\ngate:"), len(lines))
+    for line in lines[:gate]:
+        click.secho(line.text, fg=TONE_COLOURS.get(line.tone), bold=line.bold or None)
+    for text in step_lines(report):  # failure attribution, before the gate (where labels mark steps)
+        click.echo(text)
+    for line in lines[gate:]:
         click.secho(line.text, fg=TONE_COLOURS.get(line.tone), bold=line.bold or None)
     if chosen:
         click.secho(chosen.sentence, fg="green" if chosen.guaranteed else "yellow")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from workbench.cli.common import Ctx, WorkbenchGroup, _with_progress, clean_errors, pass_ctx
@@ -91,17 +93,34 @@ def import_from_source(ctx: Ctx, source: str, uri: str, golden_set: str, rubric:
 
 
 @import_.command("items", creates_db=True)
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @click.option("--golden-set", "-g", required=True, help="Golden set to import into (created if new).")
+@click.option("--from", "source", type=click.Choice(["who-and-when"]), default=None,
+              help="FILE is a folder of public runs in that format: who-and-when (Who&When's failed multi-agent "
+                   "runs: each a trajectory item, each human annotation a failing label with its step and agent).")
+@click.option("--rubric", "-r", default=None, help="With --from: the rubric the labels go under (default: the "
+              "built-in who-and-when-attribution).")
 @pass_ctx
 @clean_errors
-def import_items(ctx: Ctx, file: str, golden_set: str) -> None:
+def import_items(ctx: Ctx, file: str, golden_set: str, source: str | None, rubric: str | None) -> None:
     """Import items into a golden set; the whole file lands or nothing does.
 
     \b
     Example:
       workbench import items golden_sets/demo/items.jsonl --golden-set demo
+      workbench import items --from who-and-when ../Who\\&When --golden-set ww
     """
+    if source == "who-and-when":
+        from workbench.features.steps.who_and_when import import_who_and_when
+
+        for line in import_who_and_when(ctx.store, file, golden_set, rubric=rubric).summary_lines():
+            click.echo(line)
+        return
+    if rubric is not None:
+        raise click.UsageError("--rubric goes with --from: items of a .jsonl or .csv file carry no labels")
+    if Path(file).is_dir():
+        raise click.UsageError(f"{file} is a folder: name a .jsonl or .csv file (or a folder of public runs with "
+                               "--from who-and-when)")
     from workbench.features.importing import service as svc
 
     res = _with_progress(file, "Importing items",

@@ -419,7 +419,7 @@ def _check_trajectory(rec: Record, steps: list) -> None:
 
 # -- labels --------------------------------------------------------------------
 
-LABEL_FIELDS = ("item_id", "rater", "score", "rationale", "created_at", "inclusion_probability")
+LABEL_FIELDS = ("item_id", "rater", "score", "rationale", "created_at", "inclusion_probability", "step", "agent")
 
 
 def on_scale(rec: Record, score: int | None, scale: Scale | None, scale_of: str) -> int | None:
@@ -436,7 +436,20 @@ def parse_label(rec: Record, scale: Scale | None = None, *, scale_of: str = "the
     return Label(item_id=_str(rec, "item_id", required=True), rater=_name(rec, "rater", "rater name", required=True),
                  score=on_scale(rec, _int(rec, "score", required=True), scale, scale_of),
                  rationale=_str(rec, "rationale"), created_at=_timestamp(rec, "created_at"),
-                 inclusion_probability=_inclusion(rec))
+                 inclusion_probability=_inclusion(rec), **step_fields(rec))
+
+
+def step_fields(rec: Record) -> dict[str, Any]:
+    """``step`` (a step number from 0) and ``agent`` (a non-empty name) of a label or judgment, None where absent;
+    whether the step is one of the item's steps is checked where the item is known (features/steps)."""
+    step = None if rec.data.get("step") == "" else _int(rec, "step")  # a CSV's empty cell is no step
+    if step is not None and step < 0:
+        raise rec.error(f"step {step} is not a step: steps are numbered from 0", field="step",
+                        fix="write the number of the step in the item's trajectory, from 0, or leave the field out")
+    agent = _str(rec, "agent") or None
+    if agent is not None and not agent.strip():
+        raise rec.error("is blank", field="agent", fix="name the agent that took the step, or leave the field out")
+    return {"step": step, "agent": agent}
 
 
 def _inclusion(rec: Record) -> float | None:
@@ -462,7 +475,8 @@ def parse_adjudication(rec: Record, scale: Scale | None = None, *, scale_of: str
 # -- judgments -----------------------------------------------------------------
 
 JUDGMENT_FIELDS = ("item_id", "score", "unscored_reason", "repeat", "run", "rationale", "model_version", "created_at",
-                   "evidence_steps", "trace", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "latency_ms")
+                   "evidence_steps", "trace", "tokens_in", "tokens_out", "tokens_cached", "cost_usd", "latency_ms",
+                   "step", "agent")
 
 
 def parse_judgment(rec: Record, scale: Scale | None = None, *,
@@ -495,7 +509,7 @@ def parse_judgment(rec: Record, scale: Scale | None = None, *,
         trace=_obj(rec, "trace", list, '[{"role": "assistant", ...}]'), **counts,
         cost_usd=_at_least_zero(rec, "cost_usd", _float(rec, "cost_usd")),
         latency_ms=_at_least_zero(rec, "latency_ms", _float(rec, "latency_ms")),
-        model_version=_str(rec, "model_version"), created_at=_timestamp(rec, "created_at"))
+        model_version=_str(rec, "model_version"), created_at=_timestamp(rec, "created_at"), **step_fields(rec))
 
 
 def check_evidence_steps(rec: Record, j: Judgment, n_steps: int) -> None:
@@ -507,6 +521,15 @@ def check_evidence_steps(rec: Record, j: Judgment, n_steps: int) -> None:
                         field="evidence_steps", fix="cite steps of the item's trajectory, numbered from 0")
 
 
+def check_step(rec: Record, item_id: str, step: int | None, n_steps: int) -> None:
+    """A label's or judgment's ``step`` must be a step of the item's trajectory (0 to n_steps - 1)."""
+    if step is not None and step >= n_steps:
+        have = f"steps 0 to {n_steps - 1}" if n_steps else "no trajectory steps"
+        raise rec.error(f"step {step} is not a step of item '{item_id}', which has {have}", field="step",
+                        fix="write the number of the decisive step in the item's trajectory (from 0), "
+                            "or leave 'step' out")
+
+
 def judgment_to_dict(run: str | None, j: Judgment) -> dict:
     d: dict[str, Any] = {"item_id": j.item_id, "score": j.score}
     if j.score is None:
@@ -515,7 +538,7 @@ def judgment_to_dict(run: str | None, j: Judgment) -> dict:
     if run is not None:
         d["run"] = run
     for key in ("rationale", "model_version", "created_at", "tokens_in", "tokens_out", "tokens_cached", "cost_usd",
-                "latency_ms", "trace", "confidence"):  # confidence: read back by importing's reader
+                "latency_ms", "trace", "confidence", "step", "agent"):  # confidence: read back by importing's reader
         v = getattr(j, key)
         if v is not None:
             d[key] = v

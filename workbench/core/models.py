@@ -150,6 +150,8 @@ class Label:
     rationale: str | None = None
     created_at: str | None = None
     inclusion_probability: float | None = None  # recorded by the active queue when the item was served
+    step: int | None = None  # the decisive error step of a failing trajectory, 0-based (features/steps)
+    agent: str | None = None  # who took that step
 
 
 @dataclass(frozen=True)
@@ -254,3 +256,5 @@ class Judgment:
     model_version: str | None = None
     created_at: str | None = None
     confidence: float | None = None  # 0..1, the judge's confidence in this verdict (selective judging); None: none
+    step: int | None = None  # the step the judge blames for a failure, 0-based (features/steps); None: none named
+    agent: str | None = None  # the agent the judge blames

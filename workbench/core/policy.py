@@ -31,6 +31,19 @@ class SelectivePolicy:
 
 
 @dataclass(frozen=True)
+class LocatesFailuresPolicy:
+    """A rubric's ``locates_failures:`` section (docs/steps.md): the judge's step must lie within ``within`` steps
+    of the people's decisive error step on a share of failing items whose 95% lower bound is at least
+    ``min_lower_bound``."""
+
+    within: int
+    min_lower_bound: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"within": self.within, "min_lower_bound": self.min_lower_bound}
+
+
+@dataclass(frozen=True)
 class Policy:
     """Thresholds of the gate; every field can be overridden in rubrics/policy.yaml or a rubric's gate:."""
 
@@ -59,10 +72,13 @@ class Policy:
     min_rater_agreement: float | None = None
     # ... and a reviewer whose exact accuracy on gold items lies wholly below this (None: DEFAULT_GOLD_ACCURACY)
     min_gold_accuracy: float | None = None
+    locates_failures: LocatesFailuresPolicy | None = None  # failure attribution must be shown (gate check)
 
     def __post_init__(self) -> None:
         if isinstance(self.selective, dict):  # read back from a report's or a bundle's JSON
             object.__setattr__(self, "selective", selective_from_dict(self.selective))
+        if isinstance(self.locates_failures, dict):
+            object.__setattr__(self, "locates_failures", locates_failures_from_dict(self.locates_failures))
 
     def to_dict(self) -> dict[str, Any]:
         """The policy's JSON; a policy without a selective section writes no ``selective`` key (so the reports and
@@ -74,6 +90,9 @@ class Policy:
                 out.pop(key)
         if self.selective is not None:
             out["selective"] = self.selective.to_dict()
+        out.pop("locates_failures")  # written only where set, like selective (cache keys stay what they were)
+        if self.locates_failures is not None:
+            out["locates_failures"] = self.locates_failures.to_dict()
         return out
 
 
@@ -120,6 +139,9 @@ def policy_from_dict(data: dict[str, Any] | None, *, base: Policy | None = None,
             raise unknown_key(key, POLICY_KEYS, what="gate key", file=source, line=line, field=field)
         if key == "selective":
             changes[key] = selective_from_dict(value, source=source, line=line, field=field)
+            continue
+        if key == "locates_failures":
+            changes[key] = locates_failures_from_dict(value, source=source, line=line, field=field)
             continue
         default = getattr(base, key)
         if key in OPTIONAL_NUMBERS:
@@ -192,6 +214,34 @@ def selective_from_dict(data: Any, *, source: str = "policy", line: int | None =
                              file=source, line=line, field=f"{field}.cascade",
                              fix="write e.g. cascade: [cheap-judge, strong-judge]")
     return SelectivePolicy(numbers["target_agreement"], numbers["risk"], tuple(cascade or ()))
+
+
+_LOCATES_FIX = "write e.g. locates_failures: {within: 3, min_lower_bound: 0.5} (docs/steps.md)"
+
+
+def locates_failures_from_dict(data: Any, *, source: str = "policy", line: int | None = None,
+                               field: str = "locates_failures") -> LocatesFailuresPolicy | None:
+    """A ``locates_failures:`` section checked key by key (null: none): ``within`` a whole number of steps from 0,
+    ``min_lower_bound`` a share strictly between 0 and 1; a sentence naming the field and the value otherwise."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise InputError(f"must be a mapping, got {_shown_value(data)}", file=source, line=line, field=field,
+                         fix=_LOCATES_FIX)
+    for key in data:
+        if key not in ("within", "min_lower_bound"):
+            raise unknown_key(key, ("within", "min_lower_bound"), what="locates_failures key", file=source,
+                              line=line, field=f"{field}.{key}")
+    within, bound = data.get("within"), data.get("min_lower_bound")
+    if not isinstance(within, int) or isinstance(within, bool) or not 0 <= within <= 1000:
+        raise InputError(f"must be a whole number of steps from 0, got {'nothing' if within is None else _shown_value(within)}",
+                         file=source, line=line, field=f"{field}.within", fix=_LOCATES_FIX)
+    if (not isinstance(bound, (int, float)) or isinstance(bound, bool) or not math.isfinite(bound)
+            or not 0 < bound < 1):
+        raise InputError(f"must be a share strictly between 0 and 1, got "
+                         f"{'nothing' if bound is None else _shown_value(bound)}", file=source, line=line,
+                         field=f"{field}.min_lower_bound", fix=_LOCATES_FIX)
+    return LocatesFailuresPolicy(within, float(bound))
 
 
 def _shown_value(value: Any) -> str:

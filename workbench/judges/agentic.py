@@ -357,6 +357,8 @@ async def run_agentic(provider: ChatSender, item: Item, rubric: Rubric, spec: Ju
         return JudgeOutcome(score=None if reason else verdict.score, unscored_reason=reason,
                             rationale=verdict.rationale if verdict else None,
                             evidence_steps=verdict.evidence_steps if verdict and not reason else (),
+                            step=verdict.step if verdict and not reason else None,
+                            agent=verdict.agent if verdict and not reason else None,
                             trace=trace, usage=usage, model_version=model_version, n_requests=turns)
 
     turn_no = 0

@@ -61,23 +61,33 @@ def data_block(text: str, tag: str) -> str:
 def verdict_schema(rubric: Rubric) -> dict[str, Any]:
     """JSON schema of a verdict, valid for OpenAI strict mode (all keys required, no extras).
 
-    The rationale comes first so the model reasons before it scores.
+    The rationale comes first so the model reasons before it scores. A rubric that asks for failure attribution
+    (:func:`asks_for_step`) adds ``step`` and ``agent`` (null for a passing score).
     """
     levels = "; ".join(f"{lv.value} = {lv.label}" for lv in rubric.scale.levels)
-    return {
-        "type": "object",
-        "properties": {
-            "rationale": {"type": "string",
-                          "description": "Why this score, by the rubric's criteria; cite step numbers."},
-            "evidence_steps": {"type": "array", "items": {"type": "integer"},
-                               "description": "Numbers (from 0) of the trajectory steps the score rests on; "
-                                              "empty when there is no trajectory."},
-            "score": {"type": "integer", "enum": list(rubric.scale.values),
-                      "description": f"One value of the rubric's scale: {levels}."},
-        },
-        "required": ["rationale", "evidence_steps", "score"],
-        "additionalProperties": False,
+    properties: dict[str, Any] = {
+        "rationale": {"type": "string", "description": "Why this score, by the rubric's criteria; cite step numbers."},
+        "evidence_steps": {"type": "array", "items": {"type": "integer"},
+                           "description": "Numbers (from 0) of the trajectory steps the score rests on; "
+                                          "empty when there is no trajectory."},
+        "score": {"type": "integer", "enum": list(rubric.scale.values),
+                  "description": f"One value of the rubric's scale: {levels}."},
     }
+    blame: dict[str, Any] = {
+        "step": {"type": ["integer", "null"],
+                 "description": "For a failing score: the decisive error step, the number (from 0) of the first "
+                                "step whose mistake made the failure inevitable; null for a passing score."},
+        "agent": {"type": ["string", "null"],
+                  "description": "For a failing score: the agent that took that step; null otherwise."},
+    } if asks_for_step(rubric) else {}
+    return {"type": "object", "properties": {**properties, **blame}, "required": [*properties, *blame],
+            "additionalProperties": False}
+
+
+def asks_for_step(rubric: Rubric) -> bool:
+    """Whether judges of this rubric name the decisive error step of a failing verdict: a rubric with a criterion
+    ``attribution`` asks for it (as ``who-and-when-attribution`` does)."""
+    return any(c.id == "attribution" for c in rubric.criteria)
 
 
 def verdict_tool(rubric: Rubric) -> ToolDef:
@@ -139,6 +149,10 @@ def system_prompt(rubric: Rubric, spec: JudgeSpec) -> str:
         out.append(f"Answer only with the verdict (through `{VERDICT_TOOL}` when that tool is offered): a brief "
                    "rationale by the rubric's criteria, evidence_steps (numbers, from 0, of the trajectory steps "
                    "the score rests on; empty if there is no trajectory) and the score.")
+    if asks_for_step(rubric):
+        out.append("For a failing score, also give step: the decisive error step, the number (from 0) of the first "
+                   "step whose mistake made the failure inevitable, and agent: the agent that took it (null for "
+                   "a passing score).")
     return "\n".join(out)
 
 
@@ -241,6 +255,8 @@ class Verdict:
     rationale: str | None = None
     evidence_steps: tuple[int, ...] = ()
     unscored_reason: str | None = None
+    step: int | None = None  # the decisive error step a failing verdict names (docs/steps.md)
+    agent: str | None = None
 
 
 _INT_TEXT = re.compile(r"\s*[+-]?\d+\s*")
@@ -276,7 +292,21 @@ def parse_verdict(payload: dict | str | None, rubric: Rubric, *, n_steps: int | 
             if isinstance(s, int) and not isinstance(s, bool) and (n_steps is None or 0 <= s < n_steps):
                 if s not in steps:
                     steps.append(s)
-    return Verdict(score, rationale=rationale, evidence_steps=tuple(steps))
+    step, agent = _blamed(payload, score, rubric, n_steps)
+    return Verdict(score, rationale=rationale, evidence_steps=tuple(steps), step=step, agent=agent)
+
+
+def _blamed(payload: dict, score: int, rubric: Rubric, n_steps: int | None) -> tuple[int | None, str | None]:
+    """The step and agent a failing verdict blames; a step that is not one of the item's steps is dropped (the
+    score stands: the step is an addition to it), and a passing verdict blames nothing."""
+    if score >= rubric.pass_threshold:
+        return None, None
+    step, agent = payload.get("step"), payload.get("agent")
+    if isinstance(step, str) and _INT_TEXT.fullmatch(step):
+        step = int(step)
+    ok = isinstance(step, int) and not isinstance(step, bool) and step >= 0 and (n_steps is None or step < n_steps)
+    agent = agent.strip() if isinstance(agent, str) and agent.strip() else None
+    return (step if ok else None), (agent if ok else None)
 
 
 def verdict_payload(turn: ModelTurn) -> dict | str | None:
@@ -319,6 +349,7 @@ def outcome_from_turn(turn: ModelTurn, rubric: Rubric, item: Item) -> JudgeOutco
         unscored_reason=reason,
         rationale=verdict.rationale if verdict else None,
         evidence_steps=verdict.evidence_steps if verdict and not reason else (),
+        step=verdict.step if verdict and not reason else None, agent=verdict.agent if verdict and not reason else None,
         trace=trace, usage=turn.usage, model_version=turn.model_version, n_requests=1,
         confidence=None if reason or not turn.logprobs else verdict_confidence(turn.logprobs, verdict.score,
                                                                                 rubric.scale.values))

@@ -263,7 +263,8 @@ def make_judgment(item: Item, repeat: int, outcome: JudgeOutcome, *, cost: float
                     tokens_in=u.input_tokens if u else None, tokens_out=u.output_tokens if u else None,
                     tokens_cached=u.cached_tokens if u else None, cost_usd=cost,
                     latency_ms=None if latency_ms is None else round(latency_ms, 2),
-                    model_version=outcome.model_version, created_at=_now_iso(), confidence=outcome.confidence)
+                    model_version=outcome.model_version, created_at=_now_iso(), confidence=outcome.confidence,
+                    step=outcome.step, agent=outcome.agent)
 
 
 async def run_judge(

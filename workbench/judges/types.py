@@ -110,6 +110,8 @@ class JudgeOutcome:
     model_version: str | None = None
     n_requests: int = 1
     confidence: float | None = None  # the verdict token's probability among the scale's, where logprobs came back
+    step: int | None = None  # the decisive error step a failing verdict names (docs/steps.md)
+    agent: str | None = None
 
 
 class RequestGate(Protocol):

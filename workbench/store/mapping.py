@@ -78,4 +78,5 @@ def judgment_from_row(row: dict) -> Judgment:
                     evidence_steps=tuple(row["evidence_steps"]), trace=row["trace"],
                     tokens_in=row["tokens_in"], tokens_out=row["tokens_out"], tokens_cached=row["tokens_cached"],
                     cost_usd=row["cost_usd"], latency_ms=row["latency_ms"], model_version=row["model_version"],
-                    created_at=row["created_at"], confidence=row.get("confidence"))
+                    created_at=row["created_at"], confidence=row.get("confidence"),
+                    step=row.get("step"), agent=row.get("agent"))

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from workbench.core.errors import InputError, NotFound
+from workbench.core.hashing import sha256_hex
 from workbench.core.inputs import did_you_mean
 from workbench.core.models import GoldenSetRecord, Item, Judgment, Label, Rubric
 from workbench.core.names import is_email, name_problem
@@ -362,19 +363,20 @@ class Store(Connection):
         at = now()
         rows = [{"item_pk": item_pks[lab.item_id], "rater": lab.rater, "rubric_name": rubric_name,
                  "rubric_id": rubric_id, "score": lab.score, "rationale": lab.rationale,
-                 "created_at": lab.created_at, "at": at} for lab in labels]
+                 "created_at": lab.created_at, "at": at, "step": lab.step, "agent": lab.agent} for lab in labels]
         with self.transaction():
             self.ensure_raters({lab.rater for lab in labels})
             before = self.count_label_events()
             self.conn.executemany(
                 """INSERT INTO labels (item_pk, rater, rubric_name, rubric_id, score, rationale, created_at,
-                                       updated_at)
+                                       updated_at, step, agent)
                    VALUES (:item_pk, :rater, :rubric_name, :rubric_id, :score, :rationale, coalesce(:created_at, :at),
-                           :at)
+                           :at, :step, :agent)
                    ON CONFLICT (item_pk, rater, rubric_name) DO UPDATE
                    SET score = excluded.score, rationale = excluded.rationale, rubric_id = excluded.rubric_id,
-                       updated_at = excluded.updated_at
-                   WHERE labels.score IS DISTINCT FROM excluded.score OR labels.rationale IS DISTINCT FROM excluded.rationale""", rows)
+                       updated_at = excluded.updated_at, step = excluded.step, agent = excluded.agent
+                   WHERE labels.score IS DISTINCT FROM excluded.score OR labels.rationale IS DISTINCT FROM excluded.rationale
+                      OR labels.step IS DISTINCT FROM excluded.step OR labels.agent IS DISTINCT FROM excluded.agent""", rows)
             active_queue.record_inclusion(self, [
                 {"item_pk": item_pks[lab.item_id], "rater": lab.rater, "rubric_name": rubric_name,
                  "inclusion_probability": lab.inclusion_probability}
@@ -393,10 +395,15 @@ class Store(Connection):
 
     def labels(self, golden_set_id: int, rubric_name: str) -> list[dict]:
         return self._all("""
-            SELECT i.item_id, i.pk AS item_pk, l.rater, l.score, l.rationale, l.created_at, l.updated_at
+            SELECT i.item_id, i.pk AS item_pk, l.rater, l.score, l.rationale, l.created_at, l.updated_at, l.step,
+                   l.agent
             FROM labels l JOIN items i ON i.pk = l.item_pk
             WHERE i.golden_set_id = ? AND l.rubric_name = ? ORDER BY i.position, l.rater""",
                          (golden_set_id, rubric_name))
+
+    def step_marks(self, golden_set_id: int, rubric_name: str, run_id: int) -> "StepMarks":
+        """People's marked steps under the rubric and the run's judged steps (``StepMarks``): failure attribution."""
+        return StepMarks(self, golden_set_id, rubric_name, run_id)
 
     def label_scores(self, golden_set_id: int, rubric_name: str) -> list[tuple[str, str, int]]:
         """(item_id, rater, score) of every label, in the order of :meth:`labels`: what consensus and statistics
@@ -506,16 +513,16 @@ class Store(Connection):
         at = now()
         rows = [{**verdict_columns(j), "run_id": run_id, "item_pk": items[j.item_id]["pk"],
                  "item_content_hash": items[j.item_id]["content_hash"], "config_hash": config_hash, "at": at,
-                 "confidence": j.confidence}
+                 "confidence": j.confidence, "step": j.step, "agent": j.agent}
                 for j in judgments]
         before = self.conn.total_changes
         self.conn.executemany(
             """INSERT INTO judgments (run_id, item_pk, item_content_hash, config_hash, repeat, score, unscored_reason,
                    rationale, evidence_steps, trace, tokens_in, tokens_out, tokens_cached, cost_usd, latency_ms,
-                   model_version, created_at, confidence)
+                   model_version, created_at, confidence, step, agent)
                VALUES (:run_id, :item_pk, :item_content_hash, :config_hash, :repeat, :score, :unscored_reason,
                    :rationale, :evidence_steps, :trace, :tokens_in, :tokens_out, :tokens_cached, :cost_usd,
-                   :latency_ms, :model_version, coalesce(:created_at, :at), :confidence)
+                   :latency_ms, :model_version, coalesce(:created_at, :at), :confidence, :step, :agent)
                ON CONFLICT (run_id, item_pk, repeat) DO NOTHING""", rows)
         return self.conn.total_changes - before
 
@@ -632,3 +639,36 @@ class Store(Connection):
     def mark_batch_done(self, batch_id: str) -> None:
         with self.transaction():
             self.conn.execute("UPDATE batches SET status = 'done' WHERE batch_id = ?", (batch_id,))
+
+
+class StepMarks:
+    """People's marked steps of a golden set under a rubric (migration m017), a run's judged steps (repeat 0), and
+    who took each step of the items people marked: what calibrate's failure attribution reads
+    (``stats.steps.step_section``). The judged steps and the items are read only where some label marks a step."""
+
+    def __init__(self, store: Store, golden_set_id: int, rubric_name: str, run_id: int):
+        from workbench.stats.steps import JudgedStep, StepMark
+
+        self.labels = [StepMark(*r) for r in store._tuples("""
+            SELECT i.item_id, l.rater, l.step, l.agent FROM labels l JOIN items i ON i.pk = l.item_pk
+            WHERE i.golden_set_id = ? AND l.rubric_name = ? AND l.step IS NOT NULL ORDER BY i.position, l.rater""",
+                                                         (golden_set_id, rubric_name))]
+        self.judged: dict[str, JudgedStep] = {}
+        self.step_agents: dict[str, list[Any]] = {}
+        if not self.labels:
+            return
+        self.judged = {r.item_id: r for r in (JudgedStep(*t) for t in store._tuples("""
+            SELECT i.item_id, j.step, j.agent FROM judgments j JOIN items i ON i.pk = j.item_pk
+            WHERE j.run_id = ? AND j.repeat = 0 AND j.step IS NOT NULL AND j.score IS NOT NULL ORDER BY i.position""",
+                                                                                        (run_id,)))}
+        marked = sorted({r.item_id for r in self.labels})
+        self.step_agents = {it.id: [s.get("name") or s.get("role") for s in (it.trajectory or ())]
+                            for it in store.items(golden_set_id, marked)}
+
+    @property
+    def key(self) -> dict[str, Any]:
+        """What a report's cache key adds: nothing when no label marks a step (reports stay what they were)."""
+        if not self.labels:
+            return {}
+        return {"steps": sha256_hex({"labels": [[r.item_id, r.rater, r.step, r.agent] for r in self.labels],
+                                     "judged": [[i, r.step, r.agent] for i, r in sorted(self.judged.items())]})}

@@ -16,7 +16,8 @@ It answers `POST /v1/chat/completions` with a body shaped like OpenAI's (usage
 with prompt_tokens_details.cached_tokens, finish_reason, refusal). Single-mode
 requests (response_format json_schema) get the verdict as JSON content;
 agentic requests (tools) get a `submit_verdict` tool call. The verdict's score
-is taken from an `EXPECT-SCORE <n>` marker in the item, else 0.
+is taken from an `EXPECT-SCORE <n>` marker in the item, else 0; where the verdict schema asks for a step
+(failure attribution), from `EXPECT-STEP <n>` (optionally followed by ` EXPECT-AGENT <name>`), else null.
 
 Judge modes (`judge_mode`), for the stress probes: "plain" (the default) and "robust" answer the marker
 whatever else the item says; "susceptible" is a planted biased judge that raises its score one level (capped at
@@ -49,6 +50,7 @@ from typing import Any
 
 MARKER = re.compile(r"ITEM-MARKER (\S+)")
 SCORE = re.compile(r"EXPECT-SCORE ([+-]?\d+)")
+STEP = re.compile(r"EXPECT-STEP (\d+)(?: EXPECT-AGENT ([A-Za-z0-9_-]+))?")  # a failing verdict's step and agent
 TAG = re.compile(r"[0-9a-f]{32}")
 JUDGE_MODES = ("plain", "robust", "susceptible")
 PUSHBACK = re.compile(r"I disagree.*deserves ([+-]?\d+)", re.S)
@@ -270,6 +272,12 @@ class LoopbackServer:
         text = json.dumps(body.get("messages", ""))
         score = self._verdict_score(body, text)
         verdict = {"rationale": f"loopback verdict for {key}", "evidence_steps": [], "score": score}
+        schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema") or next(
+            (t.get("function", {}).get("parameters") for t in body.get("tools") or ()
+             if t.get("function", {}).get("name") == "submit_verdict"), None) or {}
+        if "step" in (schema.get("properties") or {}):  # the rubric asks for failure attribution
+            blamed = STEP.search(text)
+            verdict.update(step=int(blamed.group(1)) if blamed else None, agent=blamed.group(2) if blamed else None)
         message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None, "annotations": []}
         finish = "stop"
         if body.get("tools"):

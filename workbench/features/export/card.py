@@ -26,6 +26,7 @@ from workbench.calibration.calibrate import Options
 from workbench.features.export.bundle import write_atomic
 from workbench.features.refine.service import card_note
 from workbench.calibration.versions import Context
+from workbench.features.steps.presentation import card_sections as step_sections
 
 
 def _png(chart) -> bytes:
@@ -66,7 +67,7 @@ def write_card(store: Store, golden_set: str, rubric: str, judge: str, *, fmt: s
         note = card_note(store, r.rubric.name, r.rubric.version)  # accepted from the refinement loop
     images = [(name, _png(chart)) for name, chart in card_charts(r)]
     title = f"Calibration card: {judge} on {r.rubric.name} v{r.rubric.version}"
-    sections = card_sections(r)
+    sections = card_sections(r) + step_sections(r)  # failure attribution, where labels mark steps
     if note:
         sections.insert(1, ("Refinement", [note]))
     if selective_sentence:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Callable
 
 from workbench.core.errors import InputError, NotFound
-from workbench.core.formats import (Record, check_evidence_steps, parse_adjudication, parse_item, parse_judgment,
-    parse_label, read_records)
+from workbench.core.formats import (Record, check_evidence_steps, check_step, parse_adjudication, parse_item,
+    parse_judgment, parse_label, read_records)
 from workbench.core.models import Judgment, Label
 from workbench.core.names import check_name
 from workbench.core.scale import Scale
@@ -146,9 +146,12 @@ def import_labels(store: Store, path: str | Path, golden_set: str, rubric: str, 
     pks = store.item_pks(gs.id)  # items are never changed or removed: safe to read before the lock
     parsed: list[tuple[Label, int]] = []
     first_line: dict[str, int] = {}
+    n_steps = _StepCounter(store, gs.id)
     for rec in read_records(path):
         label = parse_label(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
         _item_pk(pks, label.item_id, rec, golden_set)
+        if label.step is not None:
+            check_step(rec, label.item_id, label.step, n_steps(label.item_id))
         first_line.setdefault(label.rater, rec.line)
         parsed.append((label, rec.line))
         result.records += 1
@@ -183,6 +186,18 @@ def _one_label_per_person(parsed: list[tuple[Label, int]], named: dict[str, str]
         seen[key] = line
         out.append(label)
     return out
+
+
+class _StepCounter:
+    """The number of steps of each item, read once per item and only for records that name a step."""
+
+    def __init__(self, store: Store, golden_set_id: int):
+        self._store, self._gs, self._n = store, golden_set_id, {}
+
+    def __call__(self, item_id: str) -> int:
+        if item_id not in self._n:
+            self._n[item_id] = len(self._store.item(self._gs, item_id).trajectory or ())
+        return self._n[item_id]
 
 
 def _item_pk(pks: dict[str, int], item_id: str, rec, golden_set: str) -> int:
@@ -240,6 +255,7 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
     by_run: dict[str, list[Judgment]] = defaultdict(list)
     seen: dict[tuple, int] = {}
     n_steps: dict[str, int] = {}
+    steps_of = _StepCounter(store, gs.id)
     for rec in read_records(path):
         run, j = parse_judgment_with_confidence(rec, rv.rubric.scale, scale_of=f"rubric '{rv.name}'")
         item = items.get(j.item_id)
@@ -250,6 +266,8 @@ def import_judgments(store: Store, path: str | Path, golden_set: str, rubric: st
             if j.item_id not in n_steps:  # each item's content is read once, and only when steps are cited
                 n_steps[j.item_id] = len(store.item(gs.id, j.item_id).trajectory or ())
             check_evidence_steps(rec, j, n_steps[j.item_id])
+        if j.step is not None:
+            check_step(rec, j.item_id, j.step, steps_of(j.item_id))
         run_name = run or f"import-{file_hash[:12]}"
         key = (run_name, j.item_id, j.repeat)
         if key in seen:
