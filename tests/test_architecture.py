@@ -35,7 +35,9 @@ def test_import_linter_contracts_hold():
 
 
 #: each feature's public surface beyond its service.py and records.py (what other features may import of it)
-PUBLIC_ROOMS = {"export": {"bundle", "card", "check"}, "people": {"raters"}, "monitoring": {"production"}}
+PUBLIC_ROOMS = {"export": {"bundle", "card", "check"}, "people": {"raters"}, "monitoring": {"production"},
+                "interop": {"shapes"},  # the one validation layer of every importer's declared shapes
+                "steps": {"presentation"}}  # the failure-attribution section the card and the CLI show
 
 
 def _reaches_into_private_rooms(graph) -> list[str]:

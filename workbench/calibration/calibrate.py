@@ -29,6 +29,7 @@ from workbench.core.hashing import sha256_hex
 from workbench.core.models import GoldenSetRecord, JudgeSpec
 from workbench.calibration.report import SCHEMA, CalibrationReport, Comparison, Difference, Ids
 from workbench.stats.intervals import methods as interval_choices
+from workbench.stats.humans import labels_frame
 from workbench.store import Store
 from workbench.core.workspace import Workspace
 from workbench.core.workspace import current as current_workspace
@@ -241,24 +242,6 @@ def _family_in_pool(index: pd.DataFrame, judged: set, family: str | None) -> boo
     return fams == {True, False}
 
 
-LABEL_COLUMNS = ["item_id", "rater", "score"]
-
-
-def _labels_frame(cons: Consensus) -> pd.DataFrame:
-    """The human labels as a long frame (item_id, rater, score), from the consensus already read; built column by
-    column, which pandas converts at once rather than row by row."""
-    import pandas as pd
-
-    items, raters, scores = [], [], []
-    for item, by_rater in cons.human.items():
-        items.extend([item] * len(by_rater))
-        raters.extend(by_rater)
-        scores.extend(by_rater.values())
-    if not items:  # columns of no rows are objects, as pandas makes them from no rows
-        return pd.DataFrame([], columns=LABEL_COLUMNS)
-    return pd.DataFrame(dict(zip(LABEL_COLUMNS, (items, raters, scores))))
-
-
 def _excluded(cons: Consensus, raters: tuple[str, ...], golden_set: str, rubric: str) -> dict[str, int]:
     """{rater: labels left out} for ``--exclude-rater``; a rater without labels here is refused by sentence (a typo
     must not pass for an exclusion)."""
@@ -369,7 +352,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
     excluded = _excluded(cons, options.exclude_raters, golden_set, labels_of or rv.name)
     if excluded:
         cons = cons.without(tuple(excluded))
-    labels = _labels_frame(cons)
+    labels = labels_frame(cons.human)
     _check_raters_present(policy, cons, rv, workspace, [r["name"] for r in store.raters()])
     # labels from the active queue carry inclusion probabilities: then estimates are weighted (design_weights.py)
     inclusion = design_weights.item_inclusion(store, gs, rv.name)

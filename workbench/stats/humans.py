@@ -18,6 +18,19 @@ from workbench.stats._common import as_score_map, check_frame, check_scale, scor
 LABEL_COLUMNS = ("item_id", "rater", "score")
 
 
+def labels_frame(human: dict[Any, dict[Any, Any]]) -> pd.DataFrame:
+    """``{item: {rater: score}}`` as the long frame :func:`human_ceiling` reads (item_id, rater, score); built column
+    by column, which pandas converts at once rather than row by row."""
+    items, raters, scores = [], [], []
+    for item, by_rater in human.items():
+        items.extend([item] * len(by_rater))
+        raters.extend(by_rater)
+        scores.extend(by_rater.values())
+    if not items:  # columns of no rows are objects, as pandas makes them from no rows
+        return pd.DataFrame([], columns=list(LABEL_COLUMNS))
+    return pd.DataFrame(dict(zip(LABEL_COLUMNS, (items, raters, scores))))
+
+
 def human_ceiling(labels: pd.DataFrame, judge: Any = None, *, scale: Any, weights: Any = None) -> dict[str, Any]:
     """Agreement among the human raters, and of the judge with each of them.
 
