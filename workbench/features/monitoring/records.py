@@ -118,6 +118,21 @@ class StoredTrace:
 
 
 @dataclass(frozen=True, slots=True)
+class DayAggregate:
+    """What the report needs of one UTC day of a stream's traces (kept at ingest; a week is the sum of its days).
+
+    ``rates``: scored traces by (inclusion probability, judge pass 0/1), what the weighted estimate reads."""
+
+    day: str  # YYYY-MM-DD
+    n_items: int
+    n_scored: int
+    n_pass: int
+    categories: dict[str, int]
+    lengths: dict[int, int]
+    rates: dict[tuple[float, int], int]
+
+
+@dataclass(frozen=True, slots=True)
 class Alarm:
     kind: str  # validity | shift | expiry
     sentence: str
