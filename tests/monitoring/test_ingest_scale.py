@@ -128,3 +128,38 @@ def test_peak_memory_is_flat_in_the_files_size(approved, tmp_path):
         assert doc["added"] == n
         peaks[n] = doc["peak_kb"] / 1024
     assert peaks[60_000] - peaks[5_000] < 40, peaks
+
+
+def _span(n: int, *, chat: bool, parent: int | None = None, score: int | None = None) -> dict:
+    attrs = [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat" if chat else "evaluate"}}]
+    if chat:
+        attrs += [{"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
+                      [{"role": "user", "parts": [{"type": "text", "content": f"question {n}"}]}])}},
+                  {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(
+                      [{"role": "assistant", "parts": [{"type": "text", "content": f"answer {n}"}]}])}}]
+    span = {"traceId": f"{n:032x}", "spanId": f"{n:016x}", "name": "chat" if chat else "eval",
+            "startTimeUnixNano": str(1_796_000_000_000_000_000 + n * 1_000_000_000), "attributes": attrs}
+    if parent is not None:
+        span["parentSpanId"] = f"{parent:016x}"
+    if score is not None:
+        span["events"] = [{"name": "gen_ai.evaluation.result", "attributes": [
+            {"key": "gen_ai.evaluation.score.value", "value": {"intValue": str(score)}}]}]
+    return span
+
+
+def test_otlp_lines_are_read_one_at_a_time_and_a_childs_score_on_a_later_line_counts(approved, tmp_path, monkeypatch):
+    """A collector's file exporter: one request a line. Chat span 1's verdict sits on an evaluation child span two
+    lines later; span 2 carries its own; span 3 none (graded by the judge)."""
+    lines = [[_span(1, chat=True)], [_span(2, chat=True, score=-1)], [_span(9, chat=False, parent=1, score=1),
+                                                                       _span(3, chat=True)]]
+    path = tmp_path / "spans.otlp.jsonl"
+    path.write_text("".join(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": s}]}]}) + "\n" for s in lines))
+    read = []
+    real = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: read.append(self) or real(self, *a, **k))
+    res = ingest(approved.store, "otel", approved.bundle_json(), approved.bundle.name, "otel", path, label_rate=0.0,
+                 seed=1, judge_items=mock_grader(lambda item: 0))
+    assert path not in read  # never read whole
+    assert (res.added, res.graded) == (3, 1)
+    got = dict(approved.store.conn.execute("SELECT trace_id, score FROM monitor_traces").fetchall())
+    assert got == {f"{1:032x}-{1:016x}": 1, f"{2:032x}-{2:016x}": -1, f"{3:032x}-{3:016x}": 0}

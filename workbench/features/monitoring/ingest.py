@@ -27,7 +27,7 @@ from workbench.core.models import Item, Judgment, JudgeSpec
 from workbench.core.names import check_name
 from workbench.features.importing.service import import_items
 from workbench.features.monitoring import queries
-from workbench.features.monitoring.otel import read_otlp
+from workbench.features.monitoring.otel import iter_otlp
 from workbench.features.monitoring.records import (IngestResult, StoredTrace, StreamBundle, Trace, parse_time,
                                                    utc_text)
 from workbench.features.monitoring.report import aggregate_days
@@ -91,7 +91,7 @@ def ingest(store: Store, stream: str, bundle: dict[str, Any], bundle_file: str, 
     Each new trace goes to reviewers with probability ``label_rate`` (independent draws from a generator seeded
     with ``seed``, a fresh random one when None, recorded with the ingest).
 
-    The file is read a page of :data:`BATCH` traces at a time (an OTLP file is parsed whole first): each page is
+    The file is read a page of :data:`BATCH` traces at a time (an OTLP file in two passes, its scores first): each page is
     checked, looked up, drawn for and landed with its day aggregates; the sampled traces' texts and the unscored
     ones wait in temporary files, so memory stays flat in the file's size. Traces without a verdict are graded
     once the whole file has been read and checked (a file refused at its last line costs no judge call), then the
@@ -106,7 +106,7 @@ def ingest(store: Store, stream: str, bundle: dict[str, Any], bundle_file: str, 
     if not 0 <= seed <= MAX_SEED:
         raise InputError(f"the seed must be a whole number from 0 to 2**63 - 1, got {seed}", fix="write e.g. --seed 7")
     sb = StreamBundle.from_bundle(bundle, bundle_file)
-    traces = iter_jsonl_traces(path) if source == "jsonl" else iter(read_otlp(path))
+    traces = iter_jsonl_traces(path) if source == "jsonl" else iter_otlp(path)
     # the draws are taken a page at a time: numpy's generator gives the same sequence as one call for all of them
     rng = np.random.default_rng(seed)
     rate = float(label_rate)
@@ -162,7 +162,7 @@ def _pages(traces: Iterator[Trace]) -> Iterator[list[Trace]]:
 
 def _twice(t: Trace, path: Path, source: str) -> InputError:
     """The refusal of an id the file holds twice, naming the earlier line (read again: this is the error path)."""
-    earlier = next((u.line for u in (iter_jsonl_traces(path) if source == "jsonl" else read_otlp(path))
+    earlier = next((u.line for u in (iter_jsonl_traces(path) if source == "jsonl" else iter_otlp(path))
                     if u.id == t.id), 0)
     return InputError(f"trace id '{t.id}' appears twice (also line {earlier})", file=path.name, line=t.line,
                       field="id", fix="give each trace its own id")
