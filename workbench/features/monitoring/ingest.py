@@ -110,11 +110,13 @@ def ingest(store: Store, stream: str, bundle: dict[str, Any], bundle_file: str, 
     # the draws are taken a page at a time: numpy's generator gives the same sequence as one call for all of them
     rng = np.random.default_rng(seed)
     rate = float(label_rate)
-    n_read = n_added = n_sampled = 0
+    n_read = n_added = n_sampled = n_old = 0
     with tempfile.TemporaryDirectory(prefix="workbench-monitor-") as tmp, store.transaction():
         sampled_file, unscored_file = Path(tmp) / "sampled.jsonl", Path(tmp) / "unscored.jsonl"
         sid = queries.ensure_stream(store, stream)
         epoch = queries.ensure_epoch(store, sid, bundle, bundle_file)
+        # days before a prune's horizon are closed: their ids are gone, their aggregates final
+        horizon = queries.pruned_before(store, sid)
         ingest_id = queries.insert_ingest(store, stream=sid, epoch=epoch, source=source, file=path.name,
                                           label_rate=rate, seed=seed, counts=(0, 0, 0, 0))
         with sampled_file.open("w", encoding="utf-8") as sampled_out, \
@@ -126,7 +128,8 @@ def ingest(store: Store, stream: str, bundle: dict[str, Any], bundle_file: str, 
                 for t in page:
                     if known.get(t.id) == ingest_id:  # landed from an earlier page of this very file
                         raise _twice(t, path, source)
-                new = [t for t in page if t.id not in known]
+                new = [t for t in page if t.id not in known and not (horizon and t.timestamp < horizon)]
+                n_old += sum(1 for t in page if t.id not in known and horizon and t.timestamp < horizon)
                 draws = (rng.random(len(new)) < label_rate).tolist()
                 rows, stored = [], []
                 for t, d in zip(new, draws):
@@ -147,7 +150,7 @@ def ingest(store: Store, stream: str, bundle: dict[str, Any], bundle_file: str, 
         if n_sampled:
             import_items(store, sampled_file, stream)
         queries.finish_ingest(store, ingest_id, (n_read, n_added, n_sampled, n_scored))
-    return IngestResult(stream, path.name, n_read, n_added, n_sampled, n_scored, unscored, seed, rate)
+    return IngestResult(stream, path.name, n_read, n_added, n_sampled, n_scored, unscored, seed, rate, n_old)
 
 
 def content_hash(t: Trace) -> str:

@@ -198,6 +198,34 @@ def sampled_scores(store: Store, stream: int) -> dict[str, int | None]:
         "SELECT trace_id, score FROM monitor_traces WHERE stream_id = ? AND sampled = 1", (stream,)).fetchall()}
 
 
+def prune_traces(store: Store, stream: int, before: str) -> dict[str, int]:
+    """Delete the stream's unsampled traces timed before day ``before`` (YYYY-MM-DD); their counts go to
+    ``monitor_days.n_pruned`` and the stream's horizon moves to ``before`` (never back). day -> traces removed."""
+    conn = store.conn
+    by_epoch = conn.execute("""
+        SELECT epoch_id, substr(ts, 1, 10), count(*) FROM monitor_traces WHERE stream_id = ? AND ts < ? AND sampled = 0
+        GROUP BY epoch_id, substr(ts, 1, 10)""", (stream, before)).fetchall()
+    conn.execute("DELETE FROM monitor_traces WHERE stream_id = ? AND ts < ? AND sampled = 0", (stream, before))
+    conn.executemany("UPDATE monitor_days SET n_pruned = n_pruned + ? WHERE stream_id = ? AND epoch_id = ? AND day = ?",
+                     [(int(n), stream, epoch, day) for epoch, day, n in by_epoch])
+    removed: dict[str, int] = {}
+    for _, day, n in by_epoch:
+        removed[day] = removed.get(day, 0) + int(n)
+    conn.execute("UPDATE monitor_streams SET pruned_before = ? WHERE id = ? AND (pruned_before IS NULL OR "
+                 "pruned_before < ?)", (before, stream, before))
+    return removed
+
+
+def count_sampled(store: Store, stream: int, before: str) -> int:
+    return int(store.conn.execute("SELECT count(*) FROM monitor_traces WHERE stream_id = ? AND ts < ? AND sampled = 1",
+                                  (stream, before)).fetchone()[0])
+
+
+def pruned_before(store: Store, stream: int) -> str | None:
+    row = store.conn.execute("SELECT pruned_before FROM monitor_streams WHERE id = ?", (stream,)).fetchone()
+    return None if row is None else row[0]
+
+
 def require_stream(store: Store, name: str) -> int:
     sid = stream_id(store, name)
     if sid is None:

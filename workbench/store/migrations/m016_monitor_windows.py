@@ -16,10 +16,15 @@ def m016_monitor_windows(conn: Conn) -> None:
     transaction that lands the traces; pruning raw traces leaves them as they are. Streams ingested before this
     migration get their aggregates computed here from their traces.
 
+    ``pruned_before`` (YYYY-MM-DD) is a stream's retention horizon: ``monitor prune`` dropped the raw unsampled
+    traces of the days before it, and ingest takes no trace timed before it (its day's aggregates are closed, and
+    the ids that would say it is known are gone).
+
     ``content_sha256`` is the SHA-256 of a trace's input and output: the text itself is kept only for the sampled
     traces (as items of the stream's golden set), the hash says whether a later trace is the same content."""
     script(conn, """
 ALTER TABLE monitor_traces ADD COLUMN content_sha256 TEXT;
+ALTER TABLE monitor_streams ADD COLUMN pruned_before TEXT;
 CREATE INDEX monitor_traces_sampled ON monitor_traces(stream_id, sampled, ts);
 CREATE TABLE monitor_days (
     stream_id INTEGER NOT NULL REFERENCES monitor_streams(id),
