@@ -158,7 +158,7 @@ def bench_ingest(engine: str, n: int, otlp_files: int, tmp: Path) -> list[str]:
     return lines
 
 
-def build_stream(db: str, root: Path, days: int, per_day: int) -> tuple[int, int]:
+def build_stream(db: str, root: Path, days: int, per_day: int, labels_per_day: int = 200) -> tuple[int, int]:
     """The stream 'big': per_day traces a day for ``days`` days written straight into monitor_traces (COPY on
     Postgres) with their day aggregates, 5% sampled; 200 sampled a day land as items with a label. (traces,
     labels)."""
@@ -198,7 +198,7 @@ def build_stream(db: str, root: Path, days: int, per_day: int) -> tuple[int, int
                     bool(sampled[k])
                 out.append((tid, ts, cat, length, score, None, int(d), RATE, hashlib.sha256(tid.encode()).hexdigest()))
                 stored.append(StoredTrace(tid, ts, cat, length, score, d, RATE))
-                if d and n_labeled < 200:
+                if d and n_labeled < labels_per_day:
                     n_labeled += 1
                     fi.write(json.dumps({"id": tid, "category": cat, "input": "Q" * length, "output": "A"}) + "\n")
                     fl.write(json.dumps({"item_id": tid, "rater": "ana", "score": int(rows.human[idx[k]])}) + "\n")
@@ -210,7 +210,7 @@ def build_stream(db: str, root: Path, days: int, per_day: int) -> tuple[int, int
         import_labels(s, labels, "big", "logic")
         if s.dialect == "postgres":
             s.conn.execute("ANALYZE")
-    return days * per_day, days * 200
+    return days * per_day, days * labels_per_day
 
 
 def bench_report(engine: str, days_list: list[int], per_day: int, tmp: Path) -> list[str]:
