@@ -580,7 +580,7 @@ for cmd in ("calibrate", "export"):  # export names the cascade's first judge wi
          needle="--cascade names judge 'careful-sonnet' twice")
     case(f"options-{cmd}-cascade-twice-of-three", [cmd, "-g", G, "-r", R, *first("a"), *SELECTIVE, "--cascade",
                                                    "a,b,a"], needle="--cascade names judge 'a' twice")
-for cmd, extra in (("report", []), ("promote", ["--golden-set", "x"])):
+for cmd, extra in (("report", []), ("promote", ["--golden-set", "x"]), ("prune", ["--keep-days", "3"])):
     case(f"options-monitor-{cmd}-stream-traversal", ["monitor", cmd, "--stream", "../x", *extra], needle="stream")
     case(f"options-monitor-{cmd}-stream-unknown", ["monitor", cmd, "--stream", "no-such-stream", *extra],
          needle="no-such-stream")

@@ -83,3 +83,24 @@ def monitor_promote(ctx: Ctx, stream: str, golden_set: str) -> None:
     from workbench.features.monitoring.promote import promote
 
     click.echo(promote(ctx.store, stream, golden_set).summary())
+
+
+@monitor.command("prune")
+@click.option("--stream", "-s", required=True, help="The stream whose old raw traces go.")
+@click.option("--keep-days", type=int, required=True, help="Days of raw traces to keep (at least 1; today counts).")
+@click.option("--as-of", default=None, help="The day to count from (YYYY-MM-DD; default WORKBENCH_NOW, else today).")
+@pass_ctx
+@clean_errors
+def monitor_prune(ctx: Ctx, stream: str, keep_days: int, as_of: str | None) -> None:
+    """Drop the stream's unsampled traces older than --keep-days; the day aggregates (what the report reads) and
+    every sampled trace stay, so the report over those days is unchanged.
+
+    \b
+    Example:
+      workbench monitor prune --stream support-prod --keep-days 30
+    """
+    from workbench.features.monitoring.production import clock
+    from workbench.features.monitoring.prune import prune
+
+    now = clock(as_of) if as_of else clock()
+    click.echo(prune(ctx.store, stream, keep_days, now).summary())

@@ -65,8 +65,18 @@ def hex_id(value: Any) -> str:
         return text
 
 
-def _requests(path: Path) -> Iterator[tuple[int, dict]]:
-    """(line, request): the whole file as one JSON document, else one per line (the collector's file exporter)."""
+def _requests(path: Path, needle: str | None = None) -> Iterator[tuple[int, dict]]:
+    """(line, request): the whole file as one JSON document, else one per line (the collector's file exporter).
+
+    A file whose first line is a request by itself is read a line at a time (memory flat in the file's size);
+    anything else is read whole. ``needle``: lines read a line at a time are parsed only if they hold it."""
+    if _first_line_is_a_request(path):
+        with path.open(encoding="utf-8", newline="\n") as fh:
+            # split on "\n" only: U+0085 and U+2028, which JSON strings may hold raw, are not line ends here
+            for n, line in enumerate(fh, 1):
+                if needle is None or needle in line:
+                    yield from _line_request(path, n, line)
+        return
     text = path.read_text(encoding="utf-8")
     try:
         doc = json.loads(text)
@@ -74,16 +84,29 @@ def _requests(path: Path) -> Iterator[tuple[int, dict]]:
         return
     except json.JSONDecodeError:
         pass
-    # split on "\n" only: str.splitlines() also breaks at U+0085 and U+2028, which JSON strings may hold raw
     for n, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            yield n, json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"not OTLP JSON ({e.msg} at column {e.colno})", file=path.name, line=n,
-                             fix="give the ExportTraceServiceRequest JSON the OTLP exporter or a collector's file "
-                                 "exporter writes") from None
+        yield from _line_request(path, n, line)
+
+
+def _first_line_is_a_request(path: Path) -> bool:
+    with path.open(encoding="utf-8", newline="\n") as fh:
+        first = fh.readline()
+    try:
+        doc = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return isinstance(doc, dict) and "resourceSpans" in doc
+
+
+def _line_request(path: Path, n: int, line: str) -> Iterator[tuple[int, dict]]:
+    if not line.strip():
+        return
+    try:
+        yield n, json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(f"not OTLP JSON ({e.msg} at column {e.colno})", file=path.name, line=n,
+                         fix="give the ExportTraceServiceRequest JSON the OTLP exporter or a collector's file "
+                             "exporter writes") from None
 
 
 def _messages_text(value: Any, roles: tuple[str, ...] | None) -> str | None:
@@ -129,9 +152,12 @@ def _from_events(events: list[dict], names: tuple[str, ...], keys: tuple[str, ..
 
 def read_otlp(path: str | Path) -> list[Trace]:
     """Every chat span of the file as a trace; an evaluation score that is not a number is refused."""
-    path = Path(path)
-    spans: list[tuple[int, dict, dict]] = []  # (line, span, resource attributes)
-    for line, req in _requests(path):
+    return list(iter_otlp(path))
+
+
+def _spans(path: Path, needle: str | None = None) -> Iterator[tuple[int, dict, dict]]:
+    """(line, span, resource attributes) of every span of the file, in order (``needle``: see _requests)."""
+    for line, req in _requests(path, needle):
         if not isinstance(req, dict) or "resourceSpans" not in req:
             raise InputError("not an ExportTraceServiceRequest (no 'resourceSpans')", file=path.name, line=line,
                              fix="export the traces with the OTLP exporter's JSON encoding or a collector's "
@@ -140,9 +166,16 @@ def read_otlp(path: str | Path) -> list[Trace]:
             resource = attributes((rs.get("resource") or {}).get("attributes"))
             for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
                 for span in ss.get("spans") or []:
-                    spans.append((line, span, resource))
+                    yield line, span, resource
+
+
+def iter_otlp(path: str | Path) -> Iterator[Trace]:
+    """:func:`read_otlp` a trace at a time, in two passes over the file: the evaluation scores first (a verdict may
+    sit on a child span anywhere in the file; a map of span ids to scores is all that is kept), then the chat
+    spans. A file read a line at a time keeps memory flat in its size beyond that map."""
+    path = Path(path)
     scores: dict[str, Any] = {}  # span id -> verdict, from evaluation events on it or on a child
-    for line, span, _ in spans:
+    for line, span, _ in _spans(path, EVALUATION_EVENT):
         for ev in span.get("events") or []:
             if ev.get("name") == EVALUATION_EVENT:
                 attrs = attributes(ev.get("attributes"))
@@ -151,11 +184,12 @@ def read_otlp(path: str | Path) -> list[Trace]:
                     if not _is_chat(span):
                         target = hex_id(span.get("parentSpanId")) or target
                     scores[target] = (line, attrs.get(SCORE))
-    out = []
-    for line, span, resource in spans:
-        if not _is_chat(span):
-            continue
+    seen = False
+    for line, span, resource in _spans(path):
         attrs = attributes(span.get("attributes"))
+        if not _is_chat(span, attrs):
+            continue
+        seen = True
         events = span.get("events") or []
         span_id = hex_id(span.get("spanId"))
         ident = f"{hex_id(span.get('traceId'))}-{span_id}"
@@ -182,16 +216,15 @@ def read_otlp(path: str | Path) -> list[Trace]:
             score = int(value)
         start = int(span.get("startTimeUnixNano") or 0)
         category = attrs.get("workbench.category") or resource.get("workbench.category") or "default"
-        out.append(Trace(ident, utc_text(datetime.fromtimestamp(start / 1e9, tz=timezone.utc)), input_, output,
-                         str(category), score, {"otel_span_name": span.get("name")}, line))
-    if not out:
+        yield Trace(ident, utc_text(datetime.fromtimestamp(start / 1e9, tz=timezone.utc)), input_, output,
+                    str(category), score, {"otel_span_name": span.get("name")}, line)
+    if not seen:
         raise InputError("the file holds no GenAI chat span", file=path.name,
                          fix="export spans with gen_ai.operation.name = chat and their messages")
-    return out
 
 
-def _is_chat(span: dict) -> bool:
-    attrs = attributes(span.get("attributes"))
+def _is_chat(span: dict, attrs: dict[str, Any] | None = None) -> bool:
+    attrs = attributes(span.get("attributes")) if attrs is None else attrs
     if attrs.get("gen_ai.operation.name") in ("chat", "text_completion", "generate_content"):
         return True
     return "gen_ai.input.messages" in attrs or any(

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from workbench.core.errors import InputError
 from workbench.features.monitoring import queries
 from workbench.features.monitoring.records import StreamBundle, utc_text
-from workbench.features.monitoring.report import golden_mix, stream_labels, windows_report
+from workbench.features.monitoring.report import stream_report
 from workbench.store import Store
 
 CLOCK_VARIABLE = "WORKBENCH_NOW"
@@ -51,14 +51,13 @@ def check_production(bundle: dict, file: str, store: Store | None, now: datetime
         return res
     for stream, epoch, esb in queries.epochs_of_bundle(store, sb.sha256):
         sid = queries.stream_id(store, stream)
-        rows = [t for t in queries.traces(store, sid, epoch) if t.ts < utc_text(now)]
-        windows = windows_report(rows, stream_labels(store, stream, esb.rubric_name), esb, golden_mix(store, esb),
-                                 stream=stream) if rows else ()
+        windows = stream_report(store, stream, sid, epoch, esb, until=now)
+        n_traces = sum(w.n_items for w in windows)
         open_alarms = [a for a in (windows[-1].alarms if windows else ()) if a.kind == "validity"]
         if open_alarms:
             res.problems.append(f"stream '{stream}' has an open validity alarm: {open_alarms[0].sentence}")
         else:
             n = windows[-1].labels_since_approval if windows else 0
-            res.compared.append(f"stream '{stream}': no validity alarm ({len(rows)} traces, {n} labeled since "
+            res.compared.append(f"stream '{stream}': no validity alarm ({n_traces} traces, {n} labeled since "
                                 f"approval, as of {day}).")
     return res

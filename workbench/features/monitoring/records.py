@@ -96,10 +96,12 @@ class IngestResult:
     unscored: int
     seed: int
     label_rate: float
+    too_old: int = 0  # new ids timed before the stream's retention horizon (monitor prune): not taken
 
     def summary(self) -> str:
-        return (f"{self.file}: {self.records} traces read, {self.added} new ({self.records - self.added} already in "
-                f"stream '{self.stream}'); {self.sampled} sampled for labeling into golden set '{self.stream}' "
+        old = (f", {self.too_old} timed before the stream's retention horizon and not taken" if self.too_old else "")
+        return (f"{self.file}: {self.records} traces read, {self.added} new ({self.records - self.added - self.too_old}"
+                f" already in stream '{self.stream}'{old}); {self.sampled} sampled for labeling into golden set '{self.stream}' "
                 f"(rate {self.label_rate:g}, seed {self.seed}); {self.graded} graded by the bundle's judge"
                 + (f", {self.unscored} unscored" if self.unscored else "") + ".")
 
@@ -115,6 +117,21 @@ class StoredTrace:
     score: int | None
     sampled: bool
     inclusion_prob: float
+
+
+@dataclass(frozen=True, slots=True)
+class DayAggregate:
+    """What the report needs of one UTC day of a stream's traces (kept at ingest; a week is the sum of its days).
+
+    ``rates``: scored traces by (inclusion probability, judge pass 0/1), what the weighted estimate reads."""
+
+    day: str  # YYYY-MM-DD
+    n_items: int
+    n_scored: int
+    n_pass: int
+    categories: dict[str, int]
+    lengths: dict[int, int]
+    rates: dict[tuple[float, int], int]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import datetime, timedelta
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from workbench import stats
 from workbench.calibration.golden_sets import consensus
 from workbench.core.errors import InputError, WorkbenchError
 from workbench.features.monitoring import alarms, queries
-from workbench.features.monitoring.records import (WINDOWS, Alarm, Estimate, GoldenMix, MonitorReport, StoredTrace,
+from workbench.features.monitoring.records import (WINDOWS, Alarm, DayAggregate, Estimate, GoldenMix, MonitorReport, StoredTrace,
                                                    StreamBundle, WindowReport, parse_time, utc_text)
 from workbench.stats.monitoring import agreement_scale, betting_test, category_shift, length_shift, spent_alpha
 from workbench.stats.monitoring import window_agreement
@@ -97,6 +97,137 @@ def windows_report(traces: Sequence[StoredTrace], labels: dict[str, int | None],
     return tuple(out)
 
 
+def aggregate_days(traces: Iterable[StoredTrace], sb: StreamBundle) -> list[DayAggregate]:
+    """The per-day aggregates of ``traces`` (what ingest adds to the store), in day order."""
+    acc: dict[str, list] = {}
+    for t in traces:
+        a = acc.get(day := t.ts[:10])
+        if a is None:
+            a = acc[day] = [0, 0, 0, Counter(), Counter(), Counter()]
+        a[0] += 1
+        a[3][t.category] += 1
+        a[4][t.input_chars] += 1
+        if t.score is not None:
+            ok = int(sb.is_pass(t.score))
+            a[1] += 1
+            a[2] += ok
+            a[5][(t.inclusion_prob, ok)] += 1
+    return [DayAggregate(d, a[0], a[1], a[2], dict(a[3]), dict(a[4]), dict(a[5])) for d, a in sorted(acc.items())]
+
+
+def aggregate_report(days: Sequence[DayAggregate], labeled: Sequence[StoredTrace], labels: dict[str, int | None],
+                     sb: StreamBundle, golden: GoldenMix, *, window: str = "day", stream: str = "",
+                     as_of: datetime | None = None) -> tuple[WindowReport, ...]:
+    """:func:`windows_report` from the per-day aggregates and the sampled traces that carry a label (``labeled``,
+    in time order): its time grows with the windows and the labels, not with the traces.
+
+    Every figure is the full computation's: counts and pass rates are sums of the days, the shift tests read the
+    summed category counts (or the length histogram, expanded: the same multiset), the validity test and the
+    agreement read the labeled traces themselves, in the same order. Only the float sums of the prediction-powered
+    interval may differ in the last bits (the unlabeled judge passes are summed in another order)."""
+    if window not in WINDOWS:
+        raise InputError(f"unknown window '{window}'", fix="use --window day or --window week")
+    scale = agreement_scale(sb.confusion, sb.values, metric=sb.agreement_metric, bound=sb.min_agreement_lower)
+    step = timedelta(days=1 if window == "day" else 7)
+    groups: dict[datetime, list[DayAggregate]] = {}
+    for d in days:
+        if d.n_items:
+            groups.setdefault(window_start(parse_time(d.day), window), []).append(d)
+    by_window: dict[datetime, list[StoredTrace]] = {}
+    for t in labeled:
+        if t.sampled and labels.get(t.trace_id) is not None:
+            by_window.setdefault(window_start(parse_time(t.ts), window), []).append(t)
+    labeled_all = [(t, labels.get(t.trace_id)) for t in labeled
+                   if t.sampled and t.score is not None and labels.get(t.trace_id) is not None]
+    x_all = scale.agreement([t.score for t, _ in labeled_all], [h for _, h in labeled_all]) if labeled_all \
+        else np.zeros(0)
+    test = betting_test(x_all, scale.floor, alpha=ALPHA, levels=scale.levels)
+    use_categories = len(golden.categories) > 1 or len({c for d in days for c in d.categories}) > 1
+    approved = scale.as_metric(float(np.mean(_approval_agreement(sb, scale)))) if sb.confusion else None
+    out: list[WindowReport] = []
+    seen_labels = 0
+    validity_since = shift_since = None
+    for k, (start, members) in enumerate(sorted(groups.items()), 1):
+        end = start + step
+        n_items = sum(d.n_items for d in members)
+        n_scored = sum(d.n_scored for d in members)
+        n_pass = sum(d.n_pass for d in members)
+        rates: Counter = Counter()
+        for d in members:
+            rates.update(d.rates)
+        mine = by_window.get(start, [])
+        lab = [(t, labels.get(t.trace_id)) for t in mine if t.score is not None]
+        seen_labels += len(lab)
+        human = np.array([sb.is_pass(h) for _, h in lab], dtype=float)
+        judge_lab = np.array([sb.is_pass(t.score) for t, _ in lab], dtype=float)
+        n_unlab, pass_unlab = n_scored - len(lab), n_pass - int(judge_lab.sum())
+        if len({p for p, _ in rates}) <= 1:
+            unlab = np.concatenate([np.ones(pass_unlab), np.zeros(n_unlab - pass_unlab)])
+            corrected = _ppi(human, judge_lab, unlab)
+        else:
+            corrected = _weighted_from(lab, rates, sb)
+        x = scale.agreement([t.score for t, _ in lab], [h for _, h in lab]) if lab else np.zeros(0)
+        agree = window_agreement(x, scale)
+        found: list[Alarm] = []
+        wealth = float(test.wealth[seen_labels - 1]) if seen_labels else 1.0
+        if test.crossed_at is not None and test.crossed_at < seen_labels:
+            validity_since = validity_since or utc_text(start)
+            recent = x_all[max(0, seen_labels - test.leading_memory(seen_labels)):seen_labels]
+            found.append(alarms.validity(sb, stream=stream, since=validity_since, n_labels=seen_labels,
+                                         recent=scale.as_metric(float(recent.mean())), n_recent=len(recent),
+                                         approved=approved, e_value=float(test.wealth[: seen_labels].max()),
+                                         alpha=ALPHA))
+        level = spent_alpha(k, ALPHA)
+        if use_categories:
+            cats: Counter = Counter()
+            for d in members:
+                cats.update(d.categories)
+            moved = category_shift(golden.categories, cats, level=level)
+        else:
+            hist: Counter = Counter()
+            for d in members:
+                hist.update(d.lengths)
+            keys = sorted(hist)
+            moved = length_shift(golden.input_lengths, np.repeat(np.array(keys, dtype=float),
+                                                                 [hist[v] for v in keys]), level=level)
+        if moved is not None and moved.shifted:
+            shift_since = shift_since or utc_text(start)
+            found.append(alarms.shift(sb, moved, stream=stream, since=shift_since, alpha=ALPHA))
+        else:
+            shift_since = None
+        if end > sb.expires_at or (as_of is not None and as_of >= sb.expires_at and k == len(groups)):
+            found.append(alarms.expiry(sb, stream=stream))
+        out.append(WindowReport(utc_text(start), utc_text(end), n_items, len(mine),
+                                n_pass / n_scored if n_scored else None, corrected,
+                                Estimate(agree.get("value"), agree.get("ci_low"), agree.get("ci_high")),
+                                tuple(found), float(human.mean()) if human.size else None, seen_labels, wealth))
+    return tuple(out)
+
+
+def _weighted_from(lab: list[tuple[StoredTrace, int]], rates: Counter, sb: StreamBundle) -> Estimate:
+    """:func:`_weighted` from the window's labeled traces and its (rate, judge pass) counts: the labeled traces
+    first, in time order, then each group of unlabeled ones (the estimate reads the labeled ones in order and the
+    rest only through sums of whole numbers)."""
+    if len(lab) < 10:
+        return Estimate(None, None, None, f"only {len(lab)} traces of the window carry a human label; the "
+                        "prediction-powered interval needs at least 10, so label more of them")
+    rest = Counter(rates)
+    for t, _ in lab:
+        rest[(t.inclusion_prob, int(sb.is_pass(t.score)))] -= 1
+    yhat = [int(sb.is_pass(t.score)) for t, _ in lab]
+    y = [int(sb.is_pass(h)) for _, h in lab]
+    pi = [t.inclusion_prob for t, _ in lab]
+    mask = [True] * len(lab)
+    for (p, ok), n in sorted(rest.items()):
+        yhat += [ok] * n
+        y += [0] * n
+        pi += [p] * n
+        mask += [False] * n
+    est, lo, hi = weighted_ppi(yhat, mask, y, pi)
+    clip = lambda v: float(min(1.0, max(0.0, v)))  # noqa: E731
+    return Estimate(clip(est), clip(lo), clip(hi), "sampled at several rates: rectifier weighted by 1 / rate")
+
+
 def _approval_agreement(sb: StreamBundle, scale) -> np.ndarray:
     """Per-item agreement of the approval golden set, rebuilt from its confusion matrix."""
     judge, human = [], []
@@ -157,11 +288,29 @@ def stream_labels(store: Store, stream: str, rubric: str) -> dict[str, int | Non
         return {}
 
 
+def stream_report(store: Store, stream: str, sid: int, epoch: int, sb: StreamBundle, *, window: str = "day",
+                  as_of: datetime | None = None, until: datetime | None = None) -> tuple[WindowReport, ...]:
+    """The epoch's windows from its aggregates and its labeled traces; ``until``: only traces timed before it (the
+    days before its day from the aggregates, its own day from the raw traces, which a prune never reaches)."""
+    labels = stream_labels(store, stream, sb.rubric_name)
+    labeled = queries.labeled_traces(store, sid, epoch, [i for i, v in labels.items() if v is not None])
+    golden = golden_mix(store, sb)
+    # the input-length histograms only when the length test is what runs (one category everywhere)
+    lengths = len(golden.categories) <= 1
+    if until is None:
+        days = queries.days(store, sid, epoch, lengths=lengths)
+    else:
+        cut = utc_text(until)
+        day = cut[:10]
+        days = queries.days(store, sid, epoch, lengths=lengths, before=day)
+        days += aggregate_days([t for t in queries.traces(store, sid, epoch, since=f"{day}T") if t.ts < cut], sb)
+        labeled = [t for t in labeled if t.ts < cut]
+    return aggregate_report(days, labeled, labels, sb, golden, window=window, stream=stream, as_of=as_of)
+
+
 def monitor_report(store: Store, stream: str, *, window: str = "day", as_of: datetime | None = None) -> MonitorReport:
     sid, epoch, sb = queries.current_epoch(store, stream)
-    rows = queries.traces(store, sid, epoch)
-    windows = windows_report(rows, stream_labels(store, stream, sb.rubric_name), sb, golden_mix(store, sb),
-                             window=window, stream=stream, as_of=as_of)
+    windows = stream_report(store, stream, sid, epoch, sb, window=window, as_of=as_of)
     return MonitorReport(stream, sb.file, window, sb.agreement_metric, sb.min_agreement_lower, windows)
 
 
