@@ -74,8 +74,7 @@ def export(ctx: Ctx, golden_set: str | None, rubric: str | None, judge: str | No
         bundle, path = require_valid_signature(bundle_file, ctx.workspace), Path(bundle_file)
     else:
         for option, value in (("--golden-set", golden_set), ("--rubric", rubric), ("--judge", judge)):
-            _require(value is not None, option, "nothing", "given (or give --bundle FILE with --to)",
-                     f"{option} NAME")
+            _require(value is not None, option, "nothing", "given (or give --bundle FILE with --to)", "NAME")
         from workbench.features.selective.service import selective_request
 
         request = selective_request(None, judge, selective=selective, target=target_agreement, risk=risk,
