@@ -29,7 +29,6 @@ from workbench.core.hashing import sha256_hex
 from workbench.core.models import GoldenSetRecord, JudgeSpec
 from workbench.calibration.report import SCHEMA, CalibrationReport, Comparison, Difference, Ids
 from workbench.stats.intervals import methods as interval_choices
-from workbench.stats.humans import labels_frame
 from workbench.store import Store
 from workbench.core.workspace import Workspace
 from workbench.core.workspace import current as current_workspace
@@ -352,6 +351,7 @@ def _computed(store: Store, golden_set: str, rubric: str, judge: str, options: O
     excluded = _excluded(cons, options.exclude_raters, golden_set, labels_of or rv.name)
     if excluded:
         cons = cons.without(tuple(excluded))
+    from workbench.stats.humans import labels_frame  # numpy and pandas: not on the cached path
     labels = labels_frame(cons.human)
     _check_raters_present(policy, cons, rv, workspace, [r["name"] for r in store.raters()])
     # labels from the active queue carry inclusion probabilities: then estimates are weighted (design_weights.py)
