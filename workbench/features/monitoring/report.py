@@ -33,27 +33,67 @@ def window_start(t: datetime, window: str) -> datetime:
     return day if window == "day" else day - timedelta(days=day.weekday())
 
 
+class _Watch:
+    """What both report paths share: the validity test run once over every label since approval in time order (a
+    window reads it up to its end), the shift test at each window's spent level, and expiry, with the dates an open
+    alarm started on."""
+
+    def __init__(self, labeled: Iterable[StoredTrace], labels: dict[str, int | None], sb: StreamBundle, *,
+                 stream: str, as_of: datetime | None, n_windows: int):
+        self.scale = agreement_scale(sb.confusion, sb.values, metric=sb.agreement_metric,
+                                     bound=sb.min_agreement_lower)
+        pairs = [(t, labels.get(t.trace_id)) for t in labeled
+                 if t.sampled and t.score is not None and labels.get(t.trace_id) is not None]
+        self.x_all = (self.scale.agreement([t.score for t, _ in pairs], [h for _, h in pairs]) if pairs
+                      else np.zeros(0))
+        self.test = betting_test(self.x_all, self.scale.floor, alpha=ALPHA, levels=self.scale.levels)
+        self.approved = (self.scale.as_metric(float(np.mean(_approval_agreement(sb, self.scale))))
+                         if sb.confusion else None)
+        self.sb, self.stream, self.as_of, self.n_windows = sb, stream, as_of, n_windows
+        self.validity_since: str | None = None
+        self.shift_since: str | None = None
+
+    def agreement(self, lab: list[tuple[StoredTrace, int]]) -> Estimate:
+        x = self.scale.agreement([t.score for t, _ in lab], [h for _, h in lab]) if lab else np.zeros(0)
+        agree = window_agreement(x, self.scale)
+        return Estimate(agree.get("value"), agree.get("ci_low"), agree.get("ci_high"))
+
+    def alarms(self, k: int, start: datetime, end: datetime, seen_labels: int, moved) -> tuple[tuple[Alarm, ...],
+                                                                                                float]:
+        """(the alarms of window ``k`` of ``n_windows``, the validity test's wealth at its last label)."""
+        sb, test, found = self.sb, self.test, []
+        wealth = float(test.wealth[seen_labels - 1]) if seen_labels else 1.0
+        if test.crossed_at is not None and test.crossed_at < seen_labels:
+            self.validity_since = self.validity_since or utc_text(start)
+            # the agreement over the memory whose bets carry the evidence: the labels since the drop, roughly
+            recent = self.x_all[max(0, seen_labels - test.leading_memory(seen_labels)):seen_labels]
+            found.append(alarms.validity(sb, stream=self.stream, since=self.validity_since, n_labels=seen_labels,
+                                         recent=self.scale.as_metric(float(recent.mean())), n_recent=len(recent),
+                                         approved=self.approved, e_value=float(test.wealth[: seen_labels].max()),
+                                         alpha=ALPHA))
+        if moved is not None and moved.shifted:
+            self.shift_since = self.shift_since or utc_text(start)
+            found.append(alarms.shift(sb, moved, stream=self.stream, since=self.shift_since, alpha=ALPHA))
+        else:
+            self.shift_since = None
+        if end > sb.expires_at or (self.as_of is not None and self.as_of >= sb.expires_at and k == self.n_windows):
+            found.append(alarms.expiry(sb, stream=self.stream))
+        return tuple(found), wealth
+
+
 def windows_report(traces: Sequence[StoredTrace], labels: dict[str, int | None], sb: StreamBundle, golden: GoldenMix,
                    *, window: str = "day", stream: str = "", as_of: datetime | None = None) -> tuple[WindowReport, ...]:
     """One report per window holding traces, in time order (``traces`` sorted by time)."""
     if window not in WINDOWS:
         raise InputError(f"unknown window '{window}'", fix="use --window day or --window week")
-    scale = agreement_scale(sb.confusion, sb.values, metric=sb.agreement_metric, bound=sb.min_agreement_lower)
     step = timedelta(days=1 if window == "day" else 7)
     groups: dict[datetime, list[StoredTrace]] = {}
     for t in traces:
         groups.setdefault(window_start(parse_time(t.ts), window), []).append(t)
-    # the validity test runs once over every label since approval in time order; a window reads it up to its end
-    labeled_all = [(t, labels.get(t.trace_id)) for t in traces
-                   if t.sampled and t.score is not None and labels.get(t.trace_id) is not None]
-    x_all = scale.agreement([t.score for t, _ in labeled_all], [h for _, h in labeled_all]) if labeled_all \
-        else np.zeros(0)
-    test = betting_test(x_all, scale.floor, alpha=ALPHA, levels=scale.levels)
+    watch = _Watch(traces, labels, sb, stream=stream, as_of=as_of, n_windows=len(groups))
     use_categories = len(golden.categories) > 1 or len({t.category for t in traces}) > 1
-    approved = scale.as_metric(float(np.mean(_approval_agreement(sb, scale)))) if sb.confusion else None
     out: list[WindowReport] = []
     seen_labels = 0
-    validity_since = shift_since = None
     for k, (start, members) in enumerate(sorted(groups.items()), 1):
         end = start + step
         scored = [t for t in members if t.score is not None]
@@ -67,33 +107,15 @@ def windows_report(traces: Sequence[StoredTrace], labels: dict[str, int | None],
         rates = {t.inclusion_prob for t in scored}
         corrected = (_ppi(human, np.array([sb.is_pass(t.score) for t, _ in lab], dtype=float), unlab)
                      if len(rates) <= 1 else _weighted(scored, labels, sb))
-        x = scale.agreement([t.score for t, _ in lab], [h for _, h in lab]) if lab else np.zeros(0)
-        agree = window_agreement(x, scale)
-        found: list[Alarm] = []
-        wealth = float(test.wealth[seen_labels - 1]) if seen_labels else 1.0
-        if test.crossed_at is not None and test.crossed_at < seen_labels:
-            validity_since = validity_since or utc_text(start)
-            # the agreement over the memory whose bets carry the evidence: the labels since the drop, roughly
-            recent = x_all[max(0, seen_labels - test.leading_memory(seen_labels)):seen_labels]
-            found.append(alarms.validity(sb, stream=stream, since=validity_since, n_labels=seen_labels,
-                                         recent=scale.as_metric(float(recent.mean())), n_recent=len(recent),
-                                         approved=approved, e_value=float(test.wealth[: seen_labels].max()),
-                                         alpha=ALPHA))
         level = spent_alpha(k, ALPHA)
         moved = (category_shift(golden.categories, Counter(t.category for t in members), level=level)
                  if use_categories else length_shift(golden.input_lengths, [t.input_chars for t in members],
                                                      level=level))
-        if moved is not None and moved.shifted:
-            shift_since = shift_since or utc_text(start)
-            found.append(alarms.shift(sb, moved, stream=stream, since=shift_since, alpha=ALPHA))
-        else:
-            shift_since = None
-        if end > sb.expires_at or (as_of is not None and as_of >= sb.expires_at and k == len(groups)):
-            found.append(alarms.expiry(sb, stream=stream))
+        found, wealth = watch.alarms(k, start, end, seen_labels, moved)
         out.append(WindowReport(utc_text(start), utc_text(end), len(members), n_labeled,
                                 float(judge_pass.mean()) if judge_pass.size else None, corrected,
-                                Estimate(agree.get("value"), agree.get("ci_low"), agree.get("ci_high")),
-                                tuple(found), float(human.mean()) if human.size else None, seen_labels, wealth))
+                                watch.agreement(lab), found, float(human.mean()) if human.size else None,
+                                seen_labels, wealth))
     return tuple(out)
 
 
@@ -127,7 +149,6 @@ def aggregate_report(days: Sequence[DayAggregate], labeled: Sequence[StoredTrace
     interval may differ in the last bits (the unlabeled judge passes are summed in another order)."""
     if window not in WINDOWS:
         raise InputError(f"unknown window '{window}'", fix="use --window day or --window week")
-    scale = agreement_scale(sb.confusion, sb.values, metric=sb.agreement_metric, bound=sb.min_agreement_lower)
     step = timedelta(days=1 if window == "day" else 7)
     groups: dict[datetime, list[DayAggregate]] = {}
     for d in days:
@@ -137,16 +158,10 @@ def aggregate_report(days: Sequence[DayAggregate], labeled: Sequence[StoredTrace
     for t in labeled:
         if t.sampled and labels.get(t.trace_id) is not None:
             by_window.setdefault(window_start(parse_time(t.ts), window), []).append(t)
-    labeled_all = [(t, labels.get(t.trace_id)) for t in labeled
-                   if t.sampled and t.score is not None and labels.get(t.trace_id) is not None]
-    x_all = scale.agreement([t.score for t, _ in labeled_all], [h for _, h in labeled_all]) if labeled_all \
-        else np.zeros(0)
-    test = betting_test(x_all, scale.floor, alpha=ALPHA, levels=scale.levels)
+    watch = _Watch(labeled, labels, sb, stream=stream, as_of=as_of, n_windows=len(groups))
     use_categories = len(golden.categories) > 1 or len({c for d in days for c in d.categories}) > 1
-    approved = scale.as_metric(float(np.mean(_approval_agreement(sb, scale)))) if sb.confusion else None
     out: list[WindowReport] = []
     seen_labels = 0
-    validity_since = shift_since = None
     for k, (start, members) in enumerate(sorted(groups.items()), 1):
         end = start + step
         n_items = sum(d.n_items for d in members)
@@ -166,17 +181,6 @@ def aggregate_report(days: Sequence[DayAggregate], labeled: Sequence[StoredTrace
             corrected = _ppi(human, judge_lab, unlab)
         else:
             corrected = _weighted_from(lab, rates, sb)
-        x = scale.agreement([t.score for t, _ in lab], [h for _, h in lab]) if lab else np.zeros(0)
-        agree = window_agreement(x, scale)
-        found: list[Alarm] = []
-        wealth = float(test.wealth[seen_labels - 1]) if seen_labels else 1.0
-        if test.crossed_at is not None and test.crossed_at < seen_labels:
-            validity_since = validity_since or utc_text(start)
-            recent = x_all[max(0, seen_labels - test.leading_memory(seen_labels)):seen_labels]
-            found.append(alarms.validity(sb, stream=stream, since=validity_since, n_labels=seen_labels,
-                                         recent=scale.as_metric(float(recent.mean())), n_recent=len(recent),
-                                         approved=approved, e_value=float(test.wealth[: seen_labels].max()),
-                                         alpha=ALPHA))
         level = spent_alpha(k, ALPHA)
         if use_categories:
             cats: Counter = Counter()
@@ -190,17 +194,10 @@ def aggregate_report(days: Sequence[DayAggregate], labeled: Sequence[StoredTrace
             keys = sorted(hist)
             moved = length_shift(golden.input_lengths, np.repeat(np.array(keys, dtype=float),
                                                                  [hist[v] for v in keys]), level=level)
-        if moved is not None and moved.shifted:
-            shift_since = shift_since or utc_text(start)
-            found.append(alarms.shift(sb, moved, stream=stream, since=shift_since, alpha=ALPHA))
-        else:
-            shift_since = None
-        if end > sb.expires_at or (as_of is not None and as_of >= sb.expires_at and k == len(groups)):
-            found.append(alarms.expiry(sb, stream=stream))
+        found, wealth = watch.alarms(k, start, end, seen_labels, moved)
         out.append(WindowReport(utc_text(start), utc_text(end), n_items, len(mine),
-                                n_pass / n_scored if n_scored else None, corrected,
-                                Estimate(agree.get("value"), agree.get("ci_low"), agree.get("ci_high")),
-                                tuple(found), float(human.mean()) if human.size else None, seen_labels, wealth))
+                                n_pass / n_scored if n_scored else None, corrected, watch.agreement(lab), found,
+                                float(human.mean()) if human.size else None, seen_labels, wealth))
     return tuple(out)
 
 
