@@ -129,6 +129,9 @@ def test_unknown_addresses_and_the_home_pages_name_go_home_but_another_roles_pag
     assert app.page_of_another_role("calibration", lead) is None and app.page_of_another_role("label", reviewer) is None
     before = app.page_of_another_role("calibration", [app.ACCESS])  # before signing in: the sign-in page, told why
     assert app.sent_away_sentence(before, None).startswith("The Calibration page is for leads and admins: sign in")
+    label = app.page_of_another_role("label", [app.ACCESS])  # signed in with an email that has no role yet
+    assert app.sent_away_sentence(label, None, signed_in=True) == (
+        "The Label page is for reviewers, leads and admins, and your email has no role in this workbench yet.")
     sentence = app.sent_away_sentence(app.page_of_another_role("adjudicate", reviewer),
                                       app.auth.User("eli", "reviewer"))
     assert sentence.startswith("The Adjudicate page is for leads and admins, and you are signed in as reviewer 'eli'")

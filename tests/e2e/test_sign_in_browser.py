@@ -143,8 +143,9 @@ def test_a_lead_signs_in_sees_the_lead_pages_and_signs_out(signed_in_server, bro
         page.wait_for_url(f"{url}/**", timeout=60_000)
         expect(page.get_by_role("button", name="Sign in").first).to_be_visible(timeout=60_000)
         expect(page.get_by_text("Signed in as")).to_have_count(0)
-        page.goto(f"{url}/adjudicate")  # signed out, a lead page is not served
-        expect(page.get_by_text("Page not found").first).to_be_visible(timeout=60_000)
+        page.goto(f"{url}/adjudicate")  # signed out, a lead page is not served: the sign-in page says why
+        expect(page.get_by_text("The Adjudicate page is for leads and admins: sign in first")).to_be_visible(
+            timeout=60_000)
         expect(page.get_by_role("button", name="Sign in").first).to_be_visible(timeout=60_000)
         expect(page.get_by_role("heading", name="Adjudicate")).to_have_count(0)
     finally:
@@ -164,7 +165,9 @@ def test_a_reviewer_gets_only_the_reviewer_pages(signed_in_server, browser):
         expect(page.get_by_text("Signed in as rita.reviewer · reviewer")).to_be_visible(timeout=60_000)
         assert nav_titles(page) == {"Home", "Label"}
         page.goto(f"{url}/adjudicate")  # a lead page's address: not registered for a reviewer
-        expect(page.get_by_text("Page not found").first).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("The Adjudicate page is for leads and admins, and you are signed in as reviewer "
+                                "'rita.reviewer'")).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("Page not found")).to_have_count(0)  # the reviewer's home page, told why
         expect(page.get_by_text("Signed in as rita.reviewer · reviewer")).to_be_visible(timeout=60_000)
         expect(page.get_by_role("heading", name="Adjudicate")).to_have_count(0)
     finally:
@@ -182,7 +185,8 @@ def test_an_unknown_email_is_told_to_ask_an_admin_and_sees_no_data(signed_in_ser
         expect(page.locator("[data-testid='stSidebarNav']")).to_have_count(0)  # one page: no navigation at all
         for path in ("label", "adjudicate", "overview"):
             page.goto(f"{url}/{path}")
-            expect(page.get_by_text("Page not found").first).to_be_visible(timeout=60_000)
+            expect(page.get_by_text("and your email has no role in this workbench yet")).to_be_visible(
+                timeout=60_000)
             expect(page.get_by_text("ask an admin")).to_be_visible(timeout=60_000)
             expect(page.locator("[data-testid='stDataFrame'], [data-testid='stTable']")).to_have_count(0)
             expect(page.get_by_text("synthetic demo")).to_have_count(0)

@@ -126,10 +126,13 @@ def page_of_another_role(path: str, mine: list[PageSpec]) -> PageSpec | None:
     return next((s for s in PAGES if s.url_path == path), None)
 
 
-def sent_away_sentence(spec: PageSpec, user: auth.User | None) -> str:
+def sent_away_sentence(spec: PageSpec, user: auth.User | None, signed_in: bool = False) -> str:
     """What a user sent home from another role's page reads there: which page, whose it is, who can change that."""
-    roles = " and ".join(f"{r}s" for r in spec.roles)
+    names = [f"{r}s" for r in spec.roles]
+    roles = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
     if user is None:
+        if signed_in:  # an email without a role: the page below says to ask an admin for one
+            return f"The {spec.title} page is for {roles}, and your email has no role in this workbench yet."
         return (f"The {spec.title} page is for {roles}: sign in first; it is in the menu once you are signed in "
                 "with that role.")
     return (f"The {spec.title} page is for {roles}, and you are signed in as {user.role} '{user.name}', so you are "
@@ -180,7 +183,8 @@ def main() -> None:
     away = st.session_state.pop(SENT_AWAY_KEY, None)
     spec = next((s for s in PAGES if s.url_path == away), None)
     if spec is not None:
-        st.info(sent_away_sentence(spec, user), icon="🔒")
+        st.info(sent_away_sentence(spec, user, signed_in=auth.login_configured() and st.user.is_logged_in),
+                icon="🔒")
     try:
         page.run()
     except WorkbenchError as e:  # a user's error a page did not expect: its one sentence says what to fix
